@@ -1,0 +1,200 @@
+"""Value types shared by the model, the implementation and the adapters (no operations here).
+
+These are the nouns of the action vocabulary (specs/log.md): what an action takes and what it
+returns. They are frozen, hashable and built from ints, bytes, strings and tuples only, so they
+compare by value, cross the adapter protocol as JSON (conformance/wire.py) and can be checked by
+CrossHair. `kafkalog.impl` may import this module and `errors`; it never imports model operations.
+
+Offsets are int64 and exclusive where they name an end (`log_end_offset`, `high_watermark`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+NO_TIMESTAMP = -1  # FMT-22: a record or batch without a timestamp
+UNDEFINED_EPOCH = -1  # EPO-5
+UNDEFINED_EPOCH_OFFSET = -1  # EPO-5
+INT32_MAX = 2**31 - 1  # "Int.MAX" (SRC-5)
+INT64_MAX = 2**63 - 1  # "Long.MAX" (SRC-5)
+
+# LOG-43: special targets of fetch_offset_by_timestamp.
+LATEST_TIMESTAMP = -1
+EARLIEST_TIMESTAMP = -2
+MAX_TIMESTAMP = -3
+
+
+class TimestampType(str, Enum):
+    """CFG: message.timestamp.type; bit 3 of a v2 batch's attributes (FMT-45)."""
+
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+class Isolation(str, Enum):
+    """LOG-27: how far a read may see. Transactions are not modelled, so no `txn_committed`."""
+
+    LOG_END = "log_end"
+    HIGH_WATERMARK = "high_watermark"
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    """Per-log configuration with Kafka's names (snake_case) and defaults (CFG-1..CFG-9)."""
+
+    segment_bytes: int = 1024 * 1024 * 1024  # CFG-1; roll when the active segment would exceed it
+    segment_ms: int = 7 * 24 * 3600 * 1000  # CFG-2; time-based roll
+    segment_jitter_ms: int = 0  # CFG-3; see SEG-8 (kafkalog draws it deterministically)
+    index_interval_bytes: int = 4096  # CFG-5; bytes between offset-index entries (SEG-3)
+    segment_index_bytes: int = 10 * 1024 * 1024  # CFG-4; preallocated size of each index file
+    retention_ms: int = 7 * 24 * 3600 * 1000  # CFG-6; -1 = infinite
+    retention_bytes: int = -1  # CFG-7; -1 = no size limit
+    max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
+    file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
+    message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+
+
+@dataclass(frozen=True)
+class Header:
+    """A record header (FMT-49): a UTF-8 key and a nullable value."""
+
+    key: str
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record as a producer sends it. Its offset is assigned by the batch it travels in."""
+
+    key: bytes | None
+    value: bytes | None
+    timestamp: int  # milliseconds; NO_TIMESTAMP (-1) when absent
+    headers: tuple[Header, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """An uncompressed v2 batch as a follower receives it: offsets and epoch already stamped.
+
+    Records take consecutive offsets `base_offset, base_offset + 1, ...`; the batch's last offset is
+    `base_offset + len(records) - 1`. Gaps are allowed *between* batches (compacted data).
+    """
+
+    base_offset: int
+    partition_leader_epoch: int
+    records: tuple[Record, ...]
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # With LOG_APPEND_TIME the batch's max timestamp is this value (the leader's clock), not the
+    # records' own timestamps.
+    log_append_time: int = NO_TIMESTAMP
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.records) - 1
+
+
+@dataclass(frozen=True)
+class LogOffsetMetadata:
+    """An offset plus where it lives: LogOffsetMetadata in Kafka (LOG-8, LOG-11).
+
+    `segment_base_offset` and `relative_position_in_segment` are -1 for "message-only" metadata,
+    which carries the offset alone.
+    """
+
+    message_offset: int
+    segment_base_offset: int = -1
+    relative_position_in_segment: int = -1
+
+    @property
+    def message_offset_only(self) -> bool:
+        return self.segment_base_offset < 0 or self.relative_position_in_segment < 0
+
+
+@dataclass(frozen=True)
+class LogAppendInfo:
+    """What an append reports (LOG-14..LOG-24)."""
+
+    first_offset: int  # -1 when nothing was appended
+    last_offset: int  # -1 when nothing was appended
+    max_timestamp: int  # NO_TIMESTAMP when no record had one
+    offset_of_max_timestamp: int  # the first record carrying max_timestamp; -1 if none
+    log_append_time: int  # the leader's clock for LOG_APPEND_TIME topics, else NO_TIMESTAMP
+    valid_bytes: int  # bytes appended (sum of batch sizes)
+    record_count: int
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """One whole batch as stored or returned by a read: its header facts and its records."""
+
+    base_offset: int
+    last_offset: int  # inclusive
+    partition_leader_epoch: int
+    max_timestamp: int
+    size_in_bytes: int
+    position: int  # byte position of the batch in its segment's `.log`
+    records: tuple[Record, ...]
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
+
+
+@dataclass(frozen=True)
+class FetchDataInfo:
+    """The result of `read` (LOC-4, SEG-10).
+
+    `size_in_bytes` is the byte length of the slice returned (it may end mid-batch); `batches` are the
+    whole batches inside that slice, in order; `first_entry_incomplete` is SEG-10 step 6.
+    """
+
+    fetch_offset_metadata: LogOffsetMetadata
+    size_in_bytes: int = 0
+    batches: tuple[BatchView, ...] = ()
+    first_entry_incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class EpochEntry:
+    """One leader-epoch cache entry (EPO-1): `epoch` starts at `start_offset` (inclusive)."""
+
+    epoch: int
+    start_offset: int
+
+
+@dataclass(frozen=True)
+class EpochEndOffset:
+    """The answer of `end_offset_for_epoch` (EPO-4, LOG-51)."""
+
+    epoch: int
+    end_offset: int  # exclusive
+
+
+@dataclass(frozen=True)
+class TimestampAndOffset:
+    """The answer of `fetch_offset_by_timestamp` (LOG-43..LOG-49)."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+@dataclass(frozen=True)
+class SegmentView:
+    """One segment as `state()` shows it."""
+
+    base_offset: int
+    size_in_bytes: int
+    next_offset: int  # SEG-12 readNextOffset: last batch's last offset + 1, or base_offset if empty
+
+
+@dataclass(frozen=True)
+class LogStateView:
+    """The observable state of one partition log: what conformance compares after every step."""
+
+    log_start_offset: int  # Invariant: log_start_offset <= high_watermark <= log_end_offset
+    high_watermark: int  # exclusive
+    log_end_offset: int  # exclusive
+    recovery_point: int  # Invariant: recovery_point <= log_end_offset
+    segments: tuple[SegmentView, ...]  # ascending base offsets; never empty
+    epoch_entries: tuple[EpochEntry, ...]  # strictly increasing in epoch and start offset
+    # Base offsets whose files are renamed `.deleted` and wait for file_delete_delay_ms (LOC-11).
+    pending_deletions: tuple[int, ...] = field(default=())
