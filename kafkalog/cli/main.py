@@ -1,12 +1,81 @@
-"""The `kafkalog` command line."""
+"""The `kafkalog` command line.
+
+Each subcommand lives in its own module under `kafkalog/cli/` and is imported only when it runs,
+so `kafkalog dump` never pays for Spark or Hypothesis imports. A user's mistake (a typed
+`KafkalogError`, or a bad argument caught by click) prints one line and exits 2; a traceback
+means a bug in kafkalog.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
 import click
 
+from kafkalog.model.errors import KafkalogError
 
-@click.group()
+# name -> (module, attribute, one-line help). Modules are imported lazily by LazyGroup.
+SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "dump": ("kafkalog.cli.inspect_cmds", "dump", "Print a segment, index, checkpoint or partition dir."),
+    "verify": ("kafkalog.cli.inspect_cmds", "verify", "Check a log directory read-only."),
+    "check": ("kafkalog.cli.conformance_cmds", "check", "Run the conformance state machine."),
+    "replay": ("kafkalog.cli.conformance_cmds", "replay", "Replay a trace step by step."),
+    "serve-adapter": (
+        "kafkalog.cli.conformance_cmds",
+        "serve_adapter",
+        "Serve the built-in log over the JSON-lines adapter protocol.",
+    ),
+    "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
+    "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
+    "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
+    "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name in SUBCOMMANDS if self._load(name) is not None)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self._load(cmd_name)
+
+    def _load(self, name: str) -> click.Command | None:
+        entry = SUBCOMMANDS.get(name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name == module_name:
+                return None  # that command has not been built yet
+            raise
+        command = getattr(module, attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="kafkalog")
 def cli() -> None:
-    """Kafka's partition log: model, implementation and conformance checker."""
+    """Kafka's partition log: a model, a real implementation and a conformance checker."""
 
 
 def main() -> None:
-    cli()
+    """Entry point: typed errors become one line on stderr and exit status 2."""
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("kafkalog: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except KafkalogError as error:
+        click.echo(f"kafkalog: {error.code}: {error}", err=True)
+        sys.exit(2)

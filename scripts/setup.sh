@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Idempotent set-up on a fresh machine: a virtualenv with kafkalog and its tools, and Java 17+
+# for Spark. Sourced by scripts/test.sh and scripts/campaign.sh.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${KAFKALOG_VENV:-$ROOT/.venv}"
+
+java_major() {
+  command -v java >/dev/null 2>&1 || { echo 0; return; }
+  java -version 2>&1 | awk -F'"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
+}
+
+if [ "$(java_major)" -lt 17 ]; then
+  echo "setup: installing Java 17 (Spark 4 needs Java 17+)" >&2
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  else
+    echo "setup: no apt-get here; install Java 17+ yourself and re-run" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+STAMP="$VENV/.kafkalog-installed"
+if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
+  touch "$STAMP"
+fi
+export PATH="$VENV/bin:$PATH"
