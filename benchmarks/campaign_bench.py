@@ -1,0 +1,190 @@
+"""Campaign pipeline numbers (issue #5): per-run overhead, local[1] vs local[2], time to first bug.
+
+    python -m kafkalog.benchmarks.campaign_bench [--runs 200] [--steps 60] [--trivial 2000]
+        [--only overhead,scaling,first_failure] [--json out/bench/campaign.json]
+
+- **overhead**: `--trivial` runs of the synthetic run function (microseconds each) through the
+  whole pipeline at local[1] (Spark job, Arrow, Parquet commit, per wave) versus the same runs
+  in a plain Python loop; the difference divided by the runs is the pipeline's per-run cost.
+- **scaling**: `--runs` real `run_seed` runs (built-in implementation, `--steps` steps) at
+  local[1] and at local[2]: runs/s and the speedup.
+- **first_failure**: for every broken implementation (conformance/broken.py), seeds 0, 1, ... in a
+  plain loop until the first divergence: seeds tried, seconds, shrunk trace length.
+
+Each Spark measurement runs in its own process (one SparkSession per process, as in campaigns),
+with a warm-up wave first, so session start and first-job JIT costs are reported separately.
+Numbers on a shared 2-core VM are noisy; the load average is recorded next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SYNTHETIC = "kafkalog.conformance.campaign_synthetic:synthetic_run_seed"
+FAMILIES = ("tiny", "index_full", "size_retention", "time_roll")
+
+
+def child(master: str, run_fn_name: str | None, runs: int, steps: int) -> dict[str, Any]:
+    """In a fresh process: start a session, warm it up, time one campaign of `runs` runs."""
+    from kafkalog.conformance.campaign_job import CampaignPlan, build_session, run_campaign
+    from kafkalog.conformance.campaign_task import TaskSpec
+
+    run_fn = _load(run_fn_name)
+    started = time.monotonic()
+    spark = build_session(master, app_name="campaign-bench")
+    session_s = time.monotonic() - started
+    with tempfile.TemporaryDirectory() as out:
+        warm = TaskSpec("warmup", steps, FAMILIES, run_fn=run_fn)
+        started = time.monotonic()
+        run_campaign(spark, CampaignPlan(warm, 8, 10_000_000, out))
+        warmup_s = time.monotonic() - started
+        spec = TaskSpec("bench", steps, FAMILIES, run_fn=run_fn)
+        done = run_campaign(spark, CampaignPlan(spec, runs, 0, out))
+        outcomes = {
+            row.outcome: row["count"]
+            for row in spark.read.parquet(out + "/runs/campaign_id=bench")
+            .groupBy("outcome")
+            .count()
+            .collect()
+        }
+    spark.stop()
+    return {
+        "master": master,
+        "runs": done.executed,
+        "waves": done.waves,
+        "session_start_s": round(session_s, 2),
+        "warmup_wave_s": round(warmup_s, 2),
+        "campaign_s": round(done.wall_s, 2),
+        "runs_per_s": round(done.executed / done.wall_s, 2),
+        "outcomes": outcomes,
+    }
+
+
+def plain_loop(run_fn_name: str | None, runs: int, steps: int) -> dict[str, Any]:
+    """The same runs as `child` in one Python process, no Spark: the baseline."""
+    from kafkalog.conformance.campaign_task import TaskSpec, run_one
+
+    spec = TaskSpec("loop", steps, FAMILIES, run_fn=_load(run_fn_name))
+    started = time.monotonic()
+    for seed in range(runs):
+        run_one(seed, spec)
+    wall = time.monotonic() - started
+    return {"runs": runs, "wall_s": round(wall, 3), "runs_per_s": round(runs / wall, 1)}
+
+
+def overhead(trivial: int) -> dict[str, Any]:
+    """Pipeline vs plain loop for trivially short runs; per-run overhead in milliseconds."""
+    loop = plain_loop(SYNTHETIC, trivial, 10)
+    spark = _spawn("local[1]", SYNTHETIC, trivial, 10)
+    per_run_ms = (spark["campaign_s"] - loop["wall_s"]) / trivial * 1000
+    return {
+        "plain_loop": loop,
+        "pipeline_local1": spark,
+        "overhead_ms_per_run": round(per_run_ms, 3),
+    }
+
+
+def scaling(runs: int, steps: int) -> dict[str, Any]:
+    """Real runs in a plain loop, at local[1] and at local[2]."""
+    loop = plain_loop(None, runs, steps)
+    one = _spawn("local[1]", None, runs, steps)
+    two = _spawn("local[2]", None, runs, steps)
+    speedup = round(two["runs_per_s"] / one["runs_per_s"], 2)
+    return {"plain_loop": loop, "local1": one, "local2": two, "speedup": speedup}
+
+
+def first_failure(limit_seeds: int = 200, steps: int = 60) -> dict[str, Any]:
+    """Seeds and seconds until the first divergence, per broken implementation (plain loop)."""
+    from kafkalog.conformance.broken import BROKEN
+    from kafkalog.conformance.runner import DEFAULT_MIX, run_seed
+
+    results: dict[str, Any] = {}
+    for name in sorted(BROKEN):
+        started = time.monotonic()
+        found: dict[str, Any] = {"found": False, "seeds_tried": limit_seeds}
+        for seed in range(limit_seeds):
+            family = DEFAULT_MIX[seed % len(DEFAULT_MIX)]
+            outcome = run_seed(seed, steps=steps, config_family=family, broken=name)
+            if outcome.outcome == "diverged":
+                steps_in_trace = len((outcome.trace_jsonl or "").strip().splitlines()) - 1
+                found = {
+                    "found": True,
+                    "seed": seed,
+                    "seeds_tried": seed + 1,
+                    "trace_steps": steps_in_trace,
+                    "signature": outcome.signature,
+                }
+                break
+        found["seconds"] = round(time.monotonic() - started, 2)
+        results[name] = found
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--trivial", type=int, default=2000)
+    parser.add_argument("--only", default="overhead,scaling,first_failure")
+    parser.add_argument("--json", default=None, help="also write the results here")
+    parser.add_argument(
+        "--child", nargs=4, metavar=("MASTER", "RUN_FN", "RUNS", "STEPS"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
+    if args.child:
+        master, run_fn, runs, steps = args.child
+        print(json.dumps(child(master, None if run_fn == "-" else run_fn, int(runs), int(steps))))
+        return
+    results: dict[str, Any] = {"load_average_before": os.getloadavg()}
+    parts = args.only.split(",")
+    if "overhead" in parts:
+        results["overhead"] = overhead(args.trivial)
+    if "scaling" in parts:
+        results["scaling"] = scaling(args.runs, args.steps)
+    if "first_failure" in parts:
+        results["first_failure"] = first_failure(steps=args.steps)
+    results["load_average_after"] = os.getloadavg()
+    text = json.dumps(results, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(text + "\n")
+
+
+def _spawn(master: str, run_fn: str | None, runs: int, steps: int) -> dict[str, Any]:
+    """Run `child` in a new process and parse its JSON line."""
+    command = [
+        sys.executable,
+        "-m",
+        "kafkalog.benchmarks.campaign_bench",
+        "--child",
+        master,
+        run_fn or "-",
+        str(runs),
+        str(steps),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _load(name: str | None) -> Any:
+    """A `module:function` run function, or None for run_seed."""
+    if name is None:
+        return None
+    import importlib
+
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Conformance figures: lockstep steps per second, model alone, implementation alone.
+
+Steps come from the real state machine: `run_seed`'s Hypothesis machine runs once per seed over
+the config families of `kafkalog check` (the end-to-end figure, generation included), and the
+first example's steps are recorded. The recorded steps are then replayed three ways on one core:
+through `Lockstep` (model + implementation + every per-step check, `verify` every 10 steps, as
+`kafkalog check` runs), on the model alone and on the implementation alone. Replays have no
+generation cost, so the three numbers compare like with like.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import run_state_machine_as_test
+
+from kafkalog.conformance.configs import DEFAULT_MIX, config_family
+from kafkalog.conformance.impl_sut import ImplSut
+from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.machine import make_machine
+from kafkalog.conformance.runner import run_settings
+from kafkalog.conformance.session import START_MS, Session
+from kafkalog.conformance.sut import ModelSut, execute
+from kafkalog.conformance.wire import decode_args
+from kafkalog.model import values as v
+
+from .core import Figure, Scale
+
+Step = tuple[str, dict[str, Any]]
+VERIFY_EVERY = 10  # Session's default: what `kafkalog check` does
+
+
+class RecordingSession(Session):
+    """A Session that keeps the decoded steps of the first finished example."""
+
+    def __init__(self, config: v.LogConfig) -> None:
+        super().__init__(config, ImplSut, ImplSut.features, verify_every=VERIFY_EVERY)
+        self.recorded: list[Step] = []
+
+    def finish(self, lockstep: Lockstep) -> None:
+        if self.examples == 0:
+            self.recorded = [(s.action, decode_args(s.action, s.args)) for s in lockstep.steps]
+        super().finish(lockstep)
+
+
+def generate(seed: int, steps: int) -> tuple[v.LogConfig, list[Step], int, float, bool]:
+    """One `kafkalog check`-style run: (config, recorded steps, steps run, seconds, diverged)."""
+    config = config_family(DEFAULT_MIX[seed % len(DEFAULT_MIX)])
+    session = RecordingSession(config)
+    machine = hypothesis_seed(seed)(make_machine(session))
+    start = time.perf_counter()
+    diverged = False
+    try:
+        run_state_machine_as_test(machine, settings=run_settings(steps))
+    except Exception:  # noqa: BLE001 - a divergence is reported as a count, not raised here
+        diverged = True
+    return config, session.recorded, session.steps_executed, time.perf_counter() - start, diverged
+
+
+def replay_lockstep(config: v.LogConfig, steps: list[Step]) -> float:
+    """Seconds to run `steps` through Lockstep (both sides and every check)."""
+    lockstep = Lockstep(ModelSut(config, START_MS), ImplSut(config, START_MS), VERIFY_EVERY)
+    try:
+        start = time.perf_counter()
+        for action, args in steps:
+            try:
+                lockstep.step(action, args)
+            except DivergenceError:
+                pass  # a benchmark times the steps; `kafkalog check` reports divergences
+        return time.perf_counter() - start
+    finally:
+        lockstep.sut.close()
+        lockstep.model.close()
+
+
+def replay_one(sut: Any, steps: list[Step]) -> float:
+    """Seconds to run `steps` on one side only (results discarded)."""
+    try:
+        start = time.perf_counter()
+        for action, args in steps:
+            execute(sut, action, args)
+        return time.perf_counter() - start
+    finally:
+        sut.close()
+
+
+def conformance_figures(scale: Scale) -> list[Figure]:
+    """End-to-end, lockstep, model-only and implementation-only steps per second."""
+    runs = [generate(seed, scale.conformance_steps) for seed in range(scale.conformance_seeds)]
+    e2e_steps = sum(r[2] for r in runs)
+    e2e_s = sum(r[3] for r in runs)
+    diverged = sum(r[4] for r in runs)
+    recorded = [(config, steps) for config, steps, *_ in runs if steps]
+    total = sum(len(steps) for _, steps in recorded)
+    sides = {
+        "lockstep": lambda c, s: replay_lockstep(c, s),
+        "model": lambda c, s: replay_one(ModelSut(c, START_MS), s),
+        "impl": lambda c, s: replay_one(ImplSut(c, START_MS), s),
+    }
+    rates: dict[str, float] = {}
+    for name, run in sides.items():
+        for config, steps in recorded:  # warm-up
+            run(config, steps)
+        seconds = [sum(run(config, steps) for config, steps in recorded)
+                   for _ in range(scale.reps)]
+        rates[name] = total / sorted(seconds)[len(seconds) // 2]
+    families = sorted({DEFAULT_MIX[s % len(DEFAULT_MIX)] for s in range(scale.conformance_seeds)})
+    note = {"steps_replayed": total, "seeds": scale.conformance_seeds, "families": families,
+            "diverged_runs": diverged, "verify_every": VERIFY_EVERY}
+    return [
+        Figure("conformance.lockstep", "conformance", "lockstep replay: model + impl + checks",
+               "steps/s", round(rates["lockstep"]), goal=">= 1,000 steps/s on one core",
+               met=rates["lockstep"] >= 1000, extra=note),
+        Figure("conformance.end_to_end", "conformance",
+               "kafkalog check runs (Hypothesis generation + lockstep)", "steps/s",
+               round(e2e_steps / e2e_s), extra={"steps": e2e_steps, "seconds": round(e2e_s, 3)}),
+        Figure("conformance.model", "conformance", "model alone (same steps)", "steps/s",
+               round(rates["model"])),
+        Figure("conformance.impl", "conformance", "implementation alone (same steps)", "steps/s",
+               round(rates["impl"])),
+    ]

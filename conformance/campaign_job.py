@@ -1,0 +1,287 @@
+"""The campaign as a Spark job: a session tuned for this machine, seeds in waves, rows to Parquet.
+
+Shape (docs/cluster.md has the picture): the driver computes which seeds of
+`[seed_base, seed_base + runs)` are not yet recorded for the campaign id (resume), splits them
+into waves, and for each wave runs one Spark job
+`spark.range(len(wave), numPartitions=p).mapInArrow(partition_runner(spec, wave), SPARK_DDL)`
+whose output is appended to the Parquet dataset `<out>/runs/` partitioned by `campaign_id`.
+A wave is the unit of loss: a killed campaign loses only the wave in flight, because Spark's file
+commit protocol publishes a job's files at job commit and readers ignore `_temporary/`. Readers
+de-duplicate on (campaign_id, seed) (`campaign_aggregate.load_runs`), so a retried or speculative
+task, or two overlapping resumes, never double-count. `mapInArrow` on `spark.range` runs on
+classic Spark and on Spark Connect alike.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance.campaign_errors import CampaignOptionsError, JavaMissingError
+from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, partition_runner
+
+# Quiet log4j2: Spark counts PySpark as a shell and resets the root level to the
+# PythonGatewayServer logger's level, so that logger must be set too (spark-and-machine-notes §2.4).
+_LOG4J2_QUIET = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = {level}
+"""
+_FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # halves JVM CPU on 2 cores (notes §2.1)
+WAVE_TARGET_S = 20.0  # aim each wave (one Spark job) at this much wall time after the first
+MAX_WAVE = 2000
+ProgressFn = Callable[[int, int], None]  # (runs finished so far, runs this invocation will do)
+
+
+@dataclass(frozen=True)
+class CampaignPlan:
+    """What one `kafkalog campaign` invocation asks for."""
+
+    spec: TaskSpec
+    runs: int
+    seed_base: int
+    out: str  # a local directory or any Hadoop URI Spark can write (hdfs://, s3a://, ...)
+
+    @property
+    def runs_path(self) -> str:
+        return self.out.rstrip("/") + "/runs"
+
+
+@dataclass(frozen=True)
+class CampaignProgress:
+    """What a finished (or interrupted) invocation did."""
+
+    already_recorded: int  # seeds of the range found in Parquet before this invocation
+    executed: int  # runs executed and committed by this invocation
+    waves: int
+    wall_s: float  # from the first wave's start to the last wave's commit
+
+
+def require_java(minimum: int = 17) -> int:
+    """The major version of the `java` Spark will use; raises JavaMissingError if absent or old."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home, "bin", "java")) if java_home else shutil.which("java")
+    hint = "run `bash scripts/setup.sh` (or `apt-get install openjdk-17-jre-headless`)"
+    if not java or not Path(java).exists():
+        raise JavaMissingError(f"Spark needs Java {minimum}+ and no `java` was found; {hint}")
+    probe = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', probe.stderr + probe.stdout)
+    major = 0 if match is None else int(match.group(2) if match.group(1) == "1" else match.group(1))
+    if major < minimum:
+        raise JavaMissingError(f"Spark needs Java {minimum}+ but {java} is Java {major}; {hint}")
+    return major
+
+
+def git_commit(root: Path | None = None) -> str:
+    """The source tree's commit (with `+dirty` when it has changes), or "unknown" outside git."""
+    where = root or Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        if head.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(
+            ["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def build_session(
+    master: str | None = "local[*]", *, verbose: bool = False, app_name: str = "kafkalog-campaign"
+) -> Any:
+    """A SparkSession tuned for short local campaigns (spark-and-machine-notes §2.4, §6).
+
+    `master=None` keeps whatever spark-submit configured. Environment variables are set before the
+    JVM starts, because the builder launches it and nothing read at startup can change later.
+    """
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("PYTHONHASHSEED", "0")  # for children; executors get 0 from PySpark
+    storage = os.environ.setdefault(
+        "HYPOTHESIS_STORAGE_DIRECTORY", str(Path(tempfile.gettempdir(), "kafkalog-hypothesis"))
+    )
+    log4j = _write_log4j("INFO" if verbose else "ERROR")
+    java_opts = f"-Dlog4j.configurationFile=file:{log4j} {_FAST_JVM}"
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # not legacy INT96
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.driver.memory": os.environ.get("KAFKALOG_DRIVER_MEMORY", "2g"),
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        "spark.executorEnv.HYPOTHESIS_STORAGE_DIRECTORY": storage,
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+        "spark.speculation": "false",
+    }
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
+    return session
+
+
+def recorded_seeds(spark: Any, runs_path: str, campaign_id: str) -> set[int]:
+    """Seeds already in Parquet for the campaign (an absent dataset records none)."""
+    from kafkalog.conformance.campaign_aggregate import load_runs
+
+    frame = load_runs(spark, runs_path, campaign_id, dedup=False)
+    if frame is None:
+        return set()
+    return {row.seed for row in frame.select("seed").distinct().collect()}
+
+
+def check_resume_compatible(spark: Any, plan: CampaignPlan) -> None:
+    """Refuse to mix runs of different --steps/--adapter/--broken under one campaign id."""
+    from kafkalog.conformance.campaign_aggregate import load_runs
+
+    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
+    if frame is None:
+        return
+    wanted = (plan.spec.steps, plan.spec.adapter or "builtin", plan.spec.broken)
+    for row in frame.select("steps", "adapter", "broken").distinct().limit(5).collect():
+        found = (row.steps, row.adapter, row.broken)
+        if found != wanted:
+            raise CampaignOptionsError(
+                f"campaign {plan.spec.campaign_id!r} was recorded with steps/adapter/broken "
+                f"{found}, not {wanted}; resume with the same options or use a new --campaign-id",
+                where=plan.runs_path,
+            )
+
+
+def run_campaign(
+    spark: Any, plan: CampaignPlan, on_progress: ProgressFn | None = None, first_wave: int = 0
+) -> CampaignProgress:
+    """Run every not-yet-recorded seed of the plan, wave by wave; returns what was done.
+
+    `first_wave` is the first wave's size (0: 4 runs per partition); later waves are sized from
+    the measured rate to last about WAVE_TARGET_S each.
+    """
+    check_resume_compatible(spark, plan)
+    seeds = range(plan.seed_base, plan.seed_base + plan.runs)
+    done = recorded_seeds(spark, plan.runs_path, plan.spec.campaign_id)
+    pending = [seed for seed in seeds if seed not in done]
+    partitions = _parallelism(spark) * 3  # failing runs cost ~9x; more partitions balance them
+    size = first_wave or partitions * 4
+    executed, waves, started = 0, 0, time.monotonic()
+    total = len(pending)
+
+    def report(finished: int) -> None:
+        if on_progress is not None:
+            on_progress(finished, total)
+
+    report(0)
+    while executed < len(pending):
+        wave = pending[executed : executed + size]
+        wave_started = time.monotonic()
+        with _TaskProgress(spark, len(wave), lambda partial, base=executed: report(base + partial)):
+            _run_wave(spark, plan, wave, min(len(wave), partitions))
+        executed, waves = executed + len(wave), waves + 1
+        report(executed)
+        size = _next_wave_size(len(wave), time.monotonic() - wave_started, partitions)
+    wall = time.monotonic() - started
+    return CampaignProgress(len(seeds) - len(pending), executed, waves, wall)
+
+
+def with_commit(spec: TaskSpec) -> TaskSpec:
+    """The spec stamped with the driver's git commit (executors may have no checkout)."""
+    return replace(spec, commit=git_commit())
+
+
+def _run_wave(spark: Any, plan: CampaignPlan, wave: list[int], partitions: int) -> None:
+    """One Spark job: run the wave's seeds and append their rows to the Parquet dataset."""
+    frame = spark.range(0, len(wave), 1, partitions).mapInArrow(
+        partition_runner(plan.spec, wave), SPARK_DDL
+    )
+    frame.write.mode("append").partitionBy("campaign_id").parquet(plan.runs_path)
+
+
+def _next_wave_size(last_size: int, last_s: float, partitions: int) -> int:
+    """Size the next wave to last ~WAVE_TARGET_S at the rate just measured, in whole partitions."""
+    rate = last_size / max(last_s, 0.001)
+    runs = int(rate * WAVE_TARGET_S) // partitions * partitions
+    return max(partitions * 2, min(MAX_WAVE, runs))
+
+
+def _parallelism(spark: Any) -> int:
+    """Cores Spark will use (classic: defaultParallelism; Spark Connect: 2, a safe floor)."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return 2
+
+
+def _write_log4j(level: str) -> Path:
+    """Write the quiet log4j2 file once per process and return its path."""
+    path = Path(tempfile.gettempdir(), f"kafkalog-log4j2-{level.lower()}.properties")
+    text = _LOG4J2_QUIET.format(level=level.lower())
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+class _TaskProgress:
+    """Polls Spark's status tracker while a wave runs and reports runs finished within it.
+
+    A task's rows are committed with its partition, so progress is counted in finished tasks
+    (each worth wave/partitions runs). On Spark Connect there is no tracker: nothing is reported
+    until the wave ends.
+    """
+
+    def __init__(self, spark: Any, wave_runs: int, report: Callable[[int], None]) -> None:
+        self._spark, self._runs, self._report = spark, wave_runs, report
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> _TaskProgress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _poll(self) -> None:
+        try:
+            tracker = self._spark.sparkContext.statusTracker()
+        except Exception:  # noqa: BLE001 - Spark Connect: no status tracker
+            return
+        while not self._stop.wait(0.5):
+            for stage_id in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage_id)
+                if info is not None and info.numTasks > 0:
+                    share = info.numCompletedTasks / info.numTasks
+                    self._report(min(self._runs - 1, int(share * self._runs)))

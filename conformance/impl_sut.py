@@ -1,0 +1,198 @@
+"""The in-process adapter: `kafkalog.impl` on a temporary log directory with a `MockTime` clock.
+
+The log lives in a real Kafka `log.dirs` layout (`LogDir`, partition `conformance-0`), so clean
+close and reopen go through the same checkpoints and clean-shutdown marker a broker uses. Values
+are converted with the implementation's own codec: records become one v2 batch with
+`MemoryRecords.with_records` (a producer batch: base offset 0, epoch -1, CreateTime; the log
+stamps offsets, epoch and LogAppendTime), follower batches use `from_batch_specs`, and a read's
+zero-copy slice is decoded back into `BatchView`s.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.log import Log
+from kafkalog.impl.log_dir import LogDir, TopicPartition
+from kafkalog.impl.log_segment import FetchDataInfo as ImplFetchDataInfo
+from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.time import MockTime
+from kafkalog.model import values as v
+
+from .wire import FEATURES
+
+TOPIC_PARTITION = TopicPartition("conformance", 0)
+
+
+def scratch_dir() -> str | None:
+    """Where the logs under test live: tmpfs when the machine has one.
+
+    Lockstep runs open, fsync and delete thousands of small files while shrinking; on tmpfs an
+    fsync costs nothing, which makes runs several times faster. Durability itself is the subject
+    of the crash tests, not of lockstep runs. KAFKALOG_SCRATCH overrides the choice.
+    """
+    chosen = os.environ.get("KAFKALOG_SCRATCH")
+    if chosen:
+        return chosen
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+class ImplSut:
+    """kafkalog.impl behind the Sut protocol."""
+
+    name = "kafkalog-impl"
+    features = frozenset(FEATURES)
+
+    def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
+                 fs: FileSystem | None = None) -> None:
+        self.config = config
+        self.fs = fs or FileSystem()
+        self.time = MockTime(now_ms)
+        self.root = Path(tempfile.mkdtemp(prefix="kafkalog-conformance-", dir=scratch_dir()))
+        self.partition_dir = self.root / str(TOPIC_PARTITION)
+        self.log_dir = LogDir.open(self.fs, self.root, config, self.time)
+        self.fs.mkdir(self.partition_dir)
+        self.log = Log.open(
+            self.fs, self.partition_dir, config, self.time,
+            log_start_offset=log_start_offset, recovery_point=log_start_offset,
+            had_clean_shutdown=True,
+        )
+        self.log_dir.logs[TOPIC_PARTITION] = self.log
+        self.closed_dir_findings: list[str] = []
+
+    # --- the vocabulary -----------------------------------------------------------------------
+
+    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
+        return self.log.append_as_leader(MemoryRecords.with_records(records), leader_epoch)
+
+    def append_as_follower(
+        self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
+    ) -> v.LogAppendInfo:
+        return self.log.append_as_follower(MemoryRecords.from_batch_specs(batches), leader_epoch)
+
+    def read(
+        self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
+    ) -> v.FetchDataInfo:
+        return fetch_data_value(self.log.read(start_offset, max_bytes, isolation, min_one_message))
+
+    def update_high_watermark(self, offset: int) -> int:
+        return self.log.update_high_watermark(offset)
+
+    def maybe_increment_high_watermark(
+        self, hw: v.LogOffsetMetadata
+    ) -> v.LogOffsetMetadata | None:
+        return self.log.maybe_increment_high_watermark(hw)
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        return self.log.maybe_increment_log_start_offset(offset)
+
+    def delete_old_segments(self) -> int:
+        return self.log.delete_old_segments()
+
+    def roll(self, expected_next_offset: int | None = None) -> int:
+        return self.log.roll(expected_next_offset)
+
+    def truncate_to(self, offset: int) -> bool:
+        return self.log.truncate_to(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        self.log.truncate_fully_and_start_at(offset)
+
+    def flush(self, offset: int | None = None) -> int:
+        return self.log.flush(offset)
+
+    def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        self.log.assign_epoch(epoch, start_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> v.EpochEndOffset | None:
+        return self.log.end_offset_for_epoch(epoch)
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> v.TimestampAndOffset | None:
+        return self.log.fetch_offset_by_timestamp(timestamp)
+
+    def advance_clock(self, ms: int) -> int:
+        self.time.sleep(ms)
+        return self.time.milliseconds()
+
+    def close_and_reopen(self) -> None:
+        """Clean shutdown of the whole directory, then LogDir.open (REC-*, FMT-43/44).
+
+        The cleanly closed directory is verified before it is reopened: after a clean shutdown
+        every index is trimmed and every checkpoint current, so any finding is a real problem.
+        It is reported by the next `check()`.
+        """
+        self.log_dir.close()
+        self.closed_dir_findings = self._verify_findings(live=False)
+        self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
+        self.log = self.log_dir.log(TOPIC_PARTITION)
+
+    # --- observation ----------------------------------------------------------------------------
+
+    def state(self) -> v.LogStateView:
+        return self.log.state()
+
+    def check(self) -> list[str]:
+        """Log.check() plus what verify found in the directory at the last clean close."""
+        problems, self.closed_dir_findings = list(self.closed_dir_findings), []
+        try:
+            self.log.check()
+        except AssertionError as error:
+            problems.append(f"Log.check: {error}")
+        return problems
+
+    def verify(self) -> list[str]:
+        """Read-only verify of the live directory after writing current root checkpoints."""
+        self.log_dir.checkpoint()
+        return self._verify_findings(live=True)
+
+    def _verify_findings(self, live: bool) -> list[str]:
+        from kafkalog.impl.verify import verify_log_dir
+
+        report = verify_log_dir(self.fs, self.root)
+        active = f"{self.log.state().segments[-1].base_offset:020d}." if live else None
+        return [
+            str(finding) for finding in report.problems
+            # A live active segment keeps its indexes preallocated (FMT-26); only a closed one
+            # must be trimmed.
+            if not (active and finding.kind == "index_not_trimmed"
+                    and Path(finding.path).name.startswith(active))
+        ]
+
+    def close(self) -> None:
+        try:
+            self.log_dir.close()
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
+    """The shared value of an impl read: the slice's size and the whole batches inside it."""
+    records: MemoryRecords = info.records
+    start = info.fetch_offset_metadata.relative_position_in_segment
+    batches = tuple(batch_view(batch, max(start, 0)) for batch in records.batches())
+    return v.FetchDataInfo(
+        fetch_offset_metadata=info.fetch_offset_metadata,
+        size_in_bytes=records.size_in_bytes,
+        batches=batches,
+        first_entry_incomplete=info.first_entry_incomplete,
+    )
+
+
+def batch_view(batch: Any, slice_start: int) -> v.BatchView:
+    """A decoded batch; `position` is in the segment file (slice start + position in slice)."""
+    return v.BatchView(
+        base_offset=batch.base_offset,
+        last_offset=batch.last_offset,
+        partition_leader_epoch=batch.partition_leader_epoch,
+        max_timestamp=batch.max_timestamp,
+        size_in_bytes=batch.size_in_bytes,
+        position=slice_start + batch.position,
+        records=tuple(record.to_value() for record in batch.records()),
+        timestamp_type=batch.timestamp_type,
+    )

@@ -1,0 +1,182 @@
+"""One step in lockstep: run an action on the implementation and the model, then compare.
+
+Shared by the Hypothesis machine (machine.py) and replay (replay.py), so a trace replays through
+exactly the checks that produced it. After each step (issue #4, item 3): equal results or error
+codes, equal `state()`, `log_start_offset <= high_watermark <= log_end_offset`,
+`recovery_point <= log_end_offset`, the model's invariants and the implementation's `check()`
+hold; every `verify_every` steps the on-disk directory passes `verify`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from typing import Any
+
+from kafkalog.model import values as v
+from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
+
+from .coverage import RUN_RULES, invariant_rule_ids
+from .errors import AdapterError
+from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
+from .trace import TraceStep
+from .wire import encode_args
+
+
+class DivergenceError(AssertionError):
+    """Model and implementation disagreed; `signature` buckets it, `step` is the trace line."""
+
+    def __init__(self, message: str, signature: str, step: TraceStep) -> None:
+        super().__init__(message)
+        self.signature = signature
+        self.step = step
+
+
+def _rules_exercised() -> Any:
+    """model.coverage.rules_exercised, or None while the model has no coverage module yet."""
+    try:
+        from kafkalog.model.coverage import rules_exercised
+    except ImportError:
+        return None
+    return rules_exercised
+
+
+class Lockstep:
+    """Drives one model and one implementation side by side and keeps the trace so far."""
+
+    def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0) -> None:
+        self.model = model
+        self.sut = sut
+        self.verify_every = verify_every
+        self.steps: list[TraceStep] = []
+        self.actions: Counter[str] = Counter()
+        self.rules: set[str] = set()
+        self._classify = _rules_exercised()
+        self.last_rules = frozenset()
+        self.last_signature: str | None = None
+
+    def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
+        """Run one action on both sides; None if the implementation does not support it.
+
+        Raises DivergenceError (after recording the step) when any check fails, and
+        AdapterError when the implementation could not be driven.
+        """
+        wire_args = encode_args(action, args)
+        try:
+            impl = execute(self.sut, action, args)
+        except UnsupportedError as error:
+            unsupported = {"unsupported": {"message": str(error)}}
+            self.steps.append(TraceStep(action, wire_args, None, unsupported))
+            return None
+        before = self.model.partition_state
+        model = execute(self.model, action, args)
+        self.actions[action] += 1
+        self._cover(action, before, model)
+        problem = self._compare(model, impl)
+        message = None if problem is None else problem[1]
+        step = TraceStep(action, wire_args, model.to_json(), impl.to_json(), message)
+        self.steps.append(step)
+        if problem is not None:
+            self.last_signature = self._signature(action, model, impl, problem[0])
+            raise DivergenceError(problem[1], self.last_signature, step)
+        return model, impl
+
+    def _cover(self, action: str, before: Any, model: StepResult) -> None:
+        """Add the spec rules the model says this step exercised (model/coverage.py)."""
+        self.last_rules: frozenset[str] = frozenset()
+        if self._classify is None:
+            return
+        outcome: Any = model.value
+        if not model.ok:
+            outcome = _error_of(ACTION_ERRORS.get(model.code or "", KafkalogError), model.message)
+        after = self.model.partition_state
+        self.last_rules = frozenset(self._classify(action, before, after, outcome))
+        self.rules |= self.last_rules
+
+    def _compare(self, model: StepResult, impl: StepResult) -> tuple[str, str] | None:
+        """(kind, message) of the first failed check after a step, or None when all pass."""
+        if not model.same_as(impl):
+            return "result", f"results differ: model {model.describe()} | impl {impl.describe()}"
+        try:
+            model_state, impl_state = self.model.state(), self.sut.state()
+        except AdapterError:
+            raise
+        except Exception as error:
+            return "state()", f"state() raised {type(error).__name__}: {error}"
+        if model_state != impl_state:
+            where = first_difference(model_state, impl_state)
+            text = f"state differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}"
+            return f"state.{where[0]}", text
+        broken = view_invariants(impl_state)
+        if broken:
+            return f"invariant.{broken[0]}", f"invariant broken: {', '.join(broken)}"
+        return self._internal_checks()
+
+    def _internal_checks(self) -> tuple[str, str] | None:
+        model_problems = self.model.check()
+        self.rules |= invariant_rule_ids() | RUN_RULES
+        if model_problems:
+            return "model_invariant", f"model invariants broken: {', '.join(model_problems)}"
+        try:
+            impl_problems = self.sut.check()
+        except AdapterError:
+            raise
+        except Exception as error:  # Log.check() asserts: an AssertionError is a finding
+            impl_problems = [f"{type(error).__name__}: {error}"]
+        if impl_problems:
+            return "check", f"impl check() failed: {'; '.join(impl_problems)}"
+        if self.verify_every and sum(self.actions.values()) % self.verify_every == 0:
+            findings = self.sut.verify()
+            if findings:
+                return "verify", f"on-disk verify found: {'; '.join(findings[:5])}"
+        return None
+
+    def _signature(self, action: str, model: StepResult, impl: StepResult, kind: str) -> str:
+        """Bucket key: action, both error codes (or ok), what differed, the step's first rule."""
+        rules = sorted(self.last_rules)
+        rule = rules[0] if rules else "-"
+        kind = re.sub(r"\[\d+\]", "[]", kind)  # bucket by field, not by segment number
+        return f"{action}|{model.code or 'ok'}|{impl.code or 'ok'}|{kind}|{rule}"
+
+
+def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:
+    try:
+        return cls(message)
+    except TypeError:  # UnexpectedAppendOffsetError needs its offsets; coverage wants the type
+        return cls(message, -1, -1)  # type: ignore[call-arg]
+
+
+def view_invariants(state: v.LogStateView) -> list[str]:
+    """Names of the observable-state invariants that `state` breaks (LOG-2, REC-19)."""
+    broken = []
+    if not state.log_start_offset <= state.high_watermark <= state.log_end_offset:
+        broken.append("log_start_offset <= high_watermark <= log_end_offset")
+    if state.recovery_point > state.log_end_offset:
+        broken.append("recovery_point <= log_end_offset")
+    if not state.segments:
+        broken.append("at least one segment")
+    bases = [s.base_offset for s in state.segments]
+    if bases != sorted(set(bases)):
+        broken.append("segment base offsets strictly increase")
+    epochs = state.epoch_entries
+    pairs = zip(epochs, epochs[1:], strict=False)
+    if any(a.epoch >= b.epoch or a.start_offset >= b.start_offset for a, b in pairs):
+        broken.append("epoch entries strictly increase")
+    return broken
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any]:
+    """The path of the first field where two values differ, and both sides' values there."""
+    if dataclasses.is_dataclass(a) and type(a) is type(b):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if x != y:
+                return first_difference(x, y, f"{path}.{f.name}" if path else f.name)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+        if len(a) != len(b):
+            return f"{path}.length", len(a), len(b)
+    return path or "value", a, b

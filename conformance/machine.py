@@ -1,0 +1,243 @@
+"""The conformance state machine: one Hypothesis rule per action, model and implementation in lockstep.
+
+`make_machine(session)` returns a `RuleBasedStateMachine` subclass bound to one `Session` (the
+config, how to build the system under test, and where the trace goes). Every rule resolves its
+symbolic arguments (picks.py) against the model's view, runs the action on both sides through
+`Lockstep.step`, and so checks results, `state()`, the view invariants and `check()` after every
+step (lockstep.py).
+
+Hypothesis shrinks toward lower-indexed rules, and orders rules by (targets, argument count,
+name) (formal-methods-notes C.2), so the simplest actions take no or few arguments:
+`append_one` (one 72-byte record), `close_and_reopen` and `delete_old_segments` come first, the
+four-argument `read` last.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import assume
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from kafkalog.model import values as v
+
+from . import picks
+from .errors import AdapterError
+from .session import AdapterAbort, Session
+
+_DELTA = st.integers(-2, 2)
+_INDEX = st.integers(0, 7)
+OFFSETS = st.tuples(st.sampled_from(picks.OFFSET_ANCHORS), _INDEX, _DELTA)
+OPTIONAL_OFFSETS = st.none() | OFFSETS
+EPOCHS = st.tuples(st.sampled_from(picks.EPOCH_ANCHORS), _INDEX, st.integers(0, 2))
+TIMESTAMPS = st.tuples(st.sampled_from(picks.TIMESTAMP_ANCHORS), _INDEX, _DELTA)
+# (size mode, size delta, timestamp anchor, timestamp delta, shape: 0 plain, 1 key, 2 header)
+RECORD_SPECS = st.tuples(
+    st.sampled_from(picks.SIZE_MODES), st.integers(-1, 1),
+    st.sampled_from(("now", "seen", "old", "future")), _DELTA, st.integers(0, 2),
+)
+BATCH_SPECS = st.tuples(st.integers(0, 2), EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_size=3),
+                        st.booleans())
+
+
+def make_machine(session: Session) -> type[RuleBasedStateMachine]:
+    """A machine class bound to `session` (a class per run, so runs never share state)."""
+    return type("LogMachine", (LogMachine,), {"session": session})
+
+
+class LogMachine(RuleBasedStateMachine):
+    """Model vs implementation, one rule per action of docs/design.md."""
+
+    session: ClassVar[Session]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now_ms = 0
+        self.seen_offsets: list[int] = [0]
+        self.seen_epochs: list[int] = [0]
+        self.seen_timestamps: list[int] = [0]
+
+    # --- set-up ---------------------------------------------------------------------------
+
+    @initialize(go=st.integers(0, 255))
+    def open_log(self, go: int) -> None:
+        # The all-zero choice sequence that Hypothesis always tries first is not a run: without
+        # this every seed would start with the same trivial example (runner.run_seed).
+        assume(go != 0)
+        self.lockstep = self.session.start()
+        self.now_ms = self.session.now_ms
+
+    def teardown(self) -> None:
+        lockstep = getattr(self, "lockstep", None)
+        if lockstep is not None:
+            self.session.finish(lockstep)
+
+    # --- helpers --------------------------------------------------------------------------
+
+    @property
+    def config(self) -> v.LogConfig:
+        return self.session.config
+
+    def view(self) -> v.LogStateView:
+        return self.lockstep.model.state()
+
+    def offset(self, pick: picks.OffsetPick) -> int:
+        return picks.resolve_offset(pick, self.view(), self.seen_offsets)
+
+    def epoch(self, pick: tuple[str, int, int]) -> int:
+        return picks.resolve_epoch(pick, self.view(), self.seen_epochs)
+
+    def do(self, action: str, **args: Any) -> None:
+        self.session.tick()
+        try:
+            results = self.lockstep.step(action, args)
+        except AdapterError as error:
+            raise AdapterAbort(error) from None
+        if results is not None and results[0].ok:
+            self._remember(action, args, results[0].value)
+
+    def _remember(self, action: str, args: dict[str, Any], result: Any) -> None:
+        """Feed the seen-value pools from arguments and results (the machine's bundles)."""
+        offsets = {value for key, value in args.items() if "offset" in key and isinstance(value, int)}
+        if isinstance(result, v.LogAppendInfo) and result.first_offset >= 0:
+            offsets |= {result.first_offset, result.last_offset, result.last_offset + 1}
+            if result.max_timestamp >= 0:
+                self._add(self.seen_timestamps, result.max_timestamp)
+        elif isinstance(result, v.EpochEndOffset):
+            offsets.add(result.end_offset)
+        elif isinstance(result, v.TimestampAndOffset):
+            offsets.add(result.offset)
+        elif action == "advance_clock":
+            self.now_ms = result
+        for offset in offsets:
+            if offset >= 0:
+                self._add(self.seen_offsets, offset)
+        if isinstance(args.get("leader_epoch"), int) and args["leader_epoch"] >= 0:
+            self._add(self.seen_epochs, args["leader_epoch"])
+        if action == "assign_epoch":
+            self._add(self.seen_epochs, args["epoch"])
+
+    @staticmethod
+    def _add(pool: list[int], value: int) -> None:
+        if value not in pool and len(pool) < 64:
+            pool.append(value)
+            pool.sort()
+
+    def records(self, specs: list[tuple[str, int, str, int, int]]) -> tuple[v.Record, ...]:
+        """Concrete records from record specs; sizes aim at the boundaries the modes name."""
+        out: list[v.Record] = []
+        for mode, delta, ts_anchor, ts_delta, shape in specs:
+            ts = picks.record_timestamp(ts_anchor, 0, ts_delta, self.now_ms, self.config,
+                                        self.seen_timestamps)
+            key = b"k" if shape == 1 else None
+            headers = (v.Header("h", b"v"),) if shape == 2 else ()
+            value: bytes | None = b"" if mode == "empty" else None if mode == "null_value" else b"test"
+            out.append(v.Record(key, value, ts, headers))
+            target = picks.target_size(mode, delta, self.view(), self.config)
+            if target is not None:
+                out[-1] = v.Record(key, picks.fit_value(out, target), ts, headers)
+            elif mode == "small" and delta > 0:
+                out[-1] = v.Record(key, b"test" * (1 + delta), ts, headers)
+        return tuple(out)
+
+    # --- rules without arguments: the simplest steps ----------------------------------------
+
+    @rule()
+    def append_one(self) -> None:
+        """One 72-byte record at the current clock, in the latest epoch."""
+        record = v.Record(None, b"test", self.now_ms)
+        self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))
+
+    @precondition(lambda self: "reopen" in self.session.features)
+    @rule()
+    def close_and_reopen(self) -> None:
+        self.do("close_and_reopen")
+
+    @rule()
+    def delete_old_segments(self) -> None:
+        self.do("delete_old_segments")
+
+    # --- one argument -------------------------------------------------------------------------
+
+    @rule(step=st.tuples(st.sampled_from(picks.CLOCK_STEPS), st.integers(-1, 1)))
+    def advance_clock(self, step: tuple[str, int]) -> None:
+        self.do("advance_clock", ms=picks.clock_step(step[0], step[1], self.config))
+
+    @precondition(lambda self: "leader_epochs" in self.session.features)
+    @rule(epoch=EPOCHS)
+    def end_offset_for_epoch(self, epoch: tuple[str, int, int]) -> None:
+        self.do("end_offset_for_epoch", epoch=self.epoch(epoch))
+
+    @precondition(lambda self: "timestamps" in self.session.features)
+    @rule(when=TIMESTAMPS)
+    def fetch_offset_by_timestamp(self, when: tuple[str, int, int]) -> None:
+        timestamp = picks.resolve_timestamp(when, self.now_ms, self.config, self.seen_timestamps)
+        self.do("fetch_offset_by_timestamp", timestamp=timestamp)
+
+    @rule(offset=OPTIONAL_OFFSETS)
+    def flush(self, offset: picks.OffsetPick | None) -> None:
+        self.do("flush", offset=None if offset is None else self.offset(offset))
+
+    @precondition(lambda self: "hw_metadata" in self.session.features)
+    @rule(offset=OFFSETS)
+    def maybe_increment_high_watermark(self, offset: picks.OffsetPick) -> None:
+        self.do("maybe_increment_high_watermark", hw=v.LogOffsetMetadata(self.offset(offset)))
+
+    @rule(offset=OFFSETS)
+    def maybe_increment_log_start_offset(self, offset: picks.OffsetPick) -> None:
+        self.do("maybe_increment_log_start_offset", offset=self.offset(offset))
+
+    @rule(offset=OPTIONAL_OFFSETS)
+    def roll(self, offset: picks.OffsetPick | None) -> None:
+        self.do("roll", expected_next_offset=None if offset is None else self.offset(offset))
+
+    @rule(offset=OFFSETS)
+    def truncate_fully_and_start_at(self, offset: picks.OffsetPick) -> None:
+        self.do("truncate_fully_and_start_at", offset=self.offset(offset))
+
+    @rule(offset=OFFSETS)
+    def truncate_to(self, offset: picks.OffsetPick) -> None:
+        self.do("truncate_to", offset=self.offset(offset))
+
+    @rule(offset=OFFSETS)
+    def update_high_watermark(self, offset: picks.OffsetPick) -> None:
+        self.do("update_high_watermark", offset=self.offset(offset))
+
+    # --- two or more arguments ------------------------------------------------------------------
+
+    @rule(specs=st.lists(RECORD_SPECS, min_size=0, max_size=4), epoch=EPOCHS)
+    def append_as_leader(self, specs: list[Any], epoch: tuple[str, int, int]) -> None:
+        self.do("append_as_leader", records=self.records(specs), leader_epoch=self.epoch(epoch))
+
+    @precondition(lambda self: "leader_epochs" in self.session.features)
+    @rule(epoch=EPOCHS, start=OFFSETS)
+    def assign_epoch(self, epoch: tuple[str, int, int], start: picks.OffsetPick) -> None:
+        # Kafka assigns an epoch at the LEO (LOG-50) or at a batch's base offset (LOG-20), never
+        # beyond the end of the log, so the start offset is capped at the LEO.
+        start_offset = min(self.offset(start), self.view().log_end_offset)
+        self.do("assign_epoch", epoch=self.epoch(epoch), start_offset=start_offset)
+
+    @precondition(lambda self: "follower_append" in self.session.features)
+    @rule(start=OFFSETS, batches=st.lists(BATCH_SPECS, min_size=0, max_size=3),
+          request_epoch=st.none() | EPOCHS)
+    def append_as_follower(self, start: picks.OffsetPick, batches: list[Any],
+                           request_epoch: tuple[str, int, int] | None) -> None:
+        # Follower batches come from a leader's log, so their offsets are never negative.
+        base = max(0, self.offset(start))
+        specs: list[v.BatchSpec] = []
+        for gap, epoch, record_specs, append_time in batches:
+            records = self.records(record_specs)
+            kind = v.TimestampType.LOG_APPEND_TIME if append_time else v.TimestampType.CREATE_TIME
+            stamp = self.now_ms if append_time else v.NO_TIMESTAMP
+            specs.append(v.BatchSpec(base + gap, self.epoch(epoch), records, kind, stamp))
+            base = specs[-1].last_offset + 1 + gap
+        leader_epoch = None if request_epoch is None else self.epoch(request_epoch)
+        self.do("append_as_follower", batches=tuple(specs), leader_epoch=leader_epoch)
+
+    @rule(start=OFFSETS, size=st.tuples(st.sampled_from(picks.MAX_BYTES_MODES), _DELTA),
+          isolation=st.sampled_from(tuple(v.Isolation)), min_one_message=st.booleans())
+    def read(self, start: picks.OffsetPick, size: tuple[str, int], isolation: v.Isolation,
+             min_one_message: bool) -> None:
+        self.do("read", start_offset=self.offset(start),
+                max_bytes=picks.max_bytes(size[0], size[1], self.config),
+                isolation=isolation, min_one_message=min_one_message)

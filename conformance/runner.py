@@ -1,0 +1,184 @@
+"""`run_seed`: one conformance run, the unit of work of `kafkalog check` and of Spark campaigns.
+
+A run is one Hypothesis example of the state machine (machine.py) with `steps` steps, generated
+from `seed` alone (no example database, no wall clock in the choices), followed by shrinking when
+model and implementation disagree. It never raises: every outcome, including a crashed adapter or
+a bug in the harness, comes back as a `RunOutcome` row.
+
+Adapters: `None` is the built-in implementation in-process, `"model"` drives the model against
+itself (a sanity run that must always conform), anything else is a command line that speaks the
+JSON-lines protocol (specs/adapter-protocol.md), e.g. `kafkalog serve-adapter`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import run_state_machine_as_test
+
+from kafkalog.model import values as v
+
+from .configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
+from .errors import AdapterError
+from .machine import make_machine
+from .session import AdapterAbort, Session, SutFactory, TimeUp
+from .sut import ModelSut
+from .trace import Trace, TraceHeader, dumps_trace, git_commit
+from .wire import FEATURES, encode
+
+__all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
+
+CONFORMED, DIVERGED, ADAPTER_ERROR = "conformed", "diverged", "adapter_error"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run's row (specs/campaign-schema.md): what ran, what it covered, how it ended."""
+
+    seed: int
+    config_family: str
+    config: dict[str, Any]
+    adapter: str | None
+    steps_executed: int
+    actions: dict[str, int]
+    rules: list[str]
+    duration_s: float
+    outcome: str  # "conformed" | "diverged" | "adapter_error"
+    signature: str | None  # action|model code|impl code|what differed|rule, or the adapter error
+    trace_jsonl: str | None  # the shrunk trace of a divergence, else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@functools.cache
+def _commit() -> str:
+    return git_commit()
+
+
+def run_settings(steps: int) -> settings:
+    """Hypothesis settings of one run: one generated example, then shrinking; nothing stored."""
+    return settings(
+        max_examples=1,
+        stateful_step_count=max(1, steps) + 1,  # the initialize step is not an action
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        print_blob=False,
+    )
+
+
+def run_seed(
+    seed: int,
+    *,
+    steps: int,
+    config_family: str,
+    adapter: str | None = None,
+    time_limit_s: float = 120,
+    broken: str | None = None,
+) -> RunOutcome:
+    """Run the machine once from `seed`; see the module docstring. Never raises."""
+    started = time.monotonic()
+    row = functools.partial(_outcome, seed, config_family, adapter, started)
+    process = None
+    try:
+        config = config_family_config(config_family)
+        factory, features, process = _factory(adapter, broken)
+        session = Session(config, factory, features, time_limit_s=time_limit_s)
+    except (AdapterError, Exception) as error:
+        _close(process)
+        code = getattr(error, "code", type(error).__name__)
+        return row(None, None, ADAPTER_ERROR, f"adapter_error|{code}|{error}", None)
+    try:
+        machine = hypothesis_seed(seed)(make_machine(session))
+        run_state_machine_as_test(machine, settings=run_settings(steps))
+        return row(config, session, CONFORMED, None, None)
+    except AdapterAbort as abort:
+        signature = f"adapter_error|{abort.error.code}|{abort.error}"
+        return row(config, session, ADAPTER_ERROR, signature, None)
+    except TimeUp:
+        return _verdict(row, config, session, seed, config_family, adapter, broken)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - a run never raises; the row says what broke
+        if session.best is None:
+            return row(config, session, ADAPTER_ERROR, f"harness|{type(error).__name__}|{error}",
+                       None)
+        return _verdict(row, config, session, seed, config_family, adapter, broken)
+    finally:
+        _close(process)
+
+
+def config_family_config(name: str) -> v.LogConfig:
+    return config_family(name)
+
+
+def _factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, frozenset[str], Any]:
+    """How to build the system under test for each example, its features, and a process."""
+    if broken is not None:
+        if adapter is not None:
+            raise ValueError("--broken applies to the built-in implementation, not an adapter")
+        from .broken import broken_factory
+
+        return broken_factory(broken), frozenset(FEATURES), None
+    if adapter is None:
+        from .impl_sut import ImplSut
+
+        return ImplSut, ImplSut.features, None
+    if adapter == "model":
+        return ModelSut, ModelSut.features, None
+    from .subprocess_sut import AdapterProcess, SubprocessSut
+
+    process = AdapterProcess(adapter)
+
+    def open_log(config: v.LogConfig, now_ms: int, log_start_offset: int) -> SubprocessSut:
+        return SubprocessSut(process, config, now_ms, log_start_offset)
+
+    return open_log, process.features, process
+
+
+def _close(process: Any) -> None:
+    if process is not None:
+        process.close()
+
+
+def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family: str,
+             adapter: str | None, broken: str | None) -> RunOutcome:
+    """Diverged with the shortest trace seen, or conformed when no example failed."""
+    if session.best is None:
+        return row(config, session, CONFORMED, None, None)
+    header = TraceHeader(
+        config=config, seed=seed, config_family=family, adapter=adapter or "builtin",
+        now_ms=session.now_ms, log_start_offset=session.log_start_offset,
+        broken=broken, outcome=DIVERGED, signature=session.best_signature, commit=_commit(),
+    )
+    text = dumps_trace(Trace(header, tuple(session.best)))
+    return row(config, session, DIVERGED, session.best_signature, text)
+
+
+def _outcome(seed: int, family: str, adapter: str | None, started: float,
+             config: v.LogConfig | None, session: Session | None, outcome: str,
+             signature: str | None, trace_jsonl: str | None) -> RunOutcome:
+    return RunOutcome(
+        seed=seed,
+        config_family=family,
+        config=encode(config) if config is not None else {},
+        adapter=adapter,
+        steps_executed=session.steps_executed if session else 0,
+        actions=dict(sorted(session.actions.items())) if session else {},
+        rules=sorted(session.rules) if session else [],
+        duration_s=round(time.monotonic() - started, 4),
+        outcome=outcome,
+        signature=signature,
+        trace_jsonl=trace_jsonl,
+    )

@@ -1,0 +1,141 @@
+"""The server end of the adapter protocol: `kafkalog serve-adapter` runs `serve` on stdin/stdout.
+
+It is the working peer other implementers read: a loop that parses one request per line,
+dispatches it to a `Sut` built by a factory (the in-process implementation by default) and writes
+exactly one reply per request. Diagnostics go to stderr only, since stdout carries the protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+from kafkalog.model import values as v
+from kafkalog.model.errors import KafkalogError
+
+from .errors import ProtocolError, UnknownActionError, WireFormatError
+from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request
+from .sut import Sut, UnsupportedError, execute
+from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode
+
+SutFactory = Callable[[v.LogConfig, int, int], Sut]
+
+
+class Server:
+    """Holds the open log (at most one) and answers requests."""
+
+    def __init__(self, factory: SutFactory, implementation: str, features: frozenset[str]) -> None:
+        self._factory = factory
+        self._implementation = implementation
+        self._features = features
+        self._sut: Sut | None = None
+        self.handshaken = False
+
+    def handle_line(self, line: str, line_no: int) -> dict[str, Any]:
+        """The reply to one request line (never raises for bad input)."""
+        ident: int | None = None
+        try:
+            request = parse_request(line, where=f"stdin line {line_no}")
+            ident = request.id
+            return {"id": ident, **self._dispatch(request)}
+        except (ProtocolError, UnknownActionError, WireFormatError) as error:
+            return {"id": ident, "error": {"code": error.code, "message": str(error)}}
+        except KafkalogError as error:  # e.g. the log could not open its directory
+            message = f"{error.code}: {error}"
+            return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+
+    def _dispatch(self, request: Request) -> dict[str, Json]:
+        action = request.action
+        if action not in ACTIONS and action not in SESSION_ACTIONS:
+            raise UnknownActionError(f"unknown action {action!r}", where=f"request {request.id}")
+        if action == "handshake":
+            return {"ok": self._handshake(request.args)}
+        if not self.handshaken:
+            raise ProtocolError("the first request must be handshake", where=f"request {request.id}")
+        if action == "open":
+            return {"ok": self._open(request.args)}
+        sut = self._sut
+        if sut is None:
+            raise ProtocolError(f"{action} before open", where=f"request {request.id}")
+        if action in ACTIONS:
+            return self._action(sut, action, request.args, request.id)
+        return {"ok": self._session(sut, action)}
+
+    def _handshake(self, args: dict[str, Json]) -> Json:
+        version = args.get("protocol_version")
+        if version != PROTOCOL_VERSION:
+            raise ProtocolError(
+                f"unsupported protocol_version {version!r}; this adapter speaks {PROTOCOL_VERSION}"
+            )
+        self.handshaken = True
+        return {
+            "protocol_version": PROTOCOL_VERSION,
+            "implementation": self._implementation,
+            "features": sorted(self._features),
+        }
+
+    def _open(self, args: dict[str, Json]) -> None:
+        config = decode(v.LogConfig, args.get("config", {}), "args.config")
+        now_ms = decode(int, args.get("now_ms", 0), "args.now_ms")
+        log_start_offset = decode(int, args.get("log_start_offset", 0), "args.log_start_offset")
+        if self._sut is not None:
+            self._sut.close()
+        self._sut = self._factory(config, now_ms, log_start_offset)
+
+    def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
+        if ACTIONS[action].feature not in self._features:
+            return {"unsupported": {"message": f"{self._implementation} does not support {action}"}}
+        args = decode_args(action, raw, where=f"request {ident} args")
+        try:
+            result = execute(sut, action, args)
+        except UnsupportedError as error:
+            return {"unsupported": {"message": str(error)}}
+        if result.ok:
+            return {"ok": encode(result.value)}
+        return {"error": {"code": result.code, "message": result.message}}
+
+    def _session(self, sut: Sut, action: str) -> Json:
+        if action == "state":
+            return encode(sut.state())
+        if action == "check":
+            return sut.check()
+        if action == "verify":
+            return sut.verify()
+        assert action == "close", action
+        sut.close()
+        self._sut = None
+        return None
+
+    def shutdown(self) -> None:
+        if self._sut is not None:
+            self._sut.close()
+            self._sut = None
+
+
+def serve(
+    factory: SutFactory,
+    implementation: str,
+    features: frozenset[str],
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+) -> int:
+    """Answer requests until end of input; returns the process exit status (0)."""
+    inp, out = stdin or sys.stdin, stdout or sys.stdout
+    server = Server(factory, implementation, features)
+    try:
+        for line_no, line in enumerate(inp, start=1):
+            if not line.strip():
+                continue
+            try:
+                reply = server.handle_line(line, line_no)
+            except Exception:  # a bug in the adapter itself: say so on stderr, keep serving
+                traceback.print_exc(file=sys.stderr)
+                reply = {"id": None, "error": {"code": "ProtocolError",
+                                               "message": "internal adapter error (see stderr)"}}
+            out.write(dumps(reply) + "\n")
+            out.flush()
+    finally:
+        server.shutdown()
+    return 0

@@ -1,0 +1,106 @@
+"""A run's shared context: what to test, how to build it, and what the examples found.
+
+Hypothesis creates a fresh machine for every example it tries (the generated run, then each
+shrink candidate). They all report to one `Session`, which keeps the counts of the generated run
+(steps, actions, spec rules) and the shortest failing trace seen, so a run that hits its time
+limit in the middle of shrinking still hands back the best trace so far.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+from kafkalog.model import values as v
+
+from .errors import AdapterError
+from .lockstep import Lockstep
+from .sut import ModelSut, Sut
+from .trace import TraceStep
+
+SutFactory = Callable[[v.LogConfig, int, int], Sut]
+
+#: The clock a run starts at (2023-11-14). A realistic epoch keeps record timestamps away from 0,
+#: where a time-index entry (timestamp 0, relative offset 0) is all zero bytes and looks like
+#: preallocated space.
+START_MS = 1_700_000_000_000
+
+
+class AdapterAbort(BaseException):  # noqa: N818 - a control-flow signal, not an error type
+    """Stops Hypothesis at once (no shrinking) when the adapter cannot be driven.
+
+    It derives from BaseException because Hypothesis treats every Exception as a failure to
+    shrink, and shrinking a crashed or hanging adapter would only repeat the crash.
+    """
+
+    def __init__(self, error: AdapterError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class TimeUp(BaseException):  # noqa: N818 - a control-flow signal, not an error type
+    """The run's time limit passed; raised between steps, never inside one."""
+
+
+class Session:
+    """Builds the two sides for each example and collects what the examples found."""
+
+    def __init__(
+        self,
+        config: v.LogConfig,
+        factory: SutFactory,
+        features: frozenset[str],
+        *,
+        now_ms: int = START_MS,
+        log_start_offset: int = 0,
+        verify_every: int = 10,
+        time_limit_s: float | None = None,
+    ) -> None:
+        self.config = config
+        self.factory = factory
+        self.features = features
+        self.now_ms = now_ms
+        self.log_start_offset = log_start_offset
+        self.verify_every = verify_every
+        self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
+        self.failed = False
+        self.steps_executed = 0
+        self.actions: Counter[str] = Counter()
+        self.rules: set[str] = set()
+        self.best: list[TraceStep] | None = None
+        self.best_signature: str | None = None
+        self.examples = 0
+
+    def start(self) -> Lockstep:
+        """Fresh model and implementation logs for one example."""
+        try:
+            sut = self.factory(self.config, self.now_ms, self.log_start_offset)
+        except AdapterError as error:
+            raise AdapterAbort(error) from None
+        model = ModelSut(self.config, self.now_ms, self.log_start_offset)
+        return Lockstep(model, sut, self.verify_every)
+
+    def tick(self) -> None:
+        """Called before each step: stops the run once its time limit has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeUp()
+
+    def finish(self, lockstep: Lockstep) -> None:
+        """Record one finished example and release its logs."""
+        self.examples += 1
+        diverged = bool(lockstep.steps) and lockstep.steps[-1].divergence is not None
+        if not self.failed:
+            self.steps_executed += sum(lockstep.actions.values())
+            self.actions.update(lockstep.actions)
+            self.rules |= lockstep.rules
+        if diverged:
+            self.failed = True
+            if self.best is None or len(lockstep.steps) <= len(self.best):
+                self.best = list(lockstep.steps)
+                self.best_signature = lockstep.last_signature
+        try:
+            lockstep.sut.close()
+        except AdapterError:
+            pass  # the verdict is decided; a failing close must not hide it
+        lockstep.model.close()

@@ -1,0 +1,232 @@
+"""`FileRecords`: the `.log` file of a segment, a sequence of whole record batches (FMT-53..56).
+
+The file is `<20-digit base offset>.log` holding batches back to back, exactly the bytes Kafka
+writes. `size_in_bytes` is the logical size: appends publish it only after the write, so a reader
+that bounds itself by it never sees a half-written batch. With `preallocate` the file is longer
+than the logical size; `close()`/`trim()` cut it back.
+
+Crash policy: an append is one positional write; nothing is durable until `flush()` (fsync).
+After a crash the tail may be torn or zero-filled; scanning stops at a torn tail and raises
+CorruptRecordError for a size field below 14 (FMT-52), and recovery truncates there.
+
+All I/O goes through the `FileSystem` seam. Reads use pread of exactly the requested range;
+shallow iteration reads growing chunks and yields batch views into them (no decompression).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
+from kafkalog.impl.memory_records import MemoryRecords, batch_of, next_batch_size
+from kafkalog.impl.record_batch import HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, RecordBatch
+from kafkalog.impl.time_index import TimestampOffset
+from kafkalog.model.errors import IllegalArgumentError, KafkaStorageError
+from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, TimestampAndOffset
+
+_FIRST_CHUNK = 16 * 1024
+_MAX_CHUNK = 4 * 1024 * 1024
+
+
+class LogOffsetPosition(NamedTuple):
+    """FMT-54's answer: a batch's last offset, its start position and its size in bytes."""
+
+    offset: int
+    position: int
+    size: int
+
+
+class FileRecords:
+    """The records of one `.log` file. Not thread-safe for writers; readers may run alongside."""
+
+    def __init__(self, fs: FileSystem, path: PathLike, handle: FileHandle, size: int) -> None:
+        self.fs = fs
+        self.path = str(path)
+        self._handle = handle
+        self._size = size
+
+    @classmethod
+    def open(cls, fs: FileSystem, path: PathLike, file_already_exists: bool = False,
+             init_file_size: int = 0, preallocate: bool = False,
+             writable: bool = True) -> FileRecords:
+        """Open (or create) a `.log` file. FMT-53: a new preallocated file starts at size 0."""
+        handle = fs.open_file(path, create=not file_already_exists and writable,
+                              writable=writable)
+        if not file_already_exists and preallocate:
+            handle.truncate(init_file_size)
+            return cls(fs, path, handle, 0)
+        return cls(fs, path, handle, handle.size())
+
+    # --- size and writes ---
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def append(self, records: bytes | bytearray | memoryview | MemoryRecords) -> int:
+        """Write `records` at the end in one write; returns the bytes written (FMT-53, ERR-18)."""
+        data = records.buffer if isinstance(records, MemoryRecords) else records
+        if len(data) > INT32_MAX - self._size:
+            raise IllegalArgumentError(
+                f"append of {len(data)} bytes is too large for segment with current file "
+                f"position at {self._size}", where=self.path)
+        self._handle.pwrite(data, self._size)
+        self._size += len(data)
+        return len(data)
+
+    def truncate_to(self, target_size: int) -> int:
+        """Cut the file to `target_size`; returns the bytes removed (ERR-17 if out of range)."""
+        original = self._size
+        if target_size > original or target_size < 0:
+            raise IllegalArgumentError(
+                f"attempt to truncate log segment to {target_size} bytes failed, size of this "
+                f"log segment is {original} bytes", where=self.path)
+        if target_size < self._handle.size():
+            self._handle.truncate(target_size)
+        self._size = target_size
+        return original - target_size
+
+    def flush(self) -> None:
+        """fsync data and metadata."""
+        self._handle.fsync()
+
+    def trim(self) -> None:
+        """Cut a preallocated file back to the logical size."""
+        if self._handle.size() != self._size:
+            self._handle.truncate(self._size)
+
+    def close(self) -> None:
+        """Flush, trim to the logical size, close (FMT-53). Idempotent."""
+        if self._handle.closed:
+            return
+        if self._handle.writable:
+            self.flush()
+            self.trim()
+        self._handle.close()
+
+    def close_handlers(self) -> None:
+        """Close the descriptor without flushing (a log dir going offline)."""
+        self._handle.close()
+
+    def delete_if_exists(self) -> bool:
+        self._handle.close()
+        return self.fs.delete_if_exists(self.path)
+
+    def rename_to(self, path: PathLike) -> None:
+        """Atomically rename the file; the open descriptor keeps working."""
+        self.fs.rename(self.path, path)
+        self.path = str(path)
+        self._handle.path = Path(path)
+
+    def last_modified_ms(self) -> int:
+        return self.fs.mtime_ms(self.path)
+
+    def set_last_modified_ms(self, ms: int) -> None:
+        self.fs.set_mtime_ms(self.path, ms)
+
+    # --- reads ---
+
+    def read_bytes(self, position: int, size: int) -> bytes:
+        """Exactly the bytes [position, min(position + size, size_in_bytes))."""
+        end = min(position + size, self._size)
+        if position < 0 or size < 0:
+            raise IllegalArgumentError(f"invalid read of {size} bytes at {position}",
+                                       where=self.path)
+        return self._handle.pread(position, end - position) if end > position else b""
+
+    def read_into(self, buffer: bytearray | memoryview, position: int) -> int:
+        """Fill `buffer` from `position` (bounded by the logical size); returns bytes copied."""
+        data = self.read_bytes(position, len(buffer))
+        memoryview(buffer)[: len(data)] = data
+        return len(data)
+
+    def slice(self, position: int, size: int) -> memoryview:
+        """The bytes [position, position + size) capped at the end (ERR-16 on bad arguments).
+
+        One pread of exactly that range, never the whole file.
+        """
+        if position < 0:
+            raise IllegalArgumentError(f"invalid position: {position} in read from {self.path}")
+        if position > self._size:
+            raise IllegalArgumentError(
+                f"slice from position {position} exceeds end position of {self.path}")
+        if size < 0:
+            raise IllegalArgumentError(f"invalid size: {size} in read from {self.path}")
+        return memoryview(self.read_bytes(position, size))
+
+    def slice_records(self, position: int, size: int) -> MemoryRecords:
+        """`slice` wrapped as MemoryRecords (its batches, possibly ending in a partial one)."""
+        return MemoryRecords(self.slice(position, size))
+
+    def batches(self, start: int = 0, end: int | None = None) -> Iterator[RecordBatch]:
+        """Whole batches in [start, end) (FMT-52), each with its `position`; no decompression.
+
+        Reads growing chunks (16 KiB up to 4 MiB) and yields views into them. Raises
+        CorruptRecordError with file and position at a size field below 14.
+        """
+        stop = self._size if end is None else min(end, self._size)
+        pos, chunk_start, chunk = start, start, memoryview(b"")
+        want = _FIRST_CHUNK
+        while True:
+            rel = pos - chunk_start
+            size = next_batch_size(chunk, rel, len(chunk), chunk_start, self.path)
+            if size is not None:
+                yield batch_of(chunk[rel : rel + size], pos, self.path)
+                pos += size
+                continue
+            need = _needed(chunk, rel)
+            if chunk_start + len(chunk) >= stop or pos + need > stop:
+                return  # end of region, or a torn tail: FMT-52 stops without error
+            n = min(max(want, need), stop - pos)
+            chunk_start, chunk = pos, memoryview(self._handle.pread(pos, n))
+            if len(chunk) < n:
+                raise KafkaStorageError("file shrank while being read", where=self.path)
+            want = min(want * 2, _MAX_CHUNK)
+
+    # --- searches ---
+
+    def search_for_offset_with_size(self, target_offset: int,
+                                    starting_position: int) -> LogOffsetPosition | None:
+        """The first batch from `starting_position` whose last offset >= target (FMT-54)."""
+        for batch in self.batches(starting_position):
+            if batch.last_offset >= target_offset:
+                return LogOffsetPosition(batch.last_offset, batch.position, batch.size_in_bytes)
+        return None
+
+    def search_for_timestamp(self, target_timestamp: int, starting_position: int,
+                             starting_offset: int) -> TimestampAndOffset | None:
+        """The first record with timestamp >= target and offset >= starting_offset (FMT-55)."""
+        for batch in self.batches(starting_position):
+            if batch.max_timestamp < target_timestamp:
+                continue
+            for record in batch.records():
+                if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                    epoch = batch.partition_leader_epoch
+                    return TimestampAndOffset(record.timestamp, record.offset,
+                                              epoch if epoch >= 0 else None)
+        return None
+
+    def largest_timestamp_after(self, starting_position: int) -> TimestampOffset:
+        """Max `max_timestamp` of the batches from the position, with that batch's last offset.
+
+        Spec: FMT-56. (NO_TIMESTAMP, -1) when there is no batch with a timestamp.
+        """
+        max_ts, offset = NO_TIMESTAMP, -1
+        for batch in self.batches(starting_position):
+            ts = batch.max_timestamp
+            if ts > max_ts:
+                max_ts, offset = ts, batch.last_offset
+        return TimestampOffset(max_ts, offset)
+
+    def __repr__(self) -> str:
+        return f"FileRecords({self.path!r}, size={self._size})"
+
+
+def _needed(chunk: memoryview, rel: int) -> int:
+    """Bytes to read from `rel` to hold the next batch whole (its size field if readable)."""
+    if len(chunk) - rel > HEADER_SIZE_UP_TO_MAGIC:
+        size = int.from_bytes(chunk[rel + 8 : rel + 12], "big", signed=True)
+        return LOG_OVERHEAD + max(size, 0)
+    return HEADER_SIZE_UP_TO_MAGIC + 1

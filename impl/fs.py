@@ -1,0 +1,240 @@
+"""The file-system seam: the only module in `kafkalog.impl` that touches `os`, `open` or `mmap`.
+
+Every effect the log has on disk (open, positional read/write, append, fsync, truncate, mmap,
+rename, delete, directory fsync, mtime) goes through `FileSystem` and the `FileHandle`s it opens,
+so a crash-testing subclass can intercept each one: override a `FileSystem` method, or set
+`handle_class` to a `FileHandle` subclass. The real implementation is deliberately thin.
+
+Every `OSError` becomes a `KafkaStorageError` naming the path (ERR-36); a missing or unreadable
+directory given to a directory operation is a `LogDirError`.
+
+Spec: FMT-36 (write_atomically: tmp + fsync + rename + dir fsync).
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeAlias
+
+from kafkalog.model.errors import KafkaStorageError, LogDirError
+
+PathLike: TypeAlias = str | os.PathLike[str]
+
+
+@contextmanager
+def _storage_errors(action: str, path: PathLike) -> Iterator[None]:
+    """Turn any OSError raised inside the block into a KafkaStorageError naming `path`."""
+    try:
+        yield
+    except OSError as e:
+        raise KafkaStorageError(f"{action} failed: {e.strerror or e}", where=str(path)) from e
+
+
+class FileHandle:
+    """One open file: positional reads and writes, size, truncate, fsync, mmap.
+
+    Writes never move a shared cursor (pread/pwrite), so readers on other threads can read
+    concurrently with the single writer. `append` writes at the handle's tracked end.
+    """
+
+    def __init__(self, fs: FileSystem, path: Path, fd: int, writable: bool) -> None:
+        self.fs = fs
+        self.path = path
+        self.writable = writable
+        self._fd: int | None = fd
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def _require_fd(self) -> int:
+        if self._fd is None:
+            raise KafkaStorageError("file handle is closed", where=str(self.path))
+        return self._fd
+
+    def pread(self, position: int, n: int) -> bytes:
+        """Up to `n` bytes at `position` (fewer only at end of file); usually one system call."""
+        fd = self._require_fd()
+        try:
+            data = os.pread(fd, n, position)
+        except OSError as e:
+            raise KafkaStorageError(f"read failed: {e.strerror or e}", where=str(self.path)) from e
+        if len(data) == n or not data:
+            return data
+        with _storage_errors("read", self.path):
+            # A short read before end of file is legal for pread; gather the rest.
+            parts = [data]
+            got = len(data)
+            while got < n:
+                more = os.pread(fd, n - got, position + got)
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            return b"".join(parts)
+
+    def pwrite(self, data: bytes | bytearray | memoryview, position: int) -> int:
+        """Write all of `data` at `position`; returns the number of bytes written."""
+        fd = self._require_fd()
+        # A plain try (not the context manager) keeps this hot path to one system call.
+        try:
+            written = os.pwrite(fd, data, position)
+            # Regular files write everything at once; loop only for the rare short write.
+            while written < len(data):
+                written += os.pwrite(fd, memoryview(data)[written:], position + written)
+        except OSError as e:
+            raise KafkaStorageError(f"write failed: {e.strerror or e}", where=str(self.path)) from e
+        return written
+
+    def append(self, data: bytes | bytearray | memoryview, position: int | None = None) -> int:
+        """Write `data` at `position` (default: the current file size); returns that position."""
+        at = self.size() if position is None else position
+        self.pwrite(data, at)
+        return at
+
+    def size(self) -> int:
+        fd = self._require_fd()
+        with _storage_errors("stat", self.path):
+            return os.fstat(fd).st_size
+
+    def truncate(self, size: int) -> None:
+        """Set the file's length to `size` (shrinks, or extends with zeros)."""
+        fd = self._require_fd()
+        with _storage_errors("truncate", self.path):
+            os.ftruncate(fd, size)
+
+    def fsync(self) -> None:
+        fd = self._require_fd()
+        with _storage_errors("fsync", self.path):
+            os.fsync(fd)
+
+    def mmap(self, length: int, writable: bool) -> mmap.mmap:
+        """Map the first `length` bytes (length must be > 0); the map outlives this handle."""
+        fd = self._require_fd()
+        access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
+        with _storage_errors("mmap", self.path):
+            return mmap.mmap(fd, length, access=access)
+
+    def close(self) -> None:
+        """Close the descriptor; idempotent."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        with _storage_errors("close", self.path):
+            os.close(fd)
+
+
+class FileSystem:
+    """The real file system. Subclass it (or replace `handle_class`) to inject faults."""
+
+    handle_class: type[FileHandle] = FileHandle
+
+    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
+        """Open `path` for positional I/O; `create` makes it if missing (needs `writable`)."""
+        flags = os.O_RDWR if writable else os.O_RDONLY
+        if create:
+            flags |= os.O_CREAT
+        with _storage_errors("open", path):
+            fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        return self.handle_class(self, Path(path), fd, writable)
+
+    def exists(self, path: PathLike) -> bool:
+        return os.path.exists(path)
+
+    def is_dir(self, path: PathLike) -> bool:
+        return os.path.isdir(path)
+
+    def list_dir(self, path: PathLike) -> list[str]:
+        """Entry names of a directory, sorted (LogDirError if missing or unreadable)."""
+        try:
+            return sorted(os.listdir(path))
+        except OSError as e:
+            raise LogDirError(f"cannot list directory: {e.strerror or e}", where=str(path)) from e
+
+    def mkdir(self, path: PathLike, parents: bool = True) -> None:
+        """Create a directory (and its parents); an existing directory is fine."""
+        with _storage_errors("mkdir", path):
+            if parents:
+                os.makedirs(path, exist_ok=True)
+            elif not os.path.isdir(path):
+                os.mkdir(path)
+
+    def rename(self, src: PathLike, dst: PathLike) -> None:
+        """Atomically move `src` over `dst` (replacing it), like Utils.atomicMoveWithFallback."""
+        with _storage_errors(f"rename to {dst}", src):
+            os.replace(src, dst)
+
+    def delete(self, path: PathLike) -> None:
+        """Delete a file; a missing file is a KafkaStorageError."""
+        with _storage_errors("delete", path):
+            os.unlink(path)
+
+    def delete_if_exists(self, path: PathLike) -> bool:
+        """Delete a file if present; returns whether it existed."""
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise KafkaStorageError(f"delete failed: {e.strerror or e}", where=str(path)) from e
+        return True
+
+    def rmdir(self, path: PathLike) -> None:
+        """Remove an empty directory."""
+        with _storage_errors("rmdir", path):
+            os.rmdir(path)
+
+    def fsync_dir(self, path: PathLike) -> None:
+        """fsync a directory so renames and creations inside it are durable."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as e:
+            raise LogDirError(f"cannot open directory: {e.strerror or e}", where=str(path)) from e
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            # Some file systems refuse fsync on directories; Kafka ignores that too.
+            if e.errno not in (errno.EINVAL, errno.EBADF):
+                raise KafkaStorageError(f"fsync failed: {e.strerror or e}", where=str(path)) from e
+        finally:
+            os.close(fd)
+
+    def set_mtime_ms(self, path: PathLike, ms: int) -> None:
+        """Stamp a file's last-modified time (milliseconds since the epoch)."""
+        with _storage_errors("utime", path):
+            os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+
+    def mtime_ms(self, path: PathLike) -> int:
+        with _storage_errors("stat", path):
+            return os.stat(path).st_mtime_ns // 1_000_000
+
+    def file_size(self, path: PathLike) -> int:
+        with _storage_errors("stat", path):
+            return os.stat(path).st_size
+
+    def read_file(self, path: PathLike) -> bytes:
+        """The whole content of a small file (checkpoints, markers); never used for `.log` data."""
+        with _storage_errors("read", path), open(path, "rb") as f:
+            return f.read()
+
+    def write_atomically(self, path: PathLike, data: bytes) -> None:
+        """Write `data` to `path` durably: `<path>.tmp`, fsync, rename over `path`, fsync dir.
+
+        Spec: FMT-36. A crash leaves either the old or the new content, never a torn file.
+        """
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        handle = self.open_file(tmp, create=True)
+        try:
+            handle.truncate(0)
+            handle.pwrite(data, 0)
+            handle.fsync()
+        finally:
+            handle.close()
+        self.rename(tmp, target)
+        self.fsync_dir(target.parent)

@@ -1,0 +1,646 @@
+"""`Log`: Kafka's UnifiedLog for one partition: appends, reads, HW, log start, retention, epochs.
+
+A `Log` owns a partition directory (see `local_log` and `log_segment` for its files) and keeps
+three offsets that the owning log directory checkpoints at its root (FMT-40): the log start offset
+(LSO), the high watermark (HW) and the recovery point, with LSO <= HW <= LEO and recovery point
+<= LEO (LOG-2). Leader epochs live in `leader-epoch-checkpoint` (FMT-39).
+
+Concurrency: one writer lock serialises every mutation; `read` takes no lock and is bounded by the
+published LEO or HW metadata, so it never sees bytes beyond them (LOG-27, LOC-4).
+
+Crash policy: appends are not durable until `flush`; the recovery point marks what is. After an
+unclean shutdown `LogLoader` re-validates every segment from the recovery point on (REC-8).
+`close()` is the clean path: flush, final index entries, trims, epoch checkpoint.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kafkalog.model.errors import (
+    IllegalArgumentError,
+    OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from kafkalog.model.values import (
+    EARLIEST_TIMESTAMP,
+    INT32_MAX,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    NO_TIMESTAMP,
+    EpochEndOffset,
+    Isolation,
+    LogAppendInfo,
+    LogConfig,
+    LogOffsetMetadata,
+    LogStateView,
+    SegmentView,
+    TimestampAndOffset,
+)
+
+from .checkpoint import LeaderEpochCheckpointFile
+from .epoch_cache import LeaderEpochCache
+from .fs import FileSystem
+from .local_log import LocalLog
+from .log_loader import LogLoader
+from .log_segment import FetchDataInfo, LogSegment, RollParams
+from .log_validator import analyze_and_validate, assign_offsets
+from .memory_records import MemoryRecords
+from .time import Time
+
+EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
+EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43
+LATEST_TIERED_TIMESTAMP = -5
+
+
+@dataclass(frozen=True)
+class LogOffsets:
+    """What a log directory checkpoints for this partition at its root (FMT-40)."""
+
+    log_start_offset: int
+    recovery_point: int
+    high_watermark: int
+
+
+class Log:
+    """One partition's log; see the module docstring for files, locking and crash policy."""
+
+    def __init__(
+        self,
+        local_log: LocalLog,
+        epoch_cache: LeaderEpochCache,
+        log_start_offset: int,
+        time: Time,
+    ) -> None:
+        self.local_log = local_log
+        self.leader_epoch_cache = epoch_cache
+        self.time = time
+        self.config = local_log.config
+        self.lock = threading.RLock()
+        # Guards only the HW metadata reference, never held across I/O, so a reader caching the
+        # materialised HW (LOG-11) never waits for an append or a roll holding `lock`.
+        self._hw_lock = threading.Lock()
+        self._log_start_offset = log_start_offset
+        # LOG-1: the HW starts as message-only metadata at the LSO.
+        self._hw_metadata = LogOffsetMetadata(log_start_offset)
+        self._closed = False
+        self._update_log_start_offset(log_start_offset)  # LOG-3 step 1
+        first = local_log.segments.first_segment_base_offset()
+        self._log_start_offset = max(log_start_offset, first if first is not None else 0)
+
+    @classmethod
+    def open(
+        cls,
+        fs: FileSystem,
+        dir_path: Path | str,
+        config: LogConfig,
+        time: Time,
+        *,
+        log_start_offset: int = 0,
+        recovery_point: int = 0,
+        high_watermark: int | None = None,
+        had_clean_shutdown: bool = False,
+    ) -> Log:
+        """Load (and if needed recover) the partition directory, then set the HW (LOG-3, LOG-4).
+
+        Creates the directory when missing. Raises KafkaStorageError / LogDirError on I/O
+        failures, CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
+        """
+        d = Path(dir_path)
+        fs.mkdir(d)
+        epoch_cache = LeaderEpochCache(
+            LeaderEpochCheckpointFile(fs, LeaderEpochCheckpointFile.new_file(d))
+        )
+        loaded = LogLoader(
+            fs, d, config, time, epoch_cache,
+            log_start_offset_checkpoint=log_start_offset,
+            recovery_point_checkpoint=recovery_point,
+            had_clean_shutdown=had_clean_shutdown,
+        ).load()
+        local = LocalLog(
+            fs, d, config, loaded.segments, loaded.recovery_point, loaded.next_offset_metadata, time
+        )
+        log = cls(local, epoch_cache, loaded.log_start_offset, time)
+        log.update_high_watermark(high_watermark if high_watermark is not None else 0)
+        return log
+
+    # --- offsets ----------------------------------------------------------------------------
+
+    @property
+    def dir(self) -> Path:
+        return self.local_log.dir
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.local_log.log_end_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        return self.local_log.next_offset_metadata
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local_log.recovery_point
+
+    @property
+    def high_watermark(self) -> int:
+        return self._hw_metadata.message_offset
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        return self.local_log.segments.values()
+
+    def offsets(self) -> LogOffsets:
+        return LogOffsets(self.log_start_offset, self.recovery_point, self.high_watermark)
+
+    def _update_log_start_offset(self, offset: int) -> None:
+        """Set the LSO, raising the HW and the recovery point to it if lower (LOG-3, LOG-29)."""
+        self._log_start_offset = offset
+        if self.high_watermark < offset:
+            self.update_high_watermark(offset)
+        if self.local_log.recovery_point < offset:
+            self.local_log.update_recovery_point(offset)
+
+    # --- high watermark ---------------------------------------------------------------------
+
+    def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
+        """Clamp `hw` into [LSO, LEO] and store it; may decrease the HW (LOG-5)."""
+        with self.lock:
+            md = hw if isinstance(hw, LogOffsetMetadata) else LogOffsetMetadata(hw)
+            end = self.log_end_offset_metadata
+            if md.message_offset < self._log_start_offset:
+                md = LogOffsetMetadata(self._log_start_offset)
+            elif md.message_offset >= end.message_offset:
+                md = end
+            self._update_high_watermark_metadata(md)
+            return md.message_offset
+
+    def maybe_increment_high_watermark(self, new_hw: LogOffsetMetadata) -> LogOffsetMetadata | None:
+        """Leader path: advance only, returning the old metadata when it moved (LOG-7, LOG-8).
+
+        Raises IllegalArgumentError when `new_hw` is above the LEO (ERR-28).
+        """
+        with self.lock:
+            if new_hw.message_offset > self.log_end_offset:
+                raise IllegalArgumentError(
+                    f"High watermark {new_hw} update exceeds current log end offset "
+                    f"{self.log_end_offset_metadata}"
+                )
+            old = self.fetch_high_watermark_metadata()
+            if old.message_offset < new_hw.message_offset or (
+                old.message_offset == new_hw.message_offset and _on_older_segment(old, new_hw)
+            ):
+                self._update_high_watermark_metadata(new_hw)
+                return old
+            return None
+
+    def _update_high_watermark_metadata(self, md: LogOffsetMetadata) -> None:
+        """LOG-6; raises IllegalArgumentError for a negative offset (ERR-29)."""
+        if md.message_offset < 0:
+            raise IllegalArgumentError("High watermark offset should be non-negative")
+        with self._hw_lock:
+            self._hw_metadata = md
+
+    def _update_high_watermark_with_log_end_offset(self) -> None:
+        """LOG-10: when HW >= LEO the HW metadata follows the LEO metadata."""
+        end = self.log_end_offset_metadata
+        if self.high_watermark >= end.message_offset:
+            self._update_high_watermark_metadata(end)
+
+    def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
+        """The HW with its segment position, materialised and cached (LOG-11, BUG-33)."""
+        md = self._hw_metadata
+        if not md.message_offset_only:
+            return md
+        try:
+            full = self.local_log.convert_to_offset_metadata_or_throw(md.message_offset)
+        except OffsetOutOfRangeError:
+            return md
+        with self._hw_lock:
+            if self._hw_metadata is md:  # a concurrent update wins over this cached conversion
+                self._hw_metadata = full
+        return full
+
+    # --- log start offset -------------------------------------------------------------------
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
+        """Raise the LSO (DeleteRecords/retention) without deleting segments (LOG-29, LOG-30).
+
+        Raises OffsetOutOfRangeError above the HW (ERR-30), LogClosedError after close.
+        """
+        with self.lock:
+            if new_log_start_offset > self.high_watermark:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                    f"{self.dir.name} since it is larger than the high watermark "
+                    f"{self.high_watermark}"
+                )
+            self.local_log.check_if_memory_mapped_buffer_closed()
+            if new_log_start_offset <= self._log_start_offset:
+                return False
+            self._update_log_start_offset(new_log_start_offset)
+            self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+            return True
+
+    # --- append -----------------------------------------------------------------------------
+
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int) -> LogAppendInfo:
+        """Validate client batches, assign offsets from the LEO, stamp the epoch (LOG-14..24).
+
+        Raises InvalidRecordError (base offset != 0), RecordTooLargeError, CorruptRecordError,
+        RecordBatchTooLargeError, LogClosedError.
+        """
+        analysis = analyze_and_validate(
+            records, leader=True, max_message_bytes=self.config.max_message_bytes,
+            where=self.dir.name,
+        )
+        if analysis.valid_bytes <= 0:
+            return EMPTY_APPEND
+        with self.lock:
+            self.local_log.check_if_memory_mapped_buffer_closed()
+            # One copy so the caller's buffer is never modified; the stamps go into the copy.
+            valid = MemoryRecords(bytearray(records.buffer[: analysis.valid_bytes]))
+            info = assign_offsets(
+                valid, self.log_end_offset, leader_epoch, self.config.message_timestamp_type,
+                self.time.milliseconds(),
+            )
+            return self._append_validated(valid, info)
+
+    def append_as_follower(
+        self, records: MemoryRecords, leader_epoch: int | None = None
+    ) -> LogAppendInfo:
+        """Append replicated batches with their own offsets (LOG-14, LOG-15a [TRUNK], LOG-19).
+
+        Raises OffsetsOutOfOrderError, UnexpectedAppendOffsetError, CorruptRecordError,
+        RecordBatchTooLargeError, LogClosedError.
+        """
+        analysis = analyze_and_validate(
+            records, leader=False, max_message_bytes=self.config.max_message_bytes,
+            where=self.dir.name, leader_epoch=leader_epoch,
+        )
+        if analysis.valid_bytes <= 0:
+            return EMPTY_APPEND
+        with self.lock:
+            self.local_log.check_if_memory_mapped_buffer_closed()
+            if analysis.first_offset < self.log_end_offset:
+                raise UnexpectedAppendOffsetError(
+                    f"Unexpected offset in append to {self.dir.name}. First offset "
+                    f"{analysis.first_offset} is less than the next offset "
+                    f"{self.log_end_offset}.",
+                    analysis.first_offset, analysis.last_offset,
+                )
+            valid = MemoryRecords(records.buffer[: analysis.valid_bytes])
+            info = analysis.follower_info()
+            return self._append_validated(valid, info)
+
+    def _append_validated(self, valid: MemoryRecords, info: LogAppendInfo) -> LogAppendInfo:
+        """LOG-20..24 under the lock: checks, roll, write, publish LEO, epochs, HW.
+
+        Every check runs before anything changes (docs/design.md: an error leaves no state
+        change), so the epochs are validated first and assigned after the write; Kafka assigns
+        them before its segment-size check, which only differs when that check fails.
+        """
+        batches = [b for b in valid.batches() if b.magic >= 2]
+        for batch in batches:
+            if batch.partition_leader_epoch < 0:
+                raise IllegalArgumentError(
+                    f"Received invalid partition leader epoch entry EpochEntry(epoch="
+                    f"{batch.partition_leader_epoch}, startOffset={batch.base_offset})"
+                )
+        size = len(valid)
+        if size > self.config.segment_bytes:
+            raise RecordBatchTooLargeError(
+                f"Message batch size is {size} bytes in append to partition {self.dir.name} which "
+                f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
+            )
+        self._maybe_roll(size, info)
+        self.local_log.append(info.last_offset, valid)
+        for batch in batches:
+            self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        self._update_high_watermark_with_log_end_offset()
+        return info
+
+    def _maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+        """Roll when the active segment is full, old, or cannot hold the offsets (LOG-22)."""
+        active = self.local_log.segments.active_segment()
+        params = RollParams(
+            self.config.segment_ms, self.config.segment_bytes, info.max_timestamp,
+            info.last_offset, messages_size, self.time.milliseconds(),
+        )
+        if not active.should_roll(params):
+            return active
+        # KAFKA-6530: v2 rolls at the exact first offset; else KAFKA-4451's lower bound.
+        first = info.first_offset
+        roll_offset = first if first >= 0 else info.last_offset - INT32_MAX
+        return self._roll(roll_offset)
+
+    # --- read -------------------------------------------------------------------------------
+
+    def read(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        isolation: Isolation = Isolation.LOG_END,
+        min_one_message: bool = False,
+    ) -> FetchDataInfo:
+        """Read batches from `start_offset` up to the isolation bound (LOG-27, LOG-28, LOC-4).
+
+        Raises OffsetOutOfRangeError below the LSO (ERR-31), above the LEO or below the first
+        segment (ERR-32); IllegalArgumentError for a negative `max_bytes` (ERR-15).
+        """
+        if start_offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.dir.name}, but "
+                f"we only have log segments starting from offset: {self._log_start_offset}."
+            )
+        if isolation is Isolation.HIGH_WATERMARK:
+            bound = self.fetch_high_watermark_metadata()
+        else:
+            bound = self.log_end_offset_metadata
+        return self.local_log.read(start_offset, max_bytes, min_one_message, bound)
+
+    # --- roll and flush ---------------------------------------------------------------------
+
+    def roll(self, expected_next_offset: int | None = None) -> int:
+        """Start a new active segment; returns its base offset (LOG-25, LOC-6)."""
+        with self.lock:
+            return self._roll(expected_next_offset).base_offset
+
+    def _roll(self, expected_next_offset: int | None) -> LogSegment:
+        new_segment = self.local_log.roll(expected_next_offset)
+        self._update_high_watermark_with_log_end_offset()
+        # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to LEO.
+        self._flush_to(min(new_segment.base_offset, self.log_end_offset), including=False)
+        return new_segment
+
+    def flush(self, offset: int | None = None) -> int:
+        """fsync up to `offset` (exclusive) or the whole log; returns the recovery point (LOG-26).
+
+        Raises IllegalArgumentError when `offset` is outside [0, LEO].
+        """
+        with self.lock:
+            if offset is None:
+                self._flush_to(self.log_end_offset, including=True)
+            else:
+                if not 0 <= offset <= self.log_end_offset:
+                    raise IllegalArgumentError(
+                        f"flush offset {offset} outside [0, LEO = {self.log_end_offset}]"
+                    )
+                self._flush_to(offset, including=False)
+            return self.recovery_point
+
+    def _flush_to(self, offset: int, *, including: bool) -> None:
+        flush_offset = offset + 1 if including else offset
+        if flush_offset > self.local_log.recovery_point:
+            self.local_log.flush(flush_offset)
+            self.local_log.mark_flushed(offset)
+
+    # --- retention --------------------------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """Log-start, then size, then time retention; returns segments deleted (LOG-32..38)."""
+        with self.lock:
+            return (
+                self._delete_log_start_offset_breached_segments()
+                + self._delete_retention_size_breached_segments()
+                + self._delete_retention_ms_breached_segments()
+            )
+
+    def _delete_log_start_offset_breached_segments(self) -> int:
+        lso = self._log_start_offset
+        return self._delete_segments(
+            self._deletable_segments(lambda s, n: n is not None and n.base_offset <= lso)
+        )
+
+    def _delete_retention_size_breached_segments(self) -> int:
+        size = self.local_log.segments.size_in_bytes()
+        retention = self.config.retention_bytes
+        if retention < 0 or size < retention:
+            return 0
+        diff = size - retention
+
+        def predicate(segment: LogSegment, _next: LogSegment | None) -> bool:
+            nonlocal diff
+            if diff - segment.size() >= 0:
+                diff -= segment.size()
+                return True
+            return False
+
+        return self._delete_segments(self._deletable_segments(predicate))
+
+    def _delete_retention_ms_breached_segments(self) -> int:
+        retention = self.config.retention_ms
+        if retention < 0:
+            return 0
+        now = self.time.milliseconds()
+        return self._delete_segments(
+            self._deletable_segments(lambda s, n: now - s.largest_timestamp() > retention)
+        )
+
+    def _deletable_segments(self, predicate: Any) -> list[LogSegment]:
+        """Oldest-first walk stopping at the first segment that may not go (LOG-33, BUG-36)."""
+        segments = self.local_log.segments.values()
+        hw = self.high_watermark
+        deletable: list[LogSegment] = []
+        for i, segment in enumerate(segments):
+            nxt = segments[i + 1] if i + 1 < len(segments) else None
+            last_and_empty = nxt is None and segment.size() == 0
+            upper = nxt.base_offset if nxt is not None else self.log_end_offset
+            if hw >= upper and predicate(segment, nxt) and not last_and_empty:
+                deletable.append(segment)
+            else:
+                break
+        return deletable
+
+    def _delete_segments(self, deletable: list[LogSegment]) -> int:
+        """LOG-34: roll first if all would go, raise the LSO, then delete asynchronously."""
+        count = len(deletable)
+        if count == 0:
+            return 0
+        to_delete = list(deletable)
+        if len(self.local_log.segments) == count:
+            new_segment = self._roll(None)
+            if to_delete[-1].base_offset == new_segment.base_offset:
+                to_delete.pop()
+        self.local_log.check_if_memory_mapped_buffer_closed()
+        if to_delete:
+            successor = self.local_log.segments.higher_segment(to_delete[-1].base_offset)
+            assert successor is not None, "a deletable segment always has a successor"
+            self.maybe_increment_log_start_offset(successor.base_offset)
+            self.local_log.remove_and_delete_segments(to_delete, async_delete=True)
+        return count
+
+    # --- truncation -------------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Follower truncation to `target_offset`; True iff something was cut (LOG-40, LOG-42).
+
+        Raises IllegalArgumentError for a negative target (ERR-33).
+        """
+        if target_offset < 0:
+            raise IllegalArgumentError(
+                f"Cannot truncate partition {self.dir.name} to a negative offset "
+                f"({target_offset})."
+            )
+        with self.lock:
+            self.local_log.check_if_memory_mapped_buffer_closed()
+            if target_offset >= self.log_end_offset:
+                self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+                return False
+            first = self.local_log.segments.first_segment_base_offset()
+            if first is not None and first > target_offset:
+                self._truncate_fully_and_start_at(target_offset)
+                return True
+            self.local_log.truncate_to(target_offset)
+            self.leader_epoch_cache.truncate_from_end(target_offset)
+            self._log_start_offset = min(target_offset, self._log_start_offset)
+            if self.high_watermark >= self.log_end_offset:
+                self.update_high_watermark(self.log_end_offset_metadata)
+            return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete everything and start empty at `new_offset`: LSO = HW = LEO (LOG-41, BUG-38).
+
+        Raises IllegalArgumentError for a negative offset (as the model does).
+        """
+        if new_offset < 0:
+            raise IllegalArgumentError(f"Cannot start the log at negative offset {new_offset}")
+        with self.lock:
+            self._truncate_fully_and_start_at(new_offset)
+
+    def _truncate_fully_and_start_at(self, new_offset: int) -> None:
+        self.local_log.truncate_fully_and_start_at(new_offset)
+        self.leader_epoch_cache.clear_and_flush()
+        self._log_start_offset = new_offset
+        self.update_high_watermark(self.log_end_offset_metadata)
+
+    # --- epochs -----------------------------------------------------------------------------
+
+    def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
+        """LOG-50: record (epoch, start offset), e.g. (new epoch, LEO) on becoming leader."""
+        with self.lock:
+            self.leader_epoch_cache.assign(epoch, start_offset)
+
+    assign_epoch = maybe_assign_epoch_start_offset
+
+    def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset | None:
+        """LOG-51 / EPO-4: where `epoch` ends, or None when undefined."""
+        found_epoch, offset = self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
+        if offset == -1:
+            return None
+        return EpochEndOffset(found_epoch, offset)
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.leader_epoch_cache.latest_epoch
+
+    # --- offsets by timestamp ---------------------------------------------------------------
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """ListOffsets for one partition (LOG-43..49): special targets or a timestamp search."""
+        cache = self.leader_epoch_cache
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            earliest = cache.earliest_entry
+            lso = self._log_start_offset
+            known = earliest is not None and earliest.start_offset <= lso
+            epoch = earliest.epoch if known and earliest is not None else None
+            return TimestampAndOffset(NO_TIMESTAMP, lso, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch)
+        if target_timestamp == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+        if target_timestamp == MAX_TIMESTAMP:
+            return self._fetch_max_timestamp()
+        for segment in self.local_log.segments.values():
+            if segment.largest_timestamp() >= target_timestamp:
+                found: TimestampAndOffset | None = segment.find_offset_by_timestamp(
+                    target_timestamp, self._log_start_offset
+                )
+                return found
+        return None
+
+    def _fetch_max_timestamp(self) -> TimestampAndOffset | None:
+        """LOG-48 (KAFKA-16310): the first record carrying the log's max timestamp."""
+        segments = self.local_log.segments.values()
+        best = segments[0]
+        for segment in segments[1:]:
+            if segment.max_timestamp_so_far() > best.max_timestamp_so_far():
+                best = segment
+        max_ts, shallow = best.max_timestamp_and_offset_so_far
+        position = best.offset_index.lookup(shallow).position
+        for batch in best.log.batches(position):
+            if batch.max_timestamp == max_ts:
+                offset = batch.offset_of_max_timestamp()
+                if offset is None:
+                    return None
+                epoch = batch.partition_leader_epoch
+                return TimestampAndOffset(max_ts, offset, epoch if epoch >= 0 else None)
+        return None
+
+    # --- lifecycle and observation ----------------------------------------------------------
+
+    def close(self) -> LogOffsets:
+        """Clean close: flush everything, close segments, write the epoch checkpoint (FMT-44).
+
+        Returns the offsets the log directory writes to its root checkpoints.
+        """
+        with self.lock:
+            if self._closed:
+                return self.offsets()
+            self._flush_to(self.log_end_offset, including=True)
+            self.leader_epoch_cache.flush()
+            self.local_log.close()
+            self._closed = True
+            return self.offsets()
+
+    def close_handlers(self) -> None:
+        """Drop handles without writing, as after a crash or an offline dir (LOC-13)."""
+        with self.lock:
+            self.local_log.close_handlers()
+            self._closed = True
+
+    def state(self) -> LogStateView:
+        """The observable state conformance compares after every step."""
+        with self.lock:
+            return LogStateView(
+                log_start_offset=self._log_start_offset,
+                high_watermark=self.high_watermark,
+                log_end_offset=self.log_end_offset,
+                recovery_point=self.recovery_point,
+                segments=tuple(
+                    SegmentView(s.base_offset, s.size(), s.read_next_offset())
+                    for s in self.local_log.segments
+                ),
+                epoch_entries=self.leader_epoch_cache.epoch_entries(),
+                pending_deletions=self.local_log.pending_deletions(),
+            )
+
+    def check(self) -> None:
+        """Assert LOG-2 in O(n): LSO <= HW <= LEO, recovery point <= LEO, segments, epochs."""
+        with self.lock:
+            lso, hw, leo = self._log_start_offset, self.high_watermark, self.log_end_offset
+            assert 0 <= lso <= hw <= leo, f"LSO {lso} <= HW {hw} <= LEO {leo} violated"
+            first = self.local_log.segments.first_segment_base_offset()
+            assert first is not None and lso >= first, f"LSO {lso} below first segment {first}"
+            self.local_log.check()
+            self.leader_epoch_cache.check()
+
+    def __repr__(self) -> str:
+        return (f"Log({self.dir}, lso={self.log_start_offset}, hw={self.high_watermark}, "
+                f"leo={self.log_end_offset})")
+
+
+def _on_older_segment(old: LogOffsetMetadata, new: LogOffsetMetadata) -> bool:
+    """LOG-8: false if either side is message-only, else compare segment bases."""
+    if old.message_offset_only or new.message_offset_only:
+        return False
+    return old.segment_base_offset < new.segment_base_offset
+

@@ -1,0 +1,275 @@
+"""`LogLoader`: turn one partition directory into segments and offsets, recovering if needed.
+
+Runs REC-1..19 in Kafka's order: delete `.deleted`/`.cleaned` leftovers and complete or discard
+`.swap` files (REC-2..5); open every `.log`, deleting orphan index files and rebuilding missing or
+corrupt indexes (REC-6); after an unclean shutdown re-validate every segment from the recovery
+point, truncating at the first invalid batch and dropping everything after it (REC-8); handle a
+log start offset above the data (REC-9); resize the active segment's indexes (REC-12); trim the
+epoch cache to [log start, LEO) (REC-13, REC-15).
+
+Plan, then act: each step decides from the directory listing which files to delete or rename and
+then applies that decision; every effect goes through the `FileSystem` seam. Crash policy: every
+step is idempotent, so a crash during loading is repaired by the next load (the clean-shutdown
+marker is consumed before loading, FMT-43, so that load runs as unclean).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkalog.model.errors import CorruptIndexError, InvalidOffsetError, KafkaStorageError
+from kafkalog.model.values import LogConfig, LogOffsetMetadata
+
+from .epoch_cache import LeaderEpochCache
+from .file_records import FileRecords
+from .fs import FileSystem
+from .log_segment import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    INDEX_SUFFIXES,
+    LOG_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+    LogSegment,
+    offset_from_file_name,
+    segment_file,
+)
+from .log_segments import LogSegments
+from .time import Time
+
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass
+class LoadedLog:
+    """REC-17: what loading produced, for `LocalLog` and `Log` construction."""
+
+    segments: LogSegments
+    log_start_offset: int
+    recovery_point: int
+    next_offset_metadata: LogOffsetMetadata
+    recovered_segments: tuple[int, ...] = ()  # base offsets whose indexes were rebuilt
+    truncated_bytes: int = 0  # bytes cut from torn or corrupt tails during recovery
+
+
+class LogLoader:
+    """Loads one partition directory (REC-1 inputs); `load()` may be called once."""
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        dir_path: Path,
+        config: LogConfig,
+        time: Time,
+        epoch_cache: LeaderEpochCache,
+        *,
+        log_start_offset_checkpoint: int = 0,
+        recovery_point_checkpoint: int = 0,
+        had_clean_shutdown: bool = False,
+    ) -> None:
+        self.fs = fs
+        self.dir = Path(dir_path)
+        self.config = config
+        self.time = time
+        self.epoch_cache = epoch_cache
+        self.log_start_offset_checkpoint = log_start_offset_checkpoint
+        self.recovery_point_checkpoint = recovery_point_checkpoint
+        self.had_clean_shutdown = had_clean_shutdown
+        self.segments = LogSegments()
+        self._recovered: list[int] = []
+        self._truncated_bytes = 0
+
+    def load(self) -> LoadedLog:
+        """Run REC-2..17 and return the loaded segments and offsets."""
+        swap_files = self._remove_temp_files_and_collect_swap_files()
+        self._complete_swaps(swap_files)
+        self._load_segment_files()
+        if self.dir.name.endswith("-delete"):
+            return self._load_deleted_dir()  # REC-7
+        recovery_point, next_offset = self._recover_log()
+        active = self.segments.active_segment()
+        active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
+        active.time_index.resize(self.config.segment_index_bytes)
+        self.epoch_cache.truncate_from_end(next_offset)  # REC-13
+        first = self.segments.first_segment_base_offset()
+        log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)  # REC-15
+        return LoadedLog(
+            self.segments, log_start, recovery_point,
+            LogOffsetMetadata(next_offset, active.base_offset, active.size()),
+            tuple(self._recovered), self._truncated_bytes,
+        )
+
+    # --- REC-2..5: temporary files and swaps ------------------------------------------------
+
+    def _regular_files(self) -> list[str]:
+        return [n for n in self.fs.list_dir(self.dir) if not self.fs.is_dir(self.dir / n)]
+
+    def _remove_temp_files_and_collect_swap_files(self) -> list[str]:
+        """REC-2: delete `.deleted`, `.cleaned` and swaps made obsolete by an incomplete split."""
+        swaps, cleaned = [], []
+        min_cleaned = _INT64_MAX
+        for name in self._regular_files():
+            if name.endswith(DELETED_FILE_SUFFIX):
+                if not name.endswith(".checkpoint" + DELETED_FILE_SUFFIX):
+                    self.fs.delete_if_exists(self.dir / name)
+            elif name.endswith(CLEANED_FILE_SUFFIX):
+                min_cleaned = min(min_cleaned, offset_from_file_name(name))
+                cleaned.append(name)
+            elif name.endswith(SWAP_FILE_SUFFIX):
+                swaps.append(name)
+        valid = []
+        for name in swaps:
+            if offset_from_file_name(name) >= min_cleaned:
+                self.fs.delete_if_exists(self.dir / name)  # KAFKA-6264: incomplete split
+            else:
+                valid.append(name)
+        for name in cleaned:
+            self.fs.delete_if_exists(self.dir / name)
+        return valid
+
+    def _complete_swaps(self, swap_files: list[str]) -> None:
+        """REC-3..5: delete what the swapped-in segments replace, then drop the `.swap` suffix."""
+        min_swap, max_swap = _INT64_MAX, -1
+        for name in swap_files:
+            if name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
+                base = offset_from_file_name(name)
+                min_swap = min(min_swap, base)
+                max_swap = max(max_swap, self._next_offset_of_log(self.dir / name, base))
+        if max_swap >= 0:
+            for name in self._regular_files():
+                if name.endswith(SWAP_FILE_SUFFIX):
+                    continue
+                try:
+                    offset = offset_from_file_name(name)
+                except Exception:  # REC-4: names without an offset are not segment files
+                    continue
+                if min_swap <= offset < max_swap:
+                    self.fs.delete_if_exists(self.dir / name)
+        for name in swap_files:
+            self.fs.rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
+
+    def _next_offset_of_log(self, path: Path, base_offset: int) -> int:
+        """SEG-12 by a plain scan, so no index file is created for a swap segment."""
+        records = FileRecords.open(self.fs, path, file_already_exists=True, writable=False)
+        try:
+            next_offset = base_offset
+            for batch in records.batches():
+                next_offset = batch.next_offset
+            return next_offset
+        finally:
+            records.close()
+
+    # --- REC-6: segment files ---------------------------------------------------------------
+
+    def _load_segment_files(self) -> None:
+        """Open every `.log`; delete orphan indexes; rebuild missing or corrupt indexes."""
+        names = self._regular_files()
+        present = set(names)
+        for name in names:
+            if name.endswith(INDEX_SUFFIXES):
+                base = offset_from_file_name(name)
+                log_name = segment_file(self.dir, base, LOG_FILE_SUFFIX).name
+                if log_name not in present:
+                    self.fs.delete_if_exists(self.dir / name)  # KAFKA-670 orphan
+            elif name.endswith(LOG_FILE_SUFFIX):
+                base = offset_from_file_name(name)
+                time_index_new = (
+                    segment_file(self.dir, base, TIME_INDEX_FILE_SUFFIX).name not in present
+                )
+                segment = LogSegment.open(
+                    self.fs, self.dir, base, self.config, self.time, file_already_exists=True
+                )
+                try:
+                    segment.sanity_check(time_index_new)
+                    self._check_index_shape(segment)
+                except (FileNotFoundError, CorruptIndexError):
+                    self._recover_segment(segment)
+                self.segments.add(segment)
+
+    @staticmethod
+    def _check_index_shape(segment: LogSegment) -> None:
+        """Beyond Kafka's checks (KAFKA-7283): reject garbage or zero-filled indexes cheaply.
+
+        FMT-18/25 plus O(1) probes: the first and last offset-index entries must increase and
+        point inside `.log`, and the time index must not go backwards. Raises CorruptIndexError.
+        """
+        segment.check_indexes()
+        oi = segment.offset_index
+        n = oi.entries
+        if n:
+            first, last = oi.entry(0), oi.entry(n - 1)
+            if (n > 1 and last.offset <= first.offset) or not 0 <= last.position < max(
+                segment.size(), 1
+            ) or first.position < 0:
+                raise CorruptIndexError(
+                    f"offset index entries out of order or beyond the log ({first}..{last})",
+                    where=str(segment.offset_index_file),
+                )
+        ti = segment.time_index
+        m = ti.entries
+        if m > 1 and ti.entry(m - 1).offset < ti.entry(0).offset:
+            raise CorruptIndexError(
+                "time index offsets go backwards", where=str(segment.time_index_file)
+            )
+
+    def _recover_segment(self, segment: LogSegment) -> int:
+        """REC-11: rebuild indexes and epochs, truncating at the first invalid batch."""
+        truncated = segment.recover(self.epoch_cache)
+        self._recovered.append(segment.base_offset)
+        self._truncated_bytes += truncated
+        return truncated
+
+    # --- REC-7..10: recovery ----------------------------------------------------------------
+
+    def _load_deleted_dir(self) -> LoadedLog:
+        if self.segments.is_empty():
+            self.segments.add(LogSegment.open(self.fs, self.dir, 0, self.config, self.time))
+        active = self.segments.active_segment()
+        end = LogOffsetMetadata(0, active.base_offset, active.size())
+        return LoadedLog(self.segments, 0, 0, end)
+
+    def _recover_log(self) -> tuple[int, int]:
+        """REC-8: (recovery point, next offset)."""
+        if not self.had_clean_shutdown:
+            self._recover_unflushed_segments()
+        leo = self._delete_segments_if_log_start_greater_than_log_end()
+        if self.segments.is_empty():
+            self.segments.add(LogSegment.open(
+                self.fs, self.dir, self.log_start_offset_checkpoint, self.config, self.time
+            ))
+        if self.had_clean_shutdown and leo is not None:
+            return leo, leo
+        end = leo if leo is not None else self.segments.active_segment().read_next_offset()
+        return min(self.recovery_point_checkpoint, end), end
+
+    def _recover_unflushed_segments(self) -> None:
+        """Recover from the segment holding the recovery point on; stop at the first cut."""
+        unflushed = self.segments.values(self.recovery_point_checkpoint, _INT64_MAX)
+        for i, segment in enumerate(unflushed):
+            try:
+                truncated = self._recover_segment(segment)
+            except (InvalidOffsetError, KafkaStorageError):
+                truncated = segment.truncate_to(segment.base_offset)  # KAFKA-905
+                self._truncated_bytes += truncated
+            if truncated > 0:
+                for later in unflushed[i + 1 :]:
+                    self.segments.remove(later.base_offset)
+                    self._truncated_bytes += later.size()
+                    later.delete_if_exists()
+                return
+
+    def _delete_segments_if_log_start_greater_than_log_end(self) -> int | None:
+        """REC-9 (KAFKA-8306): data entirely below the checkpointed log start is dropped."""
+        last = self.segments.last_segment()
+        if last is None:
+            return None
+        log_end = last.read_next_offset()
+        if log_end >= self.log_start_offset_checkpoint:
+            return log_end
+        for segment in self.segments.values():
+            self.segments.remove(segment.base_offset)
+            segment.delete_if_exists()
+        self.epoch_cache.clear_and_flush()
+        return None

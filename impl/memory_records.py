@@ -1,0 +1,179 @@
+"""`MemoryRecords`: batches in a buffer, shallow iteration (FMT-52) and the v2 batch builder.
+
+A buffer holds zero or more whole batches back to back. `batches()` walks their size fields
+without decompressing or checking CRCs; a torn tail ends iteration silently and a size field
+below 14 is a CorruptRecordError (ERR-19). The same scanner serves `FileRecords` (chunk by chunk).
+
+The builder writes exactly the bytes of Kafka's `MemoryRecordsBuilder` for magic 2: base timestamp
+= the first record's timestamp, producer id/epoch/sequence -1, attributes = codec | timestamp-type
+bit. One record with value b"test", no key, no headers, timestamp delta 0 makes a 72-byte batch
+(FMT-50).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator, Sequence
+
+from crc32c import crc32c
+from kafkalog.impl.compression import CompressionType, compress
+from kafkalog.impl.legacy_records import LegacyRecordBatch
+from kafkalog.impl.record_batch import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_V2,
+    RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V0,
+    TIMESTAMP_TYPE_MASK,
+    Record,
+    RecordBatch,
+    check_header_args,
+)
+from kafkalog.impl.varint import encode_varint, encode_varlong
+from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
+from kafkalog.model.values import INT64_MAX, NO_TIMESTAMP, BatchSpec, TimestampType
+from kafkalog.model.values import Record as ProducerRecord
+
+_OFFSET_AND_SIZE = struct.Struct(">qi")
+# Header after the CRC: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
+# producerEpoch, baseSequence, recordCount.
+_HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
+_HEADER_BEFORE_CRC = struct.Struct(">qiib")
+
+
+def batch_of(view: memoryview, position: int = -1, source: str | None = None) -> RecordBatch:
+    """The right view class for a whole batch: v2 (`RecordBatch`) or v0/v1 (legacy)."""
+    if view[MAGIC_OFFSET] in (0, 1):
+        return LegacyRecordBatch(view, position, source)
+    return RecordBatch(view, position, source)
+
+
+def next_batch_size(buf: memoryview, pos: int, end: int, base_position: int,
+                    source: str | None) -> int | None:
+    """FMT-52 for the batch at `pos`: its total size, or None when the rest is a torn tail.
+
+    `base_position` is the file position of buf[0] (for error messages). Raises
+    CorruptRecordError when the size field is below 14 (a zero-filled tail included).
+    """
+    if pos + HEADER_SIZE_UP_TO_MAGIC >= end:
+        return None
+    _, size = _OFFSET_AND_SIZE.unpack_from(buf, pos)
+    if size < RECORD_OVERHEAD_V0:
+        raise CorruptRecordError(
+            f"record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})",
+            where=f"{source or '<memory>'}@{base_position + pos}")
+    if pos + LOG_OVERHEAD + size > end:
+        return None
+    return LOG_OVERHEAD + size
+
+
+class MemoryRecords:
+    """Zero or more batches in memory (a bytes-like buffer, viewed without copying)."""
+
+    __slots__ = ("buffer",)
+
+    def __init__(self, buffer: bytes | bytearray | memoryview) -> None:
+        self.buffer = memoryview(buffer)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(self.buffer)
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+    def to_bytes(self) -> bytes:
+        return bytes(self.buffer)
+
+    def batches(self) -> Iterator[RecordBatch]:
+        """Whole batches in order (shallow: no decompression, no CRC check). O(batches)."""
+        buf, pos, end = self.buffer, 0, len(self.buffer)
+        while (size := next_batch_size(buf, pos, end, 0, None)) is not None:
+            yield batch_of(buf[pos : pos + size], pos)
+            pos += size
+
+    def valid_bytes(self) -> int:
+        """Bytes covered by whole batches (a torn tail excluded)."""
+        return sum(b.size_in_bytes for b in self.batches())
+
+    def records(self) -> Iterator[Record]:
+        """Every record of every batch (deep iteration)."""
+        for batch in self.batches():
+            yield from batch.records()
+
+    @classmethod
+    def with_records(cls, records: Sequence[ProducerRecord], base_offset: int = 0,
+                     partition_leader_epoch: int = -1,
+                     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+                     log_append_time: int = NO_TIMESTAMP,
+                     compression: CompressionType | None = None) -> MemoryRecords:
+        """One v2 batch of `records` at offsets base_offset..; empty input gives an empty buffer."""
+        if not records:
+            return cls(bytearray())
+        data = build_batch(records, base_offset, partition_leader_epoch, timestamp_type,
+                           log_append_time, compression or CompressionType.NONE)
+        return cls(data)
+
+    @classmethod
+    def from_batch_specs(cls, specs: Sequence[BatchSpec]) -> MemoryRecords:
+        """The uncompressed v2 batches of `specs`, back to back (empty specs are skipped)."""
+        out = bytearray()
+        for spec in specs:
+            if spec.records:
+                out += build_batch(spec.records, spec.base_offset, spec.partition_leader_epoch,
+                                   spec.timestamp_type, spec.log_append_time, CompressionType.NONE)
+        return cls(out)
+
+
+def encode_record(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> bytes:
+    """One v2 record (FMT-49): varint length, then attributes 0 and the fields."""
+    body = bytearray(b"\x00")
+    body += encode_varlong(timestamp_delta)
+    body += encode_varint(offset_delta)
+    _put_bytes(body, record.key)
+    _put_bytes(body, record.value)
+    body += encode_varint(len(record.headers))
+    for header in record.headers:
+        _put_bytes(body, header.key.encode("utf-8"))
+        _put_bytes(body, header.value)
+    return encode_varint(len(body)) + bytes(body)
+
+
+def _put_bytes(out: bytearray, data: bytes | None) -> None:
+    if data is None:
+        out += encode_varint(-1)
+    else:
+        out += encode_varint(len(data))
+        out += data
+
+
+def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_leader_epoch: int,
+                timestamp_type: TimestampType, log_append_time: int,
+                codec: CompressionType) -> bytearray:
+    """The bytes of one v2 batch, CRC included. IllegalArgumentError on impossible input."""
+    base_ts = records[0].timestamp
+    check_header_args(MAGIC_V2, base_ts)
+    for r in records:
+        if r.timestamp < NO_TIMESTAMP:
+            raise IllegalArgumentError(f"invalid negative timestamp {r.timestamp}")
+    if base_offset < 0 or base_offset + len(records) - 1 > INT64_MAX:
+        raise IllegalArgumentError(f"invalid base offset {base_offset}")
+    body = b"".join(encode_record(r, i, r.timestamp - base_ts) for i, r in enumerate(records))
+    if codec is not CompressionType.NONE:
+        body = compress(codec, body)
+    attributes = int(codec)
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+        max_ts = log_append_time
+    else:
+        max_ts = max(r.timestamp for r in records)
+    size = RECORD_BATCH_OVERHEAD + len(body)
+    out = bytearray(size)
+    _HEADER_BEFORE_CRC.pack_into(out, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch,
+                                 MAGIC_V2)
+    _HEADER_AFTER_CRC.pack_into(out, 21, attributes, len(records) - 1, base_ts, max_ts, -1, -1, -1,
+                                len(records))
+    out[RECORD_BATCH_OVERHEAD:] = body
+    struct.pack_into(">I", out, 17, crc32c(memoryview(out)[21:]))
+    return out

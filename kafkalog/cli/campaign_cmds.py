@@ -1,0 +1,244 @@
+"""`kafkalog campaign` and `kafkalog report`: conformance campaigns on Spark.
+
+`campaign` starts Spark itself (local mode by default, any `--master` otherwise; under
+`spark-submit` it uses the submitted master), runs the seeds not yet recorded for the campaign id,
+then aggregates, writes the report and prints the summary. Rows are specs/campaign-schema.md.
+Exit status: 0 when every run of the campaign conformed, 1 when any diverged or hit an adapter
+error, 2 for a usage error. `report` rebuilds the same report from the Parquet rows alone.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from kafkalog.conformance.campaign_errors import CampaignOptionsError
+
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+@click.command()
+@click.option(
+    "--runs",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Seeds to run: seed-base .. seed-base + runs - 1.",
+)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="State-machine steps per run.",
+)
+@click.option(
+    "--master",
+    default="local[*]",
+    show_default=True,
+    help="Spark master (ignored under spark-submit, which sets its own).",
+)
+@click.option("--adapter", default=None, help="Adapter command (default: the built-in log).")
+@click.option("--broken", default=None, help="Run against a broken implementation (broken.py).")
+@click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--config-mix",
+    default=None,
+    help="Config families, e.g. 'tiny=3,retention' (default: all, equally).",
+)
+@click.option(
+    "--out",
+    default="out/campaigns",
+    show_default=True,
+    help="Directory (or Hadoop URI) for the Parquet rows and the report.",
+)
+@click.option("--campaign-id", default=None, help="Resume or extend this campaign.")
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0.1),
+    default=120.0,
+    show_default=True,
+    help="Seconds per run before it is stopped as an adapter error.",
+)
+@click.option(
+    "--report-dir",
+    default=None,
+    help="Local directory for the report when --out is a URI (default: --out).",
+)
+@click.option(
+    "--run-fn",
+    default=None,
+    hidden=True,
+    help="module:function standing in for run_seed (pipeline tests, benchmarks).",
+)
+@click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
+@click.pass_context
+def campaign(ctx: click.Context, **options: Any) -> None:
+    """Run a conformance campaign: many seeded runs on Spark, rows in Parquet, a report."""
+    from kafkalog.conformance.campaign_job import require_java, run_campaign
+
+    console = Console()
+    require_java()
+    plan = _plan(options)
+    report_root = _report_root(options["out"], options["report_dir"])
+    spark = _start_spark(console, options["master"], options["verbose"])
+    console.print(
+        f"campaign [bold]{plan.spec.campaign_id}[/]: seeds {plan.seed_base}.."
+        f"{plan.seed_base + plan.runs - 1}, {plan.spec.steps} steps, rows in {plan.out}"
+    )
+    try:
+        with _progress_bar(console) as (bar, task):
+            done = run_campaign(
+                spark, plan, lambda n, total: bar.update(task, completed=n, total=total)
+            )
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted: finished waves are kept; resume with --campaign-id "
+            f"{plan.spec.campaign_id}"
+        )
+        raise
+    rate = done.executed / done.wall_s if done.wall_s > 0 else 0.0
+    console.print(
+        f"{done.executed} runs in {done.wall_s:.1f} s ({rate:.1f} runs/s, "
+        f"{done.waves} waves); {done.already_recorded} were already recorded"
+    )
+    summary = _report(console, spark, plan.runs_path, plan.spec.campaign_id, report_root)
+    ctx.exit(0 if summary.failures == 0 else 1)
+
+
+@click.command()
+@click.argument("campaign_dir")
+@click.option("--campaign-id", default=None, help="Only this campaign (default: every one).")
+@click.option(
+    "--report-dir", default=None, help="Local report directory when CAMPAIGN_DIR is a URI."
+)
+@click.option("--master", default="local[*]", show_default=True)
+@click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
+def report(
+    campaign_dir: str, campaign_id: str | None, report_dir: str | None, master: str, verbose: bool
+) -> None:
+    """Rebuild a campaign's report from its Parquet rows (CAMPAIGN_DIR is the campaign's --out)."""
+    from kafkalog.conformance.campaign_aggregate import campaign_ids
+    from kafkalog.conformance.campaign_job import require_java
+
+    local = Path(campaign_dir)
+    if not (local / "runs").is_dir() and (local.parent / "runs").is_dir():
+        campaign_dir, campaign_id = str(local.parent), campaign_id or local.name  # <out>/<id>
+    root = _report_root(campaign_dir, report_dir)
+    console = Console()
+    require_java()
+    spark = _start_spark(console, master, verbose)
+    runs_path = campaign_dir.rstrip("/") + "/runs"
+    for each in [campaign_id] if campaign_id else campaign_ids(spark, runs_path):
+        _report(console, spark, runs_path, each, root)
+
+
+def _plan(options: dict[str, Any]) -> Any:
+    """The campaign plan from the command's options; raises typed errors for bad ones."""
+    from kafkalog.conformance.campaign_job import CampaignPlan, with_commit
+    from kafkalog.conformance.campaign_task import TaskSpec, parse_config_mix
+
+    campaign_id = options["campaign_id"] or datetime.now(UTC).strftime("c%Y%m%d-%H%M%S")
+    if not _ID_PATTERN.fullmatch(campaign_id):
+        raise CampaignOptionsError(
+            "a campaign id is 1-100 letters, digits, '_', '.' or '-' (it names a directory)",
+            where=f"--campaign-id {campaign_id!r}",
+        )
+    run_fn, known, default_mix = _run_function(options["run_fn"], options["config_mix"])
+    spec = TaskSpec(
+        campaign_id=campaign_id,
+        steps=options["steps"],
+        families=parse_config_mix(options["config_mix"], known, default_mix),
+        adapter=options["adapter"],
+        broken=options["broken"],
+        time_limit_s=options["time_limit"],
+        run_fn=run_fn,
+    )
+    return CampaignPlan(with_commit(spec), options["runs"], options["seed_base"], options["out"])
+
+
+def _run_function(name: str | None, mix: str | None) -> tuple[Any, list[str], tuple[str, ...]]:
+    """(run function or None for run_seed, the config families it knows, its default mix)."""
+    if name is None:
+        from kafkalog.conformance.runner import CONFIG_FAMILIES, DEFAULT_MIX
+
+        return None, list(CONFIG_FAMILIES), tuple(DEFAULT_MIX)
+    module, _, attribute = name.partition(":")
+    try:
+        function = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as error:
+        raise CampaignOptionsError(f"cannot load {name!r}: {error}", where="--run-fn") from None
+    names = [entry.partition("=")[0].strip() for entry in (mix or "default").split(",")]
+    return function, names, tuple(names)
+
+
+def _report_root(out: str, report_dir: str | None) -> Path:
+    """The local directory for report files: --report-dir, or --out when it is a local path."""
+    if report_dir:
+        return Path(report_dir)
+    scheme = re.match(r"([a-z][a-z0-9+.-]*)://", out)
+    if scheme and scheme.group(1) != "file":
+        raise CampaignOptionsError(
+            "the campaign data is at a URI, so give --report-dir for the report files", where=out
+        )
+    return Path(out.removeprefix("file://"))
+
+
+def _start_spark(console: Console, master: str, verbose: bool) -> Any:
+    """A session; under spark-submit (a gateway is already up) its master wins over --master."""
+    from kafkalog.conformance.campaign_job import build_session
+
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    started = time.monotonic()
+    with console.status(f"starting Spark ({'spark-submit' if submitted else master})"):
+        spark = build_session(None if submitted else master, verbose=verbose)
+    console.print(
+        f"Spark {spark.version} on {spark.sparkContext.master} "
+        f"ready in {time.monotonic() - started:.1f} s"
+    )
+    return spark
+
+
+@contextmanager
+def _progress_bar(console: Console) -> Iterator[tuple[Progress, TaskID]]:
+    """A rich progress bar over finished runs, yielded as (progress, task id)."""
+    columns = (
+        TextColumn("runs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        yield progress, progress.add_task("runs", total=None)
+
+
+def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root: Path) -> Any:
+    """Aggregate one campaign, write its report files and print its summary."""
+    from kafkalog.conformance.campaign_aggregate import summarize
+    from kafkalog.conformance.campaign_report import render_terminal, write_report
+
+    summary = summarize(spark, runs_path, campaign_id)
+    paths = write_report(summary, root)
+    render_terminal(summary, console, paths)
+    console.print(f"report: {paths['report']}")
+    return summary

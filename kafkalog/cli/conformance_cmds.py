@@ -1,0 +1,172 @@
+"""`kafkalog check`, `kafkalog replay` and `kafkalog serve-adapter` (issue #4).
+
+`check` runs `run_seed` once per example (seeds S, S+1, ...; config families cycled by seed),
+shows a progress bar, and ends with a summary: runs, steps, steps/s, actions per kind, spec rules
+exercised and never exercised, failures with the path of each saved trace. Exit 0 only when every
+run conformed, 1 on any divergence or adapter error.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from kafkalog.conformance.configs import CONFIG_FAMILIES, DEFAULT_MIX
+
+PROFILES: dict[str, dict[str, int]] = {
+    # Sized for the CI budget on two cores: about 20 s with the in-process implementation.
+    "ci": {"examples": 24, "steps": 40},
+    "long": {"examples": 400, "steps": 100},
+}
+
+
+@click.command()
+@click.option("--adapter", default=None, metavar="CMD",
+              help="Adapter command speaking specs/adapter-protocol.md (default: built-in, "
+                   "in-process; 'model' checks the model against itself).")
+@click.option("--examples", type=click.IntRange(min=1), default=None, help="Number of runs.")
+@click.option("--steps", type=click.IntRange(min=1), default=None, help="Steps per run.")
+@click.option("--seed", type=int, default=0, show_default=True, help="First seed.")
+@click.option("--profile", type=click.Choice(sorted(PROFILES)), default="ci", show_default=True)
+@click.option("--family", "families", multiple=True, type=click.Choice(sorted(CONFIG_FAMILIES)),
+              help="Config family (repeatable); default: the standard mix.")
+@click.option("--broken", default=None, metavar="NAME",
+              help="Check a deliberately broken implementation (see conformance/broken.py).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("out/conformance"),
+              show_default=True, help="Where failing traces are written.")
+@click.option("--time-limit", type=float, default=120.0, show_default=True,
+              help="Seconds per run, shrinking included.")
+def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
+          families: tuple[str, ...], broken: str | None, out: Path, time_limit: float) -> None:
+    """Run the conformance state machine against an implementation."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kafkalog.conformance.runner import run_seed
+
+    if broken is not None:
+        from kafkalog.conformance.broken import broken_class
+
+        broken_class(broken)  # a typed error for an unknown name, before any run starts
+    runs = examples or PROFILES[profile]["examples"]
+    steps_per_run = steps or PROFILES[profile]["steps"]
+    mix = families or DEFAULT_MIX
+    console = Console(stderr=True)
+    outcomes = []
+    started = time.monotonic()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("conformance", total=runs)
+        for s in range(seed, seed + runs):
+            family = mix[s % len(mix)]
+            outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
+                               time_limit_s=time_limit, broken=broken)
+            outcomes.append(outcome)
+            failed = sum(o.outcome != "conformed" for o in outcomes)
+            progress.update(task, advance=1, description=f"conformance ({failed} failed)")
+    elapsed = time.monotonic() - started
+    failures = _save_failures(outcomes, out)
+    _summary(console, outcomes, elapsed, failures)
+    sys.exit(0 if not failures else 1)
+
+
+def _save_failures(outcomes: list, out: Path) -> list[tuple[object, Path | None]]:
+    failures = []
+    for o in outcomes:
+        if o.outcome == "conformed":
+            continue
+        path = None
+        if o.trace_jsonl:
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / f"seed-{o.seed}-{o.config_family}.jsonl"
+            path.write_text(o.trace_jsonl, encoding="utf-8")
+        failures.append((o, path))
+    return failures
+
+
+def _summary(console: object, outcomes: list, elapsed: float, failures: list) -> None:
+    from rich.table import Table
+
+    from kafkalog.conformance.coverage import all_rule_ids
+
+    steps = sum(o.steps_executed for o in outcomes)
+    actions: Counter[str] = Counter()
+    rules: set[str] = set()
+    for o in outcomes:
+        actions.update(o.actions)
+        rules.update(o.rules)
+    echo = console.print  # type: ignore[attr-defined]
+    echo(f"runs: {len(outcomes)}  steps: {steps}  time: {elapsed:.1f} s  "
+         f"steps/s: {steps / elapsed if elapsed else 0:.0f}")
+    table = Table("action", "count", title="actions executed")
+    for name, count in sorted(actions.items()):
+        table.add_row(name, str(count))
+    echo(table)
+    known = all_rule_ids()
+    never = sorted(known - rules)
+    echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"
+         + (f" of {len(known)}" if known else ""))
+    echo("  " + " ".join(sorted(rules)))
+    echo(f"spec rules never exercised: {len(never)}")
+    if never:
+        echo("  " + " ".join(never))
+    for o, path in failures:
+        where = str(path) if path else "(no trace)"
+        echo(f"[red]{o.outcome}[/red] seed {o.seed} ({o.config_family}): {o.signature}  {where}")
+    if not failures:
+        echo("[green]all runs conformed[/green]")
+
+
+@click.command()
+@click.argument("trace_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--adapter", default=None, metavar="CMD", help="Replay against this adapter.")
+@click.option("--broken", default=None, metavar="NAME", help="Replay against a broken impl.")
+@click.option("--builtin", is_flag=True,
+              help="Replay against the real built-in implementation even if the trace names a "
+                   "broken one.")
+def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool) -> None:
+    """Replay a trace step by step; exit 0 if it conforms, 1 at a divergence."""
+    from kafkalog.conformance.replay import print_replay, replay_trace
+    from kafkalog.conformance.trace import read_trace
+
+    trace = read_trace(trace_file)
+    if builtin:
+        trace = type(trace)(header=_without_broken(trace.header), steps=trace.steps)
+    result = replay_trace(trace, adapter=adapter, broken=broken)
+    print_replay(result, click.echo)
+    sys.exit(0 if result.conformed else 1)
+
+
+def _without_broken(header: object) -> object:
+    import dataclasses
+
+    return dataclasses.replace(header, broken=None)  # type: ignore[type-var]
+
+
+@click.command(name="serve-adapter")
+@click.option("--broken", default=None, metavar="NAME",
+              help="Serve a deliberately broken implementation instead of the real one.")
+@click.option("--model", "serve_model", is_flag=True, help="Serve the model itself.")
+def serve_adapter(broken: str | None, serve_model: bool) -> None:
+    """Serve the built-in log over the JSON-lines adapter protocol on stdin/stdout."""
+    from kafkalog import __version__
+    from kafkalog.conformance.server import serve
+    from kafkalog.conformance.wire import FEATURES
+
+    if serve_model:
+        from kafkalog.conformance.sut import ModelSut
+
+        factory, name = ModelSut, f"kafkalog-model {__version__}"
+    elif broken is not None:
+        from kafkalog.conformance.broken import broken_factory
+
+        factory, name = broken_factory(broken), f"kafkalog-impl {__version__} broken={broken}"
+    else:
+        from kafkalog.conformance.impl_sut import ImplSut
+
+        factory, name = ImplSut, f"kafkalog-impl {__version__}"
+    sys.exit(serve(factory, name, frozenset(FEATURES)))

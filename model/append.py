@@ -1,0 +1,222 @@
+"""The two append actions (LOG-14..LOG-24), re-exported by `log.py`.
+
+Every check runs before anything changes, so an error leaves the state as it was (KL-APPEND-9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import epochs as epoch_cache
+from .errors import (
+    IllegalArgumentError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from .helpers import (
+    relative_offset_fits,
+    should_roll_for_size,
+    should_roll_for_time,
+    time_waited_for_roll,
+)
+from .local_log import roll_log, update_high_watermark_with_log_end
+from .segment import append_batches, indexes_full
+from .sizes import batch_size
+from .state import Batch, PartitionState
+from .values import (
+    NO_TIMESTAMP,
+    BatchSpec,
+    LogAppendInfo,
+    Record,
+    TimestampType,
+)
+
+EMPTY_APPEND_INFO = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
+
+
+def _check_timestamps(records: tuple[Record, ...], where: str) -> None:
+    """FMT-47: a record timestamp is >= 0 or NO_TIMESTAMP (-1)."""
+    for record in records:
+        if record.timestamp < NO_TIMESTAMP:
+            raise IllegalArgumentError(
+                f"Invalid negative timestamp {record.timestamp}", where=where
+            )
+
+
+def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
+                timestamp_type: TimestampType, log_append_time: int) -> Batch:
+    """One stored batch; its position is filled in when it is placed in a segment."""
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        max_ts = log_append_time
+    else:
+        max_ts = max((r.timestamp for r in records), default=NO_TIMESTAMP)
+    return Batch(
+        base_offset=base_offset,
+        last_offset=base_offset + len(records) - 1,
+        partition_leader_epoch=epoch,
+        max_timestamp=max_ts,
+        size=batch_size(records),
+        position=0,
+        records=records,
+        timestamp_type=timestamp_type,
+    )
+
+
+def _max_timestamp_and_offset(batches: tuple[Batch, ...]) -> tuple[int, int]:
+    """KL-APPEND-3: the max timestamp and the first record carrying it ((-1, -1) if none)."""
+    best = (NO_TIMESTAMP, -1)
+    for batch in batches:
+        for i in range(len(batch.records)):
+            ts = batch.record_timestamp(i)
+            if ts > best[0]:
+                best = (ts, batch.base_offset + i)
+    return best
+
+
+def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
+    """LOG-22 / SEG-6: roll before the append when size, time, index or offset range demand it.
+
+    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9.
+    """
+    active = state.active
+    messages_size = sum(b.size for b in batches)
+    max_ts = max(b.max_timestamp for b in batches)
+    rolling = active.rolling_based_timestamp
+    waited = time_waited_for_roll(
+        state.now_ms, max_ts, rolling if rolling is not None else -1, active.created_ms
+    )
+    config = state.config
+    if (
+        should_roll_for_size(active.size, messages_size, config.segment_bytes)
+        or should_roll_for_time(active.size, waited, config.segment_ms, active.roll_jitter_ms)
+        or indexes_full(active)
+        or not relative_offset_fits(batches[-1].last_offset, active.base_offset)
+    ):
+        # KAFKA-6530: v2 data always knows its first offset, so the new base is exactly it.
+        state, _ = roll_log(state, batches[0].base_offset)
+    return state
+
+
+def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
+    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW. Spec: KL-APPEND-5."""
+    for batch in batches:
+        if batch.partition_leader_epoch < 0:
+            raise IllegalArgumentError(
+                f"Received invalid partition leader epoch entry (epoch="
+                f"{batch.partition_leader_epoch}, start_offset={batch.base_offset})",
+                where="append",
+            )
+    total = sum(b.size for b in batches)
+    if total > state.config.segment_bytes:
+        raise RecordBatchTooLargeError(
+            f"Message batch size is {total} bytes in append, which exceeds the maximum "
+            f"configured segment size of {state.config.segment_bytes}",
+            where="append",
+        )
+    state = _maybe_roll(state, batches)
+    position = state.active.size
+    placed = []
+    for batch in batches:
+        placed.append(replace(batch, position=position))
+        position += batch.size
+    active = append_batches(
+        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes
+    )
+    entries = state.epochs
+    for batch in batches:
+        entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    state = replace(
+        state,
+        segments=(*state.segments[:-1], active),
+        log_end_offset=batches[-1].last_offset + 1,
+        epochs=entries,
+    )
+    return update_high_watermark_with_log_end(state)
+
+
+def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendInfo:
+    max_ts, max_offset = _max_timestamp_and_offset(batches)
+    return LogAppendInfo(
+        first_offset=batches[0].base_offset,
+        last_offset=batches[-1].last_offset,
+        max_timestamp=max_ts,
+        offset_of_max_timestamp=max_offset,
+        log_append_time=log_append_time,
+        valid_bytes=sum(b.size for b in batches),
+        record_count=sum(len(b.records) for b in batches),
+    )
+
+
+def append_as_leader(state: PartitionState, records: tuple[Record, ...],
+                     leader_epoch: int) -> tuple[PartitionState, LogAppendInfo]:
+    """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`.
+
+    Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
+    KL-APPEND-9, KL-APPEND-10. Raises RecordTooLargeError (ERR-23), IllegalArgumentError for a
+    negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError (ERR-24), in that order.
+    """
+    if not records:
+        return state, EMPTY_APPEND_INFO
+    _check_timestamps(records, "append_as_leader")
+    config = state.config
+    log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
+    batch = _make_batch(
+        state.log_end_offset, leader_epoch, records, config.message_timestamp_type,
+        state.now_ms if log_append else NO_TIMESTAMP,
+    )
+    if batch.size > config.max_message_bytes:
+        raise RecordTooLargeError(
+            f"The record batch size {batch.size} exceeds max.message.bytes "
+            f"{config.max_message_bytes}",
+            where="append_as_leader",
+        )
+    new_state = _append(state, (batch,))
+    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)
+
+
+def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) -> tuple[Batch, ...]:
+    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch."""
+    kept = []
+    for spec in specs:
+        epoch = spec.partition_leader_epoch
+        if leader_epoch is not None and epoch != -1 and epoch > leader_epoch:
+            break
+        if not spec.records:
+            raise IllegalArgumentError(
+                f"batch at offset {spec.base_offset} holds no records", where="append_as_follower"
+            )
+        _check_timestamps(spec.records, "append_as_follower")
+        kept.append(_make_batch(spec.base_offset, epoch, spec.records, spec.timestamp_type,
+                                spec.log_append_time))
+    return tuple(kept)
+
+
+def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
+                       leader_epoch: int | None = None) -> tuple[PartitionState, LogAppendInfo]:
+    """Append batches that already carry offsets and epochs; gaps between batches are kept.
+
+    Spec: KL-APPEND-5, KL-APPEND-6, KL-APPEND-7, KL-APPEND-8, KL-APPEND-9, KL-APPEND-10.
+    Raises OffsetsOutOfOrderError (ERR-25), UnexpectedAppendOffsetError (ERR-26),
+    IllegalArgumentError for a negative epoch (ERR-27), RecordBatchTooLargeError (ERR-24).
+    """
+    kept = _follower_batches(batches, leader_epoch)
+    if not kept:
+        return state, EMPTY_APPEND_INFO
+    for previous, batch in zip(kept, kept[1:], strict=False):
+        if previous.last_offset >= batch.last_offset:
+            raise OffsetsOutOfOrderError(
+                f"Out of order offsets found in append: {previous.last_offset} then "
+                f"{batch.last_offset}",
+                where="append_as_follower",
+            )
+    first, last = kept[0].base_offset, kept[-1].last_offset
+    if first < state.log_end_offset:
+        raise UnexpectedAppendOffsetError(
+            f"Unexpected offset in append: first offset {first} but the next offset is "
+            f"{state.log_end_offset}",
+            first,
+            last,
+        )
+    return _append(state, kept), _append_info(kept, NO_TIMESTAMP)

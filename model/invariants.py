@@ -1,0 +1,155 @@
+"""Named invariants of a partition state, each citing its rule (specs/log.md, KL-INV-*).
+
+`check_all(state)` returns the names of the violated predicates; an empty list means the state is
+one the spec allows. Conformance and the formal checks use these same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .helpers import relative_offset_fits
+from .state import PartitionState
+
+
+def offsets_ordered(s: PartitionState) -> bool:
+    """KL-INV-1 (LOG-2 (1)): 0 <= log_start_offset <= high_watermark <= log_end_offset."""
+    return 0 <= s.log_start_offset <= s.high_watermark.message_offset <= s.log_end_offset
+
+
+def recovery_point_bounded(s: PartitionState) -> bool:
+    """KL-INV-2 (LOG-2 (3), LOC-2): 0 <= recovery_point <= log_end_offset."""
+    return 0 <= s.recovery_point <= s.log_end_offset
+
+
+def log_start_in_first_segment(s: PartitionState) -> bool:
+    """KL-INV-3 (LOG-2 (4)): the log start offset is at or above the first segment's base."""
+    return bool(s.segments) and s.log_start_offset >= s.segments[0].base_offset
+
+
+def segments_sorted_unique_non_empty(s: PartitionState) -> bool:
+    """KL-INV-4 (LOG-2 (5), MAP-1): at least one segment; bases strictly increase."""
+    bases = [seg.base_offset for seg in s.segments]
+    return bool(bases) and all(a < b for a, b in zip(bases, bases[1:], strict=False))
+
+
+def batches_inside_segments(s: PartitionState) -> bool:
+    """KL-INV-5 (SEG-2, LOG-2 (6)): batch offsets in [base, base + Int.MAX], below the next base.
+
+    Domain: a roll above the LEO is followed by a follower append starting at or above the new
+    base (as LOG-22's own rolls are); Kafka checks only the largest offset (SEG-3 step 3).
+    """
+    for i, seg in enumerate(s.segments):
+        upper = s.segments[i + 1].base_offset if i + 1 < len(s.segments) else None
+        for batch in seg.batches:
+            if batch.base_offset < seg.base_offset or batch.base_offset > batch.last_offset:
+                return False
+            if not relative_offset_fits(batch.last_offset, seg.base_offset):
+                return False
+            if upper is not None and batch.last_offset >= upper:
+                return False
+    return True
+
+
+def offsets_strictly_increasing(s: PartitionState) -> bool:
+    """KL-INV-6 (LOG-15 (4), §10.8 (1)): batch last offsets strictly increase across the log."""
+    lasts = [b.last_offset for seg in s.segments for b in seg.batches]
+    return all(a < b for a, b in zip(lasts, lasts[1:], strict=False))
+
+
+def data_below_log_end(s: PartitionState) -> bool:
+    """KL-INV-7 (LOC-3, LOG-42): every stored offset is below the log end offset."""
+    return all(b.last_offset < s.log_end_offset for seg in s.segments for b in seg.batches)
+
+
+def positions_contiguous(s: PartitionState) -> bool:
+    """KL-INV-8 (FMT-52): batches sit back to back from position 0; size is their sum."""
+    for seg in s.segments:
+        position = 0
+        for batch in seg.batches:
+            if batch.position != position:
+                return False
+            position += batch.size
+        if position != seg.size:
+            return False
+    return True
+
+
+def epochs_strictly_increasing(s: PartitionState) -> bool:
+    """KL-INV-9 (EPO-1, LOG-2 (7)): epochs and start offsets both strictly increase."""
+    pairs = list(zip(s.epochs, s.epochs[1:], strict=False))
+    return all(a.epoch < b.epoch and a.start_offset < b.start_offset for a, b in pairs)
+
+
+def epochs_within_log(s: PartitionState) -> bool:
+    """KL-INV-10 (LOG-2 (8)): epoch start offsets lie in [log start, LEO].
+
+    Holds when `assign_epoch` is only called as a leader does (start offset = LEO, LOG-50).
+    """
+    return all(s.log_start_offset <= e.start_offset <= s.log_end_offset for e in s.epochs)
+
+
+def offset_index_well_formed(s: PartitionState) -> bool:
+    """KL-INV-11 (FMT-12, FMT-14): keys strictly increase; each entry is a batch (last, start)."""
+    for seg in s.segments:
+        keys = [k for k, _ in seg.offset_index]
+        if any(a >= b for a, b in zip(keys, keys[1:], strict=False)):
+            return False
+        starts = {(b.last_offset, b.position) for b in seg.batches}
+        if any(entry not in starts for entry in seg.offset_index):
+            return False
+    return True
+
+
+def time_index_well_formed(s: PartitionState) -> bool:
+    """KL-INV-12 (FMT-19, FMT-22): timestamps strictly increase, offsets never decrease."""
+    for seg in s.segments:
+        entries = seg.time_index
+        for (t1, o1), (t2, o2) in zip(entries, entries[1:], strict=False):
+            if t1 >= t2 or o1 > o2:
+                return False
+        if any(not seg.base_offset <= o < s.log_end_offset for _, o in entries):
+            return False
+    return True
+
+
+def indexes_within_capacity(s: PartitionState) -> bool:
+    """KL-INV-13 (FMT-14, FMT-21, FMT-26): entry counts never exceed capacities."""
+    return all(
+        len(seg.offset_index) <= seg.offset_index_max_entries
+        and len(seg.time_index) <= max(seg.time_index_max_entries, 0)
+        for seg in s.segments
+    )
+
+
+def pending_deletions_have_timers(s: PartitionState) -> bool:
+    """KL-INV-14 (LOC-11): each `.deleted` name is sorted, unique and has a pending timer."""
+    files = list(s.deleted_files)
+    timed = {base for _, base in s.deletion_timers}
+    return files == sorted(set(files)) and all(base in timed for base in files)
+
+
+INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
+    f.__name__: f
+    for f in (
+        offsets_ordered,
+        recovery_point_bounded,
+        log_start_in_first_segment,
+        segments_sorted_unique_non_empty,
+        batches_inside_segments,
+        offsets_strictly_increasing,
+        data_below_log_end,
+        positions_contiguous,
+        epochs_strictly_increasing,
+        epochs_within_log,
+        offset_index_well_formed,
+        time_index_well_formed,
+        indexes_within_capacity,
+        pending_deletions_have_timers,
+    )
+}
+
+
+def check_all(state: PartitionState) -> list[str]:
+    """The names of every violated invariant, in declaration order (empty when all hold)."""
+    return [name for name, predicate in INVARIANTS.items() if not predicate(state)]

@@ -1,0 +1,168 @@
+"""The segment map and the local log (MAP-*, LOC-*): roll, deletion scheduling, reads, metadata.
+
+Internal building blocks of the actions in `log.py`; every function is pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import InvalidRollError, OffsetOutOfRangeError
+from .helpers import floor_index
+from .segment import become_inactive, new_segment
+from .segment import read as segment_read
+from .state import PartitionState, Segment
+from .values import FetchDataInfo, LogOffsetMetadata
+
+
+def segment_bases(state: PartitionState) -> list[int]:
+    """The ascending base offsets of the segment map."""
+    return [s.base_offset for s in state.segments]
+
+
+def schedule_deletion(state: PartitionState, removed: tuple[Segment, ...]) -> PartitionState:
+    """LOC-11: rename each removed segment's files `.deleted` now, delete them after the delay.
+
+    Spec: KL-DEL-1. A rename onto an existing `.deleted` name replaces it; each timer deletes by
+    name (KL-DEL-2).
+    """
+    if not removed:
+        return state
+    due = state.now_ms + state.config.file_delete_delay_ms
+    files = set(state.deleted_files) | {s.base_offset for s in removed}
+    timers = state.deletion_timers + tuple((due, s.base_offset) for s in removed)
+    return replace(state, deleted_files=tuple(sorted(files)), deletion_timers=timers)
+
+
+def fire_due_deletions(state: PartitionState) -> PartitionState:
+    """LOC-11: timers due at or before now remove the `.deleted` files they name. Spec: KL-DEL-2."""
+    due = [t for t in state.deletion_timers if t[0] <= state.now_ms]
+    if not due:
+        return state
+    pending = tuple(t for t in state.deletion_timers if t[0] > state.now_ms)
+    gone = {base for _, base in due}
+    files = tuple(b for b in state.deleted_files if b not in gone)
+    return replace(state, deleted_files=files, deletion_timers=pending)
+
+
+def update_high_watermark_with_log_end(state: PartitionState) -> PartitionState:
+    """LOG-10: when HW >= LEO the HW metadata follows the LEO metadata. Spec: KL-HW-5."""
+    if state.high_watermark.message_offset >= state.log_end_offset:
+        return replace(state, high_watermark=state.log_end_offset_metadata)
+    return state
+
+
+def clamped_high_watermark(state: PartitionState, offset: int) -> LogOffsetMetadata:
+    """LOG-5: message-only at the LSO below it, the LEO metadata at or above the LEO, else the
+    offset alone (message-only). Spec: KL-HW-1."""
+    if offset < state.log_start_offset:
+        return LogOffsetMetadata(state.log_start_offset)
+    if offset >= state.log_end_offset:
+        return state.log_end_offset_metadata
+    return LogOffsetMetadata(offset)
+
+
+def roll_local(
+    state: PartitionState, expected_next_offset: int | None
+) -> tuple[PartitionState, int]:
+    """LOC-6: a new active segment at max(expected, LEO). Spec: KL-ROLL-3, KL-ROLL-6.
+
+    Raises InvalidRollError (ERR-34) when a segment with that base exists and is not the empty
+    active segment, or when the new base is below the active segment's base.
+    """
+    new_offset = max(expected_next_offset if expected_next_offset is not None else 0,
+                     state.log_end_offset)
+    active = state.active
+    fresh = new_segment(new_offset, state.config, state.now_ms)
+    if new_offset in segment_bases(state):
+        if active.base_offset == new_offset and active.size == 0:
+            # KAFKA-6388: replace the empty active segment (its files become `.deleted`).
+            replaced = replace(state, segments=(*state.segments[:-1], fresh))
+            return schedule_deletion(replaced, (active,)), new_offset
+        raise InvalidRollError(
+            f"Trying to roll a new log segment with start offset {new_offset} while it already "
+            "exists",
+            where=f"segment {new_offset}",
+        )
+    if new_offset < active.base_offset:
+        raise InvalidRollError(
+            f"Trying to roll a new log segment with start offset {new_offset} lower than start "
+            f"offset of the active segment {active.base_offset}",
+            where=f"segment {active.base_offset}",
+        )
+    segments = (*state.segments[:-1], become_inactive(active), fresh)
+    return replace(state, segments=segments), new_offset
+
+
+def roll_log(state: PartitionState, expected_next_offset: int | None) -> tuple[PartitionState, int]:
+    """LOG-25: LOC-6, then HW follows the LEO, then the roll's flush. Spec: KL-ROLL-7.
+
+    The flush is synchronous and advances the recovery point to min(new base, LEO) when higher
+    (KL-FLUSH-3).
+    """
+    rolled, base = roll_local(state, expected_next_offset)
+    rolled = update_high_watermark_with_log_end(rolled)
+    flushed_to = min(base, rolled.log_end_offset)
+    if flushed_to > rolled.recovery_point:
+        rolled = replace(rolled, recovery_point=flushed_to)
+    return rolled, base
+
+
+def _position_bound(segment: Segment, bound: LogOffsetMetadata) -> int | None:
+    """LOC-4 step 4.1: how far into this segment the bound lets a read go (KAFKA-16452)."""
+    if segment.base_offset < bound.segment_base_offset:
+        return segment.size
+    if segment.base_offset == bound.segment_base_offset and not bound.message_offset_only:
+        return bound.relative_position_in_segment
+    return None
+
+
+def local_read(state: PartitionState, start_offset: int, max_length: int, min_one_message: bool,
+               bound: LogOffsetMetadata) -> FetchDataInfo:
+    """LOC-4: read from the floor segment onwards, bounded by `bound`. Spec: KL-READ-2, KL-READ-3.
+
+    Raises OffsetOutOfRangeError (ERR-32) above the LEO or below the first segment.
+    """
+    leo = state.log_end_offset
+    index = floor_index(segment_bases(state), start_offset)
+    if start_offset > leo or index < 0:
+        raise OffsetOutOfRangeError(
+            f"Received request for offset {start_offset}, but we only have log segments upto "
+            f"{leo}",
+            where="read",
+        )
+    if start_offset == bound.message_offset:
+        return FetchDataInfo(bound)
+    if start_offset > bound.message_offset:
+        return FetchDataInfo(convert_to_offset_metadata(state, start_offset))
+    for segment in state.segments[index:]:
+        result = segment_read(
+            segment, start_offset, max_length, _position_bound(segment, bound), min_one_message
+        )
+        if result is not None:
+            return result
+    return FetchDataInfo(state.log_end_offset_metadata)
+
+
+def convert_to_offset_metadata(state: PartitionState, offset: int) -> LogOffsetMetadata:
+    """LOC-5: the metadata of a 1-byte read at `offset` bounded by the LEO."""
+    return local_read(state, offset, 1, False, state.log_end_offset_metadata).fetch_offset_metadata
+
+
+def materialise_high_watermark(state: PartitionState) -> tuple[PartitionState, LogOffsetMetadata]:
+    """LOG-11: fill in a message-only HW's segment and position, and cache it. Spec: KL-HW-4.
+
+    kafkalog keeps the HW offset itself and takes only the segment base and position from LOC-5
+    (KL-HW-4); an offset that LOC-5 rejects stays message-only (KAFKA-16452).
+    """
+    hw = state.high_watermark
+    if not hw.message_offset_only:
+        return state, hw
+    try:
+        found = convert_to_offset_metadata(state, hw.message_offset)
+    except OffsetOutOfRangeError:
+        return state, hw
+    full = LogOffsetMetadata(
+        hw.message_offset, found.segment_base_offset, found.relative_position_in_segment
+    )
+    return replace(state, high_watermark=full), full

@@ -1,0 +1,318 @@
+"""The model's action vocabulary (docs/design.md): pure `action(state, ...) -> (state, result)`.
+
+Each action either returns the new state and its result or raises a typed error from
+`errors.py` and leaves no state change. Rule IDs (`KL-*`) are defined in specs/log.md.
+
+Not modelled: transactions and the last stable offset, compaction, tiered storage, producer
+state and idempotence, compression, v0/v1 writes, flush.messages, preallocate (specs/log.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import epochs as epoch_cache
+from .append import append_as_follower, append_as_leader
+from .errors import IllegalArgumentError, OffsetOutOfRangeError
+from .helpers import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY_SIZE,
+    clamp_high_watermark,
+)
+from .local_log import (
+    clamped_high_watermark,
+    fire_due_deletions,
+    local_read,
+    materialise_high_watermark,
+    roll_log,
+    schedule_deletion,
+)
+from .reload import close_and_reopen
+from .retention import delete_old_segments
+from .segment import new_segment
+from .segment import truncate as truncate_segment
+from .state import PartitionState
+from .timestamps import fetch_offset_by_timestamp
+from .values import (
+    EpochEndOffset,
+    FetchDataInfo,
+    Isolation,
+    LogConfig,
+    LogOffsetMetadata,
+    LogStateView,
+    SegmentView,
+)
+
+__all__ = [
+    "append_as_follower",
+    "append_as_leader",
+    "assign_epoch",
+    "advance_clock",
+    "close_and_reopen",
+    "delete_old_segments",
+    "empty_log",
+    "end_offset_for_epoch",
+    "fetch_offset_by_timestamp",
+    "flush",
+    "maybe_increment_high_watermark",
+    "maybe_increment_log_start_offset",
+    "read",
+    "roll",
+    "truncate_fully_and_start_at",
+    "truncate_to",
+    "update_high_watermark",
+    "view",
+]
+
+
+def validate_config(config: LogConfig) -> None:
+    """KL-STATE-2: reject configurations Kafka would refuse or could not index."""
+    checks = [
+        (config.segment_bytes >= 14, "segment_bytes must be >= 14"),
+        (config.segment_ms >= 1, "segment_ms must be >= 1"),
+        (config.segment_jitter_ms >= 0, "segment_jitter_ms must be >= 0"),
+        (config.index_interval_bytes >= 0, "index_interval_bytes must be >= 0"),
+        (config.segment_index_bytes >= TIME_INDEX_ENTRY_SIZE,
+         f"segment_index_bytes must be >= {TIME_INDEX_ENTRY_SIZE} (Invalid max index size)"),
+        (config.retention_ms >= -1, "retention_ms must be >= -1"),
+        (config.max_message_bytes >= 0, "max_message_bytes must be >= 0"),
+        (config.file_delete_delay_ms >= 0, "file_delete_delay_ms must be >= 0"),
+    ]
+    assert OFFSET_INDEX_ENTRY_SIZE < TIME_INDEX_ENTRY_SIZE
+    for ok, message in checks:
+        if not ok:
+            raise IllegalArgumentError(message, where="LogConfig")
+
+
+def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
+    """A new log: one empty segment at `log_start_offset`; LSO = HW = LEO = recovery point.
+
+    Spec: KL-STATE-1, KL-STATE-2. Raises IllegalArgumentError for a bad config or a negative
+    start offset.
+    """
+    validate_config(config)
+    if log_start_offset < 0:
+        raise IllegalArgumentError(
+            f"log start offset {log_start_offset} is negative", where="empty_log"
+        )
+    return PartitionState(
+        config=config,
+        segments=(new_segment(log_start_offset, config, now_ms),),
+        log_start_offset=log_start_offset,
+        high_watermark=LogOffsetMetadata(log_start_offset),
+        log_end_offset=log_start_offset,
+        recovery_point=log_start_offset,
+        epochs=(),
+        now_ms=now_ms,
+    )
+
+
+def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Isolation,
+         min_one_message: bool) -> tuple[PartitionState, FetchDataInfo]:
+    """Read whole batches from `start_offset`, byte-granular at the end (LOG-27, LOC-4, SEG-10).
+
+    Spec: KL-READ-1, KL-READ-2, KL-READ-3, KL-READ-4, KL-READ-5, KL-HW-4. The state changes only
+    by caching the materialised HW metadata. Raises OffsetOutOfRangeError (ERR-31, ERR-32),
+    IllegalArgumentError for a negative `max_bytes` reaching a segment (ERR-15).
+    """
+    if start_offset < state.log_start_offset:
+        raise OffsetOutOfRangeError(
+            f"Received request for offset {start_offset}, but the log start offset is "
+            f"{state.log_start_offset}",
+            where="read",
+        )
+    if isolation is Isolation.HIGH_WATERMARK:
+        state, bound = materialise_high_watermark(state)
+    else:
+        bound = state.log_end_offset_metadata
+    return state, local_read(state, start_offset, max_bytes, min_one_message, bound)
+
+
+def update_high_watermark(state: PartitionState, offset: int) -> tuple[PartitionState, int]:
+    """Set the HW, clamped into [log start, LEO]; it may decrease (LOG-5, LOG-6).
+
+    Spec: KL-HW-1, KL-HW-2.
+    """
+    metadata = clamped_high_watermark(state, offset)
+    assert metadata.message_offset == clamp_high_watermark(
+        offset, state.log_start_offset, state.log_end_offset
+    )
+    return replace(state, high_watermark=metadata), metadata.message_offset
+
+
+def _on_older_segment(old: LogOffsetMetadata, new: LogOffsetMetadata) -> bool:
+    """LOG-8: false if either side is message-only, else old's segment base < new's."""
+    if old.message_offset_only or new.message_offset_only:
+        return False
+    return old.segment_base_offset < new.segment_base_offset
+
+
+def maybe_increment_high_watermark(
+    state: PartitionState, hw: LogOffsetMetadata
+) -> tuple[PartitionState, LogOffsetMetadata | None]:
+    """The leader's monotonic HW update; returns the old HW metadata iff it changed (LOG-7).
+
+    Spec: KL-HW-3, KL-HW-4. Raises IllegalArgumentError above the LEO (ERR-28).
+    """
+    if hw.message_offset > state.log_end_offset:
+        raise IllegalArgumentError(
+            f"High watermark {hw.message_offset} update exceeds current log end offset "
+            f"{state.log_end_offset}",
+            where="maybe_increment_high_watermark",
+        )
+    state, old = materialise_high_watermark(state)
+    if old.message_offset < hw.message_offset or (
+        old.message_offset == hw.message_offset and _on_older_segment(old, hw)
+    ):
+        return replace(state, high_watermark=hw), old
+    return state, None
+
+
+def _update_log_start_offset(state: PartitionState, offset: int) -> PartitionState:
+    """LOG-29 step 4.1 updateLogStartOffset: HW and recovery point are raised to it if lower."""
+    state = replace(state, log_start_offset=offset)
+    if state.high_watermark.message_offset < offset:
+        state, _ = update_high_watermark(state, offset)
+    if state.recovery_point < offset:
+        state = replace(state, recovery_point=offset)
+    return state
+
+
+def maybe_increment_log_start_offset(state: PartitionState,
+                                     offset: int) -> tuple[PartitionState, bool]:
+    """Move the log start offset up (DeleteRecords); segments stay until retention (LOG-29/30).
+
+    Spec: KL-LSO-1, KL-LSO-2. Raises OffsetOutOfRangeError above the HW (ERR-30).
+    """
+    if offset > state.high_watermark.message_offset:
+        raise OffsetOutOfRangeError(
+            f"Cannot increment the log start offset to {offset} since it is larger than the "
+            f"high watermark {state.high_watermark.message_offset}",
+            where="maybe_increment_log_start_offset",
+        )
+    if offset <= state.log_start_offset:
+        return state, False
+    state = _update_log_start_offset(state, offset)
+    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset)), True
+
+
+def roll(state: PartitionState,
+         expected_next_offset: int | None = None) -> tuple[PartitionState, int]:
+    """A new active segment at max(expected, LEO) (LOG-25, LOC-6, LOC-7).
+
+    Spec: KL-ROLL-3, KL-ROLL-5, KL-ROLL-6, KL-ROLL-7. Raises InvalidRollError (ERR-34).
+    """
+    return roll_log(state, expected_next_offset)
+
+
+def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[PartitionState, None]:
+    """Replace everything by one empty segment at `offset`; LSO = HW = LEO = offset (LOG-41).
+
+    Spec: KL-TRUNC-4. Raises IllegalArgumentError for a negative offset (ERR-29).
+    """
+    if offset < 0:
+        raise IllegalArgumentError(
+            f"Cannot start the log at negative offset {offset}", where="truncate_fully_and_start_at"
+        )
+    old = state.segments
+    fresh = new_segment(offset, state.config, state.now_ms)
+    state = replace(state, segments=(fresh,), log_end_offset=offset,
+                    recovery_point=min(state.recovery_point, offset), epochs=())
+    state = schedule_deletion(state, old)
+    state = _update_log_start_offset(state, offset)
+    return replace(state, high_watermark=state.log_end_offset_metadata), None
+
+
+def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, bool]:
+    """Follower truncation to `offset`: batch-aligned cut, LEO = offset (LOG-40, LOC-8, SEG-13).
+
+    Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3. Returns true iff something
+    was truncated. Raises IllegalArgumentError for a negative offset (ERR-33).
+    """
+    if offset < 0:
+        raise IllegalArgumentError(
+            f"Cannot truncate partition to a negative offset ({offset})", where="truncate_to"
+        )
+    if offset >= state.log_end_offset:
+        # KAFKA-10706: trailing epochs are trimmed even when no data is.
+        trimmed = epoch_cache.truncate_from_end(state.epochs, state.log_end_offset)
+        return replace(state, epochs=trimmed), False
+    if state.segments[0].base_offset > offset:
+        state, _ = truncate_fully_and_start_at(state, offset)
+        return state, True
+    kept = tuple(s for s in state.segments if s.base_offset <= offset)
+    removed = tuple(s for s in state.segments if s.base_offset > offset)
+    active, _ = truncate_segment(kept[-1], offset, state.config, state.now_ms)
+    state = replace(
+        state,
+        segments=(*kept[:-1], active),
+        log_end_offset=offset,
+        recovery_point=min(state.recovery_point, offset),
+        epochs=epoch_cache.truncate_from_end(state.epochs, offset),
+        log_start_offset=min(offset, state.log_start_offset),
+    )
+    state = schedule_deletion(state, removed)
+    if state.high_watermark.message_offset >= state.log_end_offset:
+        state = replace(state, high_watermark=state.log_end_offset_metadata)
+    return state, True
+
+
+def flush(state: PartitionState, offset: int | None = None) -> tuple[PartitionState, int]:
+    """Advance the recovery point to `offset` (or the LEO) if higher (LOG-26, LOC-12).
+
+    Spec: KL-FLUSH-1, KL-FLUSH-2. Raises IllegalArgumentError outside [0, LEO].
+    """
+    target = state.log_end_offset if offset is None else offset
+    if not 0 <= target <= state.log_end_offset:
+        raise IllegalArgumentError(
+            f"flush offset {target} outside [0, {state.log_end_offset}]", where="flush"
+        )
+    if target > state.recovery_point:
+        state = replace(state, recovery_point=target)
+    return state, state.recovery_point
+
+
+def assign_epoch(
+    state: PartitionState, epoch: int, start_offset: int
+) -> tuple[PartitionState, None]:
+    """Record a leader epoch's start offset in the cache (LOG-50, EPO-2).
+
+    Spec: KL-EPOCH-1. Raises IllegalArgumentError for negatives (ERR-27).
+    """
+    return replace(state, epochs=epoch_cache.assign(state.epochs, epoch, start_offset)), None
+
+
+def end_offset_for_epoch(state: PartitionState,
+                         epoch: int) -> tuple[PartitionState, EpochEndOffset | None]:
+    """EPO-4 against the LEO; None when the end offset is undefined (LOG-51).
+
+    Spec: KL-EPOCH-2.
+    """
+    result = epoch_cache.end_offset_for(state.epochs, epoch, state.log_end_offset)
+    return state, (None if result.end_offset == -1 else result)
+
+
+def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
+    """Move the clock forward; asynchronous deletions that fall due happen (LOC-11).
+
+    Spec: KL-CLOCK-1, KL-DEL-2. Raises IllegalArgumentError for negative `ms`.
+    """
+    if ms < 0:
+        raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
+    return state, state.now_ms
+
+
+def view(state: PartitionState) -> LogStateView:
+    """The observable state conformance compares after every step. Spec: KL-STATE-3."""
+    return LogStateView(
+        log_start_offset=state.log_start_offset,
+        high_watermark=state.high_watermark.message_offset,
+        log_end_offset=state.log_end_offset,
+        recovery_point=state.recovery_point,
+        segments=tuple(
+            SegmentView(s.base_offset, s.size, s.next_offset) for s in state.segments
+        ),
+        epoch_entries=state.epochs,
+        pending_deletions=state.deleted_files,
+    )

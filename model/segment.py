@@ -1,0 +1,250 @@
+"""Operations on one segment (SEG-*), pure: each returns a new `Segment`.
+
+Index lookups are plain searches over the batches: FMT-17 guarantees Kafka's warm/cold search
+returns the same as a plain floor search, and the `.log` scan that follows a lookup (FMT-54,
+FMT-55) finds the same batch whatever index entry it started from. The index entries are still
+kept exactly, because their count decides index-full rolls (SEG-6) and truncation (FMT-15).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .errors import (
+    IllegalArgumentError,
+    IndexOffsetOverflowError,
+    LogSegmentOffsetOverflowError,
+)
+from .helpers import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY_SIZE,
+    index_entries_after_truncation,
+    index_max_entries,
+    offset_index_full,
+    relative_offset_fits,
+    roll_jitter_ms,
+    time_index_full,
+    truncation_cut,
+)
+from .state import Batch, Segment
+from .values import (
+    NO_TIMESTAMP,
+    BatchView,
+    FetchDataInfo,
+    LogConfig,
+    LogOffsetMetadata,
+    TimestampAndOffset,
+)
+
+
+def new_segment(base_offset: int, config: LogConfig, now_ms: int) -> Segment:
+    """LOC-6 step 5.3: an empty segment with full-capacity indexes, created now. Spec: KL-ROLL-3."""
+    return Segment(
+        base_offset=base_offset,
+        batches=(),
+        size=0,
+        offset_index=(),
+        offset_index_max_entries=index_max_entries(
+            config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE
+        ),
+        time_index=(),
+        time_index_max_entries=index_max_entries(config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE),
+        bytes_since_last_index_entry=0,
+        created_ms=now_ms,
+        last_modified_ms=now_ms,
+        roll_jitter_ms=roll_jitter_ms(base_offset, config.segment_jitter_ms, config.segment_ms),
+    )
+
+
+def indexes_full(segment: Segment) -> bool:
+    """SEG-6 (3) and (4): either index is full."""
+    return offset_index_full(
+        len(segment.offset_index), segment.offset_index_max_entries
+    ) or time_index_full(len(segment.time_index), segment.time_index_max_entries)
+
+
+def _time_index_maybe_append(
+    entries: tuple[tuple[int, int], ...], timestamp: int, offset: int
+) -> tuple[tuple[int, int], ...]:
+    """FMT-22 step 4: append only a strictly greater timestamp (>= 0 for an empty index)."""
+    last_ts = entries[-1][0] if entries else NO_TIMESTAMP
+    if timestamp > last_ts:
+        return (*entries, (timestamp, offset))
+    return entries
+
+
+def _check_index_offset(base_offset: int, offset: int) -> None:
+    """FMT-11 / ERR-2: an index entry's offset must be storable relative to the base."""
+    if not relative_offset_fits(offset, base_offset):
+        raise IndexOffsetOverflowError(
+            f"offset {offset} cannot be stored relative to base {base_offset}",
+            where=f"segment {base_offset} index",
+        )
+
+
+def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
+                   index_interval_bytes: int) -> Segment:
+    """SEG-3 [TRUNK]: write the batches, one index decision per batch. Spec: KL-APPEND-6.
+
+    `batches` carry their final positions. Raises LogSegmentOffsetOverflowError if the last offset
+    cannot be stored relative to the base (SEG-2), and IllegalArgumentError if an index point
+    meets a full index (ERR-3, ERR-7), IndexOffsetOverflowError if an entry's offset is below the
+    base (ERR-2); all before anything changes (KL-APPEND-9).
+    """
+    if not batches:
+        return segment
+    largest = batches[-1].last_offset
+    if not relative_offset_fits(largest, segment.base_offset):
+        raise LogSegmentOffsetOverflowError(
+            f"offset {largest} cannot be stored relative to segment base {segment.base_offset}",
+            where=f"segment {segment.base_offset}",
+        )
+    offset_index = segment.offset_index
+    time_index = segment.time_index
+    since = segment.bytes_since_last_index_entry
+    max_ts, max_ts_offset = segment.max_timestamp_and_offset
+    for batch in batches:
+        if batch.max_timestamp > max_ts:
+            max_ts, max_ts_offset = batch.max_timestamp, batch.last_offset
+        if since > index_interval_bytes:
+            if offset_index_full(len(offset_index), segment.offset_index_max_entries):
+                raise IllegalArgumentError(
+                    "Attempt to append to a full index", where=f"segment {segment.base_offset}"
+                )
+            if time_index_full(len(time_index), segment.time_index_max_entries):
+                raise IllegalArgumentError(
+                    "Attempt to append to a full time index", where=f"segment {segment.base_offset}"
+                )
+            _check_index_offset(segment.base_offset, batch.last_offset)
+            _check_index_offset(segment.base_offset, max_ts_offset)
+            offset_index = (*offset_index, (batch.last_offset, batch.position))
+            time_index = _time_index_maybe_append(time_index, max_ts, max_ts_offset)
+            since = 0
+        since += batch.size
+    return replace(
+        segment,
+        batches=segment.batches + batches,
+        size=segment.size + sum(b.size for b in batches),
+        offset_index=offset_index,
+        time_index=time_index,
+        bytes_since_last_index_entry=since,
+        last_modified_ms=now_ms,
+    )
+
+
+def become_inactive(segment: Segment) -> Segment:
+    """SEG-16 / SEG-17: the final time-index entry, then both indexes trimmed. Spec: KL-ROLL-5.
+
+    Trimming sets each capacity to the entry count, so a trimmed offset index is full (FMT-29).
+    The `.log` trim changes nothing the model sees (no bytes, no mtime).
+    """
+    max_ts, max_offset = segment.max_timestamp_and_offset
+    time_index = _time_index_maybe_append(segment.time_index, max_ts, max_offset)
+    return replace(
+        segment,
+        time_index=time_index,
+        time_index_max_entries=len(time_index),
+        offset_index_max_entries=len(segment.offset_index),
+    )
+
+
+def translate(segment: Segment, offset: int) -> Batch | None:
+    """SEG-9 / FMT-54: the first batch whose last offset >= offset, or None."""
+    index = truncation_cut([b.last_offset for b in segment.batches], offset)
+    return segment.batches[index] if index < len(segment.batches) else None
+
+
+def batch_view(batch: Batch) -> BatchView:
+    """The value a read returns for one stored batch."""
+    return BatchView(
+        base_offset=batch.base_offset,
+        last_offset=batch.last_offset,
+        partition_leader_epoch=batch.partition_leader_epoch,
+        max_timestamp=batch.max_timestamp,
+        size_in_bytes=batch.size,
+        position=batch.position,
+        records=batch.records,
+        timestamp_type=batch.timestamp_type,
+    )
+
+
+def read(segment: Segment, start_offset: int, max_size: int, max_position: int | None,
+         min_one_message: bool) -> FetchDataInfo | None:
+    """SEG-10 with the [TRUNK] metadata of CHG-1; None when the offset is past this segment.
+
+    Spec: KL-READ-4, KL-READ-5. Raises IllegalArgumentError for `max_size < 0` (ERR-15) and for a
+    slice with a negative size (ERR-16).
+    """
+    if max_size < 0:
+        raise IllegalArgumentError(f"Invalid max size {max_size}", where="read")
+    first = translate(segment, start_offset)
+    if first is None:
+        return None
+    metadata = LogOffsetMetadata(first.base_offset, segment.base_offset, first.position)
+    adjusted = max(max_size, first.size) if min_one_message else max_size
+    if adjusted == 0 or max_position is None:
+        return FetchDataInfo(metadata)
+    fetch_size = min(max_position - first.position, adjusted)
+    if fetch_size < 0:
+        raise IllegalArgumentError(
+            f"Invalid slice size {fetch_size} at position {first.position}", where="read"
+        )
+    end = min(first.position + fetch_size, segment.size)
+    batches = tuple(
+        batch_view(b)
+        for b in segment.batches
+        if b.position >= first.position and b.position + b.size <= end
+    )
+    return FetchDataInfo(metadata, end - first.position, batches, adjusted < first.size)
+
+
+def truncate(segment: Segment, offset: int, config: LogConfig, now_ms: int) -> tuple[Segment, int]:
+    """SEG-13: drop batches with last offset >= offset; returns (segment, bytes removed).
+
+    Spec: KL-TRUNC-2, KL-TRUNC-3. Indexes are cut per FMT-15/FMT-24 and resized to full capacity
+    (KAFKA-6492); an emptied segment gets `created` = now (KAFKA-596).
+    """
+    cut = truncation_cut([b.last_offset for b in segment.batches], offset)
+    kept = segment.batches[:cut]
+    new_size = sum(b.size for b in kept)
+    removed = segment.size - new_size
+    keep_offsets = index_entries_after_truncation([k for k, _ in segment.offset_index], offset)
+    keep_times = index_entries_after_truncation([o for _, o in segment.time_index], offset)
+    return (
+        replace(
+            segment,
+            batches=kept,
+            size=new_size,
+            offset_index=segment.offset_index[:keep_offsets],
+            offset_index_max_entries=index_max_entries(
+                config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE
+            ),
+            time_index=segment.time_index[:keep_times],
+            time_index_max_entries=index_max_entries(
+                config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE
+            ),
+            bytes_since_last_index_entry=0,
+            created_ms=now_ms if not kept else segment.created_ms,
+            last_modified_ms=now_ms if removed > 0 else segment.last_modified_ms,
+        ),
+        removed,
+    )
+
+
+def find_offset_by_timestamp(
+    segment: Segment, timestamp: int, starting_offset: int
+) -> TimestampAndOffset | None:
+    """SEG-18 / FMT-55: the first record with timestamp >= target and offset >= starting offset.
+
+    Spec: KL-TIME-4.
+    """
+    for batch in segment.batches:
+        if batch.max_timestamp < timestamp:
+            continue
+        for i in range(len(batch.records)):
+            record_ts = batch.record_timestamp(i)
+            offset = batch.base_offset + i
+            if record_ts >= timestamp and offset >= starting_offset:
+                epoch = batch.partition_leader_epoch
+                return TimestampAndOffset(record_ts, offset, epoch if epoch != -1 else None)
+    return None

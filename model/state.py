@@ -1,0 +1,133 @@
+"""The state of one partition log: frozen values only (specs/log.md, "State").
+
+Not modelled here: transactions, producer state, compaction, tiered storage (specs/log.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .values import (
+    NO_TIMESTAMP,
+    EpochEntry,
+    LogConfig,
+    LogOffsetMetadata,
+    Record,
+    TimestampType,
+)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One uncompressed v2 batch stored in a segment (FMT-45)."""
+
+    base_offset: int  # Invariant: base_offset <= last_offset
+    last_offset: int  # inclusive; records take base_offset .. last_offset consecutively
+    partition_leader_epoch: int  # -1 = none (FMT-45)
+    max_timestamp: int  # the header's maxTimestamp; the clock's now for LOG_APPEND_TIME
+    size: int  # bytes, from sizes.batch_size (FMT-50)
+    position: int  # byte position of the batch in its segment's `.log`
+    records: tuple[Record, ...]
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
+
+    def record_timestamp(self, index: int) -> int:
+        """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
+        if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            return self.max_timestamp
+        return self.records[index].timestamp
+
+    def offset_of_max_timestamp(self) -> int:
+        """LOG-48 step 4: the first record carrying the batch's max timestamp (else base)."""
+        for i in range(len(self.records)):
+            if self.record_timestamp(i) == self.max_timestamp:
+                return self.base_offset + i
+        return self.base_offset
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One segment: its batches, its two indexes and its roll clock (SEG-1)."""
+
+    base_offset: int  # Invariant: every batch offset in [base_offset, base_offset + Int.MAX]
+    batches: tuple[Batch, ...]  # in file order; positions are the running sum of sizes
+    size: int  # bytes of `.log`; Invariant: size == sum of batch sizes
+    # Offset index (FMT-10, FMT-12): (absolute key = a batch's last offset, batch position).
+    offset_index: tuple[tuple[int, int], ...]
+    offset_index_max_entries: int  # FMT-26 / FMT-28: capacity now (trimmed on roll and close)
+    # Time index (FMT-19): (timestamp, absolute offset of the batch that carried it).
+    time_index: tuple[tuple[int, int], ...]
+    time_index_max_entries: int  # capacity now; the last slot is reserved (FMT-21)
+    bytes_since_last_index_entry: int  # SEG-3; reset by truncation and reload
+    created_ms: int  # SEG-1: the clock at construction (including load)
+    last_modified_ms: int  # SEG-19 fallback: the clock at the last write/truncation of `.log`
+    roll_jitter_ms: int  # SEG-8 drawn deterministically (KL-ROLL-4)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.batches
+
+    @property
+    def rolling_based_timestamp(self) -> int | None:
+        """SEG-3 step 2 / SEG-7 step 1: the first batch's max timestamp, unset when empty."""
+        return self.batches[0].max_timestamp if self.batches else None
+
+    @property
+    def max_timestamp_and_offset(self) -> tuple[int, int]:
+        """SEG-3 step 5.1: (largest batch max timestamp, that batch's last offset), first wins.
+
+        (-1, -1) (UNKNOWN) when no batch carries a timestamp.
+        """
+        best = (NO_TIMESTAMP, -1)
+        for batch in self.batches:
+            if batch.max_timestamp > best[0]:
+                best = (batch.max_timestamp, batch.last_offset)
+        return best
+
+    @property
+    def next_offset(self) -> int:
+        """SEG-12 readNextOffset: the last batch's last offset + 1, or the base when empty."""
+        return self.batches[-1].next_offset if self.batches else self.base_offset
+
+    def largest_timestamp(self) -> int:
+        """SEG-19: the max timestamp if >= 0, else the `.log` file's last-modified time."""
+        max_ts = self.max_timestamp_and_offset[0]
+        return max_ts if max_ts >= 0 else self.last_modified_ms
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition log (LOG-1, LOC-1). The observable part is `log.view(state)`."""
+
+    config: LogConfig
+    segments: tuple[Segment, ...]  # ascending, unique bases; never empty (LOG-2 (5))
+    log_start_offset: int  # Invariant: first segment base <= log_start_offset <= high watermark
+    # LOG-1: the HW with its metadata; message-only until materialised (LOG-11).
+    # Invariant: log_start_offset <= high_watermark.message_offset <= log_end_offset
+    high_watermark: LogOffsetMetadata
+    log_end_offset: int  # exclusive; the next offset a leader assigns (LOC-2)
+    recovery_point: int  # Invariant: recovery_point <= log_end_offset (LOC-2, KL-FLUSH-1)
+    epochs: tuple[EpochEntry, ...]  # leader-epoch cache, strictly increasing (EPO-1)
+    now_ms: int  # the injected clock (KL-CLOCK-1)
+    # Base offsets whose `<base>.*.deleted` files exist (LOC-11); sorted, unique.
+    deleted_files: tuple[int, ...] = ()
+    # Timers of asynchronous deletions: (due_ms, base offset), in scheduling order (LOC-11).
+    deletion_timers: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def active(self) -> Segment:
+        """MAP-2 activeSegment: the last segment."""
+        return self.segments[-1]
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """LOC-2: (LEO, active segment base, active segment size)."""
+        return LogOffsetMetadata(self.log_end_offset, self.active.base_offset, self.active.size)
+
+    @property
+    def size_in_bytes(self) -> int:
+        """MAP-4: the sum of segment sizes (a Python int never overflows)."""
+        return sum(s.size for s in self.segments)

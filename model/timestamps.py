@@ -1,0 +1,69 @@
+"""`fetch_offset_by_timestamp` (LOG-43..LOG-49), re-exported by `log.py`."""
+
+from __future__ import annotations
+
+from . import epochs as epoch_cache
+from .segment import find_offset_by_timestamp
+from .state import PartitionState
+from .values import (
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    NO_TIMESTAMP,
+    TimestampAndOffset,
+)
+
+EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43; without remote storage it answers like EARLIEST
+LATEST_TIERED_TIMESTAMP = -5  # LOG-43; without remote storage the answer is (-1, -1, -1)
+
+
+def _earliest(state: PartitionState) -> TimestampAndOffset:
+    """LOG-45: (-1, LSO, the first epoch if it starts at or before the LSO). Spec: KL-TIME-1."""
+    entries = state.epochs
+    covers = bool(entries) and entries[0].start_offset <= state.log_start_offset
+    epoch = entries[0].epoch if covers else None
+    return TimestampAndOffset(NO_TIMESTAMP, state.log_start_offset, epoch)
+
+
+def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
+    """LOG-48 (KAFKA-16310): the first record carrying the log's largest timestamp. KL-TIME-3."""
+    best = state.segments[0]
+    for segment in state.segments[1:]:
+        if segment.max_timestamp_and_offset[0] > best.max_timestamp_and_offset[0]:
+            best = segment
+    max_ts = best.max_timestamp_and_offset[0]
+    batch = next((b for b in best.batches if b.max_timestamp == max_ts), None)
+    if batch is None:
+        return None
+    epoch = batch.partition_leader_epoch
+    offset = batch.offset_of_max_timestamp()
+    return TimestampAndOffset(max_ts, offset, epoch if epoch >= 0 else None)
+
+
+def _search(state: PartitionState, timestamp: int) -> TimestampAndOffset | None:
+    """LOG-49: the first segment whose largest timestamp >= target, searched from the LSO.
+
+    Spec: KL-TIME-4. Only that segment is searched, as in Kafka.
+    """
+    for segment in state.segments:
+        if segment.largest_timestamp() >= timestamp:
+            return find_offset_by_timestamp(segment, timestamp, state.log_start_offset)
+    return None
+
+
+def fetch_offset_by_timestamp(state: PartitionState,
+                              timestamp: int) -> tuple[PartitionState, TimestampAndOffset | None]:
+    """The offset for a timestamp or a special target (-1 LATEST, -2 EARLIEST, -3 MAX).
+
+    Spec: KL-TIME-1, KL-TIME-2, KL-TIME-3, KL-TIME-4.
+    """
+    if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+        return state, _earliest(state)
+    if timestamp == LATEST_TIMESTAMP:
+        latest = epoch_cache.latest_epoch(state.epochs)
+        return state, TimestampAndOffset(NO_TIMESTAMP, state.log_end_offset, latest)
+    if timestamp == LATEST_TIERED_TIMESTAMP:
+        return state, TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+    if timestamp == MAX_TIMESTAMP:
+        return state, _max_timestamp(state)
+    return state, _search(state, timestamp)

@@ -1,0 +1,84 @@
+"""The report files and the terminal summary, from a hand-built CampaignSummary (no Spark)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.dom.minidom
+from pathlib import Path
+
+from kafkalog.conformance.campaign_aggregate import Bucket, CampaignSummary, RuntimeStats
+from kafkalog.conformance.campaign_report import render_terminal, write_report
+from rich.console import Console
+
+TRACE = '{"header": true}\n{"action": "roll"}\n{"action": "truncate_to"}\n'
+
+
+def summary(buckets: tuple[Bucket, ...] = ()) -> CampaignSummary:
+    histogram = tuple((i * 0.01, (i + 1) * 0.01, i % 3) for i in range(20))
+    return CampaignSummary(
+        campaign_id="c1",
+        runs=120,
+        duplicates_dropped=2,
+        outcomes={"conformed": 120 - sum(b.count for b in buckets)}
+        | {b.outcome: b.count for b in buckets},
+        params={"steps": 60, "adapter": "builtin", "broken": None, "seed_min": 0, "seed_max": 119},
+        steps_total=7000,
+        run_time_total_s=12.5,
+        wall_s=8.0,
+        buckets=buckets,
+        actions=(("append_as_leader", 3000, 120), ("roll", 400, 90)),
+        rules=(("LOG-14", 120), ("SEG-6", 30)),
+        runtime=RuntimeStats(0.1, 0.09, 0.15, 0.19, 0.2, histogram),
+        throughput=((0.0, 10.0), (2.0, 16.5), (4.0, 15.0)),
+        families={"tiny": 60, "index_full": 60},
+    )
+
+
+BUG = Bucket("diverged", "truncate_to:ok!=IllegalStateError:LOG-40", 7, 3, 11, 2, TRACE, None)
+CRASH = Bucket("adapter_error", "adapter_error:RunTimedOut", 1, 50, 50, None, None, "RunTimedOut")
+
+
+def test_write_report__bucket_trace_file_holds_the_shortest_trace(tmp_path: Path) -> None:
+    """Each bucket with a trace gets traces/NN-<signature>-seed<S>.jsonl with that trace."""
+    paths = write_report(summary((BUG, CRASH)), tmp_path)
+    trace = paths[f"trace:{BUG.signature}"]
+    assert trace.parent == tmp_path / "c1" / "traces"
+    assert trace.name == "01-truncate_to_ok_IllegalStateError_LOG-40-seed11.jsonl"
+    assert trace.read_text() == TRACE
+    assert f"trace:{CRASH.signature}" not in paths  # no trace, no file
+
+
+def test_write_report__html_is_self_contained_with_five_charts(tmp_path: Path) -> None:
+    """No scripts, no external URLs; bucket, rule, action, throughput and run-time SVG charts."""
+    page = write_report(summary((BUG,)), tmp_path)["report"].read_text()
+    assert "<script" not in page.lower()
+    urls = re.findall(r"(?:src|href)=\"([^\"]+)\"", page)
+    assert urls == ["traces/01-truncate_to_ok_IllegalStateError_LOG-40-seed11.jsonl"]
+    assert re.findall(r"https?://[^\"]+", page) == ["http://www.w3.org/2000/svg"] * 5
+    for svg in re.findall(r"<svg.*?</svg>", page, re.S):
+        xml.dom.minidom.parseString(svg)  # each chart is well-formed XML
+    assert "truncate_to:ok!=IllegalStateError:LOG-40" in page and "SEG-6" in page
+
+
+def test_write_report__all_conformed__says_so(tmp_path: Path) -> None:
+    """Without buckets the report states that every run conformed."""
+    page = write_report(summary(), tmp_path)["report"].read_text()
+    assert "All 120 runs conformed." in page
+
+
+def test_write_report__summary_json_round_trips_the_aggregates(tmp_path: Path) -> None:
+    """summary.json holds the same numbers the page shows."""
+    data = json.loads(write_report(summary((BUG,)), tmp_path)["summary"].read_text())
+    assert data["runs"] == 120 and data["buckets"][0]["shortest_seed"] == 11
+    assert data["rules"] == [["LOG-14", 120], ["SEG-6", 30]]
+
+
+def test_render_terminal__shows_totals_buckets_and_coverage() -> None:
+    """The plain-text summary names the campaign, each bucket and each action."""
+    console = Console(record=True, width=200)
+    render_terminal(summary((BUG, CRASH)), console)
+    text = console.export_text()
+    assert "campaign c1" in text and "diverged 7" in text
+    assert BUG.signature in text and "seed 11, 2 steps" in text and "RunTimedOut" in text
+    assert "append_as_leader" in text and "spec rules exercised (2): LOG-14, SEG-6" in text

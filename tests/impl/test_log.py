@@ -1,0 +1,611 @@
+"""Log (UnifiedLog): HW, log start, append, roll and read scenarios ported from UnifiedLogTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.log import Log
+from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.time import MockTime
+from kafkalog.model.errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    InvalidRecordError,
+    InvalidRollError,
+    LogClosedError,
+    OffsetOutOfRangeError,
+    OffsetsOutOfOrderError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnexpectedAppendOffsetError,
+)
+from kafkalog.model.values import (
+    NO_TIMESTAMP,
+    EpochEntry,
+    Isolation,
+    LogConfig,
+    LogOffsetMetadata,
+    Record,
+    TimestampType,
+)
+
+FS = FileSystem()
+
+
+def recs(*values: str, ts: int = NO_TIMESTAMP, key: bytes | None = None) -> list[Record]:
+    return [Record(key, v.encode(), ts) for v in values]
+
+
+def batch(base: int, *values: str, epoch: int = 0, ts: int = NO_TIMESTAMP) -> MemoryRecords:
+    return MemoryRecords.with_records(recs(*values, ts=ts), base_offset=base,
+                                      partition_leader_epoch=epoch)
+
+
+def leader(*values: str, ts: int = NO_TIMESTAMP) -> MemoryRecords:
+    return MemoryRecords.with_records(recs(*values, ts=ts))
+
+
+@pytest.fixture
+def time() -> MockTime:
+    return MockTime(1_000_000)
+
+
+@pytest.fixture
+def open_log(tmp_path: Path, time: MockTime):  # type: ignore[no-untyped-def]
+    logs: list[Log] = []
+
+    def make(config: LogConfig | None = None, **kwargs: object) -> Log:
+        log = Log.open(FS, tmp_path / "topic-0", config or LogConfig(), time, **kwargs)  # type: ignore[arg-type]
+        logs.append(log)
+        return log
+
+    yield make
+    for log in logs:
+        log.close_handlers()
+
+
+def test_high_watermark__maintenance_as_leader_and_follower(open_log) -> None:
+    """Spec: LOG-5, LOG-7, LOG-40, LOG-41 (testHighWatermarkMaintenance)."""
+    log = open_log(LogConfig(segment_bytes=1024 * 1024))
+    three = ("value", "value", "value")
+    assert log.high_watermark == 0
+    log.append_as_leader(leader(*three), 0)
+    assert log.high_watermark == 0
+    log.maybe_increment_high_watermark(LogOffsetMetadata(1))
+    assert log.high_watermark == 1
+    assert log.update_high_watermark(5) == 3
+    log.append_as_follower(batch(3, *three), 0)
+    assert log.update_high_watermark(6) == 6
+    log.truncate_to(3)
+    assert log.high_watermark == 3
+    log.append_as_leader(leader(*three), 0)
+    assert (log.high_watermark, log.log_end_offset, log.log_start_offset) == (3, 6, 0)
+    log.truncate_fully_and_start_at(4)
+    assert (log.log_end_offset, log.log_start_offset, log.high_watermark) == (4, 4, 4)
+    log.check()
+
+
+def test_read__up_to_log_end_offset__reports_batch_base(open_log) -> None:
+    """Spec: LOG-27, LOG-28 [TRUNK], CHG-1 (testFetchUpToLogEndOffset)."""
+    log = open_log(LogConfig(segment_bytes=1024 * 1024))
+    log.append_as_leader(leader("0", "1", "2"), 0)
+    log.append_as_leader(leader("3", "4"), 0)
+    for offset, base in [(0, 0), (1, 0), (2, 0), (3, 3), (4, 3)]:
+        info = log.read(offset, 2**31 - 1, Isolation.LOG_END, True)
+        assert info.records.size_in_bytes > 0 and not info.first_entry_incomplete
+        assert info.fetch_offset_metadata.message_offset == base
+        assert all(r.offset < log.log_end_offset for r in info.records.records())
+
+
+def test_read__up_to_high_watermark__empty_between_hw_and_leo(open_log) -> None:
+    """Spec: LOG-27, LOG-28, LOC-4 steps 2-3 (testFetchUpToHighWatermark)."""
+    log = open_log(LogConfig(segment_bytes=1024 * 1024))
+    log.append_as_leader(leader("0", "1", "2"), 0)
+    log.append_as_leader(leader("3", "4"), 0)
+    bases = {0: 0, 1: 0, 2: 0, 3: 3, 4: 3, 5: 5}
+
+    def check_bounded() -> None:
+        for offset in range(log.log_start_offset, log.high_watermark):
+            info = log.read(offset, 2**31 - 1, Isolation.HIGH_WATERMARK, True)
+            assert info.records.size_in_bytes > 0
+            assert all(r.offset < log.high_watermark for r in info.records.records())
+            assert info.fetch_offset_metadata.message_offset == bases[offset]
+        for offset in range(log.high_watermark, log.log_end_offset + 1):
+            info = log.read(offset, 2**31 - 1, Isolation.HIGH_WATERMARK, True)
+            assert info.records.size_in_bytes == 0
+
+    check_bounded()
+    log.update_high_watermark(3)
+    check_bounded()
+    log.update_high_watermark(5)
+    check_bounded()
+
+
+def test_read__out_of_range__raises(open_log) -> None:
+    """Spec: LOG-27, LOC-4, ERR-31, ERR-32 (testReadOutOfRange)."""
+    log = open_log(LogConfig(segment_bytes=1024))
+    log.append_as_leader(leader("42"), 0)
+    assert log.read(1, 1000).records.size_in_bytes == 0
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(2, 1000)
+    log.update_high_watermark(1)
+    log.maybe_increment_log_start_offset(1)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(0, 1000)
+
+
+def test_roll__time_based_during_append(open_log, time: MockTime) -> None:
+    """Spec: SEG-6, SEG-7, LOG-22 (testTimeBasedLogRollDuringAppend, segment_ms = 3600)."""
+    log = open_log(LogConfig(segment_ms=3600))
+    ms = log.config.segment_ms
+    assert len(log.segments) == 1
+    time.sleep(ms + 1)
+    log.append_as_leader(leader("test"), 0)
+    assert len(log.segments) == 1, "no roll that would leave an empty segment"
+    log.append_as_leader(leader("test"), 0)
+    assert len(log.segments) == 2
+    for expected in (3, 4):
+        time.sleep(ms + 1)
+        log.append_as_leader(leader("test"), 0)
+        assert len(log.segments) == expected
+    stamp = time.milliseconds() + ms + 1
+    log.append_as_leader(leader("test", ts=stamp), 0)
+    assert len(log.segments) == 4, "first batch has no timestamp: wall clock decides"
+    time.sleep(ms + 1)
+    log.append_as_leader(leader("test", ts=stamp), 0)
+    assert len(log.segments) == 5
+    time.sleep(ms + 1)
+    log.append_as_leader(leader("test", ts=stamp), 0)
+    assert len(log.segments) == 5, "roll depends on the first message's timestamp"
+    log.append_as_leader(leader("test", ts=time.milliseconds()), 0)
+    assert len(log.segments) == 6
+    time.sleep(ms + 1)
+    log.append_as_leader(MemoryRecords(b""), 0)
+    assert len(log.segments) == 6, "an empty append never rolls"
+    log.check()
+
+
+def test_roll__segment_that_already_exists__recreates_empty_active(open_log, time) -> None:
+    """Spec: LOC-6 step 3, BUG-21 (testRollSegmentThatAlreadyExists)."""
+    log = open_log(LogConfig(segment_ms=3600))
+    assert log.roll(0) == 0 and len(log.segments) == 1
+    log.append_as_follower(MemoryRecords.with_records(
+        [Record(b"k1", b"v1", time.milliseconds())], base_offset=0, partition_leader_epoch=0), 0)
+    log.append_as_follower(MemoryRecords.with_records(
+        [Record(b"k2", b"v2", time.milliseconds() + 10)], base_offset=1,
+        partition_leader_epoch=0), 0)
+    assert log.log_end_offset == 2
+    assert next(log.read(0, 1, Isolation.LOG_END, True).records.batches()).last_offset == 0
+    assert next(log.read(1, 1, Isolation.LOG_END, True).records.batches()).last_offset == 1
+    assert log.roll() == 2 and len(log.segments) == 2
+    log.segments[-1].offset_index.resize(0)
+    log.append_as_follower(MemoryRecords.with_records(
+        [Record(b"k3", b"v3", time.milliseconds() + 12)], base_offset=2,
+        partition_leader_epoch=0), 0)
+    assert log.segments[-1].offset_index.max_entries > 1
+    assert len(log.segments) == 2
+    assert next(log.read(2, 100).records.batches()).last_offset == 2
+
+
+def test_roll__below_active_base_or_onto_non_empty_segment__raises_invalid_roll(open_log) -> None:
+    """Spec: LOC-6 steps 3-4, ERR-34."""
+    log = open_log()
+    log.append_as_leader(leader("a"), 0)
+    log.roll()
+    log.append_as_leader(leader("b"), 0)
+    assert log.roll(10) == 10, "a base above the LEO is allowed (LOC-7)"
+    assert log.log_end_offset == 2
+    with pytest.raises(InvalidRollError):
+        log.roll(5)
+    assert log.roll(10) == 10, "rolling onto the empty active segment recreates it"
+
+
+def test_roll__flushes_synchronously_and_advances_recovery_point(open_log) -> None:
+    """Spec: LOG-25 step 4 (kafkalog: synchronous, clamped to the LEO)."""
+    log = open_log()
+    log.append_as_leader(leader("a", "b"), 0)
+    assert log.recovery_point == 0
+    log.roll()
+    assert log.recovery_point == 2
+    log.roll(10)
+    assert log.recovery_point == 2
+
+
+def test_roll__size_based__when_next_append_would_exceed_segment_bytes(open_log) -> None:
+    """Spec: SEG-6 (1), LOG-22 (testSizeBasedLogRoll: 72-byte batches, segment_bytes 144)."""
+    log = open_log(LogConfig(segment_bytes=144))
+    for _ in range(2):
+        log.append_as_leader(leader("test"), 0)
+    assert len(log.segments) == 1
+    log.append_as_leader(leader("test"), 0)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+
+
+def test_roll__index_full__rolls_at_the_appends_first_offset(open_log) -> None:
+    """Spec: SEG-6 (3, 4), LOG-22 (KAFKA-6530: roll at the exact first offset)."""
+    log = open_log(LogConfig(index_interval_bytes=1, segment_index_bytes=24))
+    for _ in range(6):
+        log.append_as_leader(leader("v"), 0)
+    bases = [s.base_offset for s in log.segments]
+    assert len(bases) > 1 and all(b > 0 for b in bases[1:])
+    log.check()
+
+
+def test_roll__jitter__is_deterministic_from_base_offset(open_log, time: MockTime) -> None:
+    """Spec: SEG-8 (kafkalog draws base % min(jitter, segment_ms)), SEG-6 (2)."""
+    log = open_log(LogConfig(segment_ms=100, segment_jitter_ms=1000))
+    log.append_as_leader(leader("a"), 0)
+    log.roll()
+    seg = log.segments[-1]
+    assert seg.roll_jitter_ms == 1 % 100
+    time.sleep(99)
+    log.append_as_leader(leader("b"), 0)
+    time.sleep(99)
+    log.append_as_leader(leader("c"), 0)
+    assert len(log.segments) == 3  # waited 99 > 100 - 1
+
+
+def test_append_as_leader__assigns_offsets_and_stamps_epoch(open_log) -> None:
+    """Spec: LOG-18, LOG-20, FMT-47 (leader only stamps base offset and epoch)."""
+    log = open_log()
+    info = log.append_as_leader(leader("a", "b", ts=5), 7)
+    assert (info.first_offset, info.last_offset, info.record_count, info.valid_bytes) == (
+        0, 1, 2, info.valid_bytes)
+    info2 = log.append_as_leader(leader("c", ts=9), 8)
+    assert (info2.first_offset, info2.last_offset, info2.max_timestamp) == (2, 2, 9)
+    batches = list(log.read(0, 10_000).records.batches())
+    assert [(b.base_offset, b.partition_leader_epoch) for b in batches] == [(0, 7), (2, 8)]
+    assert all(b.is_valid() for b in batches)
+    assert log.leader_epoch_cache.epoch_entries() == (EpochEntry(7, 0), EpochEntry(8, 2))
+
+
+def test_append_as_leader__one_record_batch__is_72_bytes(open_log) -> None:
+    """Spec: FMT-50 (value b"test", no key: 72 bytes)."""
+    info = open_log().append_as_leader(leader("test", ts=0), 0)
+    assert info.valid_bytes == 72
+
+
+def test_append_as_leader__offset_of_max_timestamp__first_record_carrying_it(open_log) -> None:
+    """Spec: LOG-48-style record search (docs/design.md leader batches)."""
+    log = open_log()
+    records = [Record(None, b"a", 5), Record(None, b"b", 9), Record(None, b"c", 9)]
+    info = log.append_as_leader(MemoryRecords.with_records(records), 0)
+    assert (info.max_timestamp, info.offset_of_max_timestamp) == (9, 1)
+
+
+def test_append_as_leader__log_append_time__uses_clock(open_log, time: MockTime) -> None:
+    """Spec: LOG-18, FMT-47 (LogAppendTime stamps the clock and recomputes the CRC)."""
+    log = open_log(LogConfig(message_timestamp_type=TimestampType.LOG_APPEND_TIME))
+    log.append_as_leader(leader("x"), 0)
+    info = log.append_as_leader(leader("a", "b", ts=5), 0)
+    now = time.milliseconds()
+    assert (info.max_timestamp, info.offset_of_max_timestamp, info.log_append_time) == (now, 1, now)
+    last = list(log.read(1, 10_000).records.batches())[-1]
+    assert last.is_valid() and last.max_timestamp == now
+
+
+def test_append_as_leader__empty__returns_empty_info(open_log) -> None:
+    """Spec: LOG-16 (docs/design.md: LogAppendInfo(-1, -1, -1, -1, -1, 0, 0))."""
+    log = open_log()
+    info = log.append_as_leader(MemoryRecords(b""), 0)
+    assert (info.first_offset, info.last_offset, info.valid_bytes, info.record_count) == (
+        -1, -1, 0, 0)
+    assert log.log_end_offset == 0
+
+
+def test_append_as_leader__invalid_input__raises_typed_errors(open_log) -> None:
+    """Spec: LOG-15 (2, 5, 6), LOG-21, ERR-21..24."""
+    log = open_log(LogConfig(max_message_bytes=100, segment_bytes=150))
+    with pytest.raises(InvalidRecordError):
+        log.append_as_leader(batch(5, "x"), 0)
+    with pytest.raises(RecordTooLargeError):
+        log.append_as_leader(leader("x" * 200), 0)
+    corrupt = bytearray(leader("abc").buffer)
+    corrupt[-1] ^= 0xFF
+    with pytest.raises(CorruptRecordError):
+        log.append_as_leader(MemoryRecords(corrupt), 0)
+    two = MemoryRecords(bytes(leader("a" * 20).buffer) + bytes(leader("b" * 20).buffer))
+    with pytest.raises(RecordBatchTooLargeError):
+        log.append_as_leader(two, 0)
+    assert log.log_end_offset == 0
+
+
+def test_append_as_follower__offsets_below_leo__raises_unexpected_append_offset(open_log) -> None:
+    """Spec: LOG-19, ERR-26, BUG-24."""
+    log = open_log()
+    log.append_as_follower(batch(0, "a", "b"), 0)
+    with pytest.raises(UnexpectedAppendOffsetError) as info:
+        log.append_as_follower(batch(1, "c", "d"), 0)
+    assert (info.value.first_offset, info.value.last_offset) == (1, 2)
+    log.append_as_follower(batch(10, "gap"), 0)
+    assert log.log_end_offset == 11
+
+
+def test_append_as_follower__non_increasing_last_offsets__raises_out_of_order(open_log) -> None:
+    """Spec: LOG-15 (4), ERR-25."""
+    log = open_log()
+    data = bytes(batch(5, "a", "b").buffer) + bytes(batch(3, "c", "d").buffer)
+    with pytest.raises(OffsetsOutOfOrderError):
+        log.append_as_follower(MemoryRecords(data), 0)
+
+
+def test_append_as_follower__batch_with_higher_epoch__skipped_with_the_rest(open_log) -> None:
+    """Spec: LOG-15a [TRUNK], CHG-3, BUG-58."""
+    log = open_log()
+    data = b"".join(bytes(batch(o, "v", epoch=e).buffer) for o, e in ((0, 1), (1, 3), (2, 1)))
+    info = log.append_as_follower(MemoryRecords(data), 2)
+    assert (info.first_offset, info.last_offset, log.log_end_offset) == (0, 0, 1)
+
+
+def test_truncate_to__at_or_above_leo__clears_trailing_epoch(open_log) -> None:
+    """Spec: LOG-40 step 2, BUG-54 (testTruncateToEndOffsetClearsEpochCache)."""
+    log = open_log()
+    log.append_as_follower(batch(27, "a", "b", epoch=19), 19)
+    assert log.leader_epoch_cache.latest_entry == EpochEntry(19, 27)
+    for epoch, target in ((20, 29), (24, 30)):
+        log.assign_epoch(epoch, log.log_end_offset)
+        assert log.leader_epoch_cache.latest_entry == EpochEntry(epoch, 29)
+        assert log.truncate_to(target) is False
+        assert log.leader_epoch_cache.latest_entry == EpochEntry(19, 27)
+        assert log.log_end_offset == 29
+
+
+def test_truncate_to__negative__raises_illegal_argument(open_log) -> None:
+    """Spec: LOG-40 step 1, ERR-33."""
+    with pytest.raises(IllegalArgumentError):
+        open_log().truncate_to(-1)
+
+
+def test_truncate_to__across_segments__deletes_later_segments_async(open_log, time) -> None:
+    """Spec: LOC-8, LOC-11, LOG-40, LOG-42 (LEO = target even inside a batch)."""
+    log = open_log(LogConfig(segment_bytes=200, file_delete_delay_ms=1000))
+    for _ in range(6):
+        log.append_as_leader(leader("test", "two"), 0)
+    bases = [s.base_offset for s in log.segments]
+    assert len(bases) >= 3
+    log.update_high_watermark(12)
+    assert log.truncate_to(3) is True
+    assert log.log_end_offset == 3 and log.high_watermark == 3
+    assert log.state().pending_deletions == tuple(b for b in bases if b > 3)
+    deleted = [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
+    assert deleted
+    time.sleep(1000)
+    assert log.state().pending_deletions == ()
+    assert not [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
+    log.check()
+
+
+def test_truncate_to__below_first_segment__truncates_fully(open_log) -> None:
+    """Spec: LOG-40 step 3, LOG-41."""
+    log = open_log(LogConfig(segment_bytes=200))
+    log.truncate_fully_and_start_at(10)
+    log.append_as_leader(leader("a"), 0)
+    log.update_high_watermark(11)
+    assert log.truncate_to(5) is True
+    assert (log.log_start_offset, log.high_watermark, log.log_end_offset) == (5, 5, 5)
+    assert log.leader_epoch_cache.epoch_entries() == ()
+
+
+def test_maybe_increment_log_start_offset__above_hw__raises_out_of_range(open_log) -> None:
+    """Spec: LOG-29 step 1, ERR-30."""
+    log = open_log()
+    log.append_as_leader(leader("a", "b", "c"), 0)
+    log.update_high_watermark(2)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.maybe_increment_log_start_offset(3)
+    assert log.maybe_increment_log_start_offset(2) is True
+    assert log.maybe_increment_log_start_offset(1) is False
+    assert log.log_start_offset == 2
+
+
+def test_maybe_increment_log_start_offset__truncates_epochs_from_start(open_log) -> None:
+    """Spec: LOG-29 step 4.2, EPO-7."""
+    log = open_log()
+    log.append_as_leader(leader("a", "b"), 1)
+    log.append_as_leader(leader("c", "d"), 2)
+    log.update_high_watermark(4)
+    log.maybe_increment_log_start_offset(1)
+    assert log.leader_epoch_cache.epoch_entries() == (EpochEntry(1, 1), EpochEntry(2, 2))
+
+
+def test_delete_old_segments__start_offset_first__second_call_deletes_nothing(
+    open_log, time
+) -> None:
+    """Spec: LOG-32, LOG-38, BUG-41 (KAFKA-12177: 2 then 0)."""
+    log = open_log(LogConfig(segment_bytes=144, retention_ms=999_999_999))
+    for _ in range(6):
+        log.append_as_leader(leader("test"), 0)
+    assert len(log.segments) == 3
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(4)
+    assert log.delete_old_segments() == 2
+    assert log.delete_old_segments() == 0
+    assert log.log_start_offset == 4 and [s.base_offset for s in log.segments] == [4]
+
+
+def test_delete_old_segments__never_at_or_above_hw(open_log, time: MockTime) -> None:
+    """Spec: LOG-33 step 3, BUG-36 (retention stops at the HW)."""
+    log = open_log(LogConfig(segment_bytes=144, retention_ms=10))
+    for _ in range(6):
+        log.append_as_leader(leader("test", ts=0), 0)
+    time.sleep(1000)
+    log.update_high_watermark(3)
+    assert log.delete_old_segments() == 1
+    assert log.log_start_offset == 2
+    log.check()
+
+
+def test_delete_old_segments__all_expired_and_hw_at_leo__rolls_first(
+    open_log, time: MockTime
+) -> None:
+    """Spec: LOG-34 step 1 (a log never has zero segments), LOG-35."""
+    log = open_log(LogConfig(segment_bytes=144, retention_ms=10, file_delete_delay_ms=50))
+    for _ in range(4):
+        log.append_as_leader(leader("test", ts=0), 0)
+    log.update_high_watermark(log.log_end_offset)
+    time.sleep(100)
+    assert log.delete_old_segments() == 2
+    assert [s.base_offset for s in log.segments] == [4]
+    assert log.log_start_offset == 4 and log.state().pending_deletions == (0, 2)
+    time.sleep(50)
+    assert log.state().pending_deletions == ()
+    log.check()
+
+
+def test_delete_old_segments__size_retention__oldest_first(open_log) -> None:
+    """Spec: LOG-37 (stateful size predicate)."""
+    log = open_log(LogConfig(segment_bytes=144, retention_bytes=150, retention_ms=-1))
+    for _ in range(6):
+        log.append_as_leader(leader("test"), 0)
+    log.update_high_watermark(log.log_end_offset)
+    # 3 segments of 144 bytes = 432; diff 282 allows deleting one (282 - 144 >= 0) then stops.
+    assert log.delete_old_segments() == 1
+    assert [s.base_offset for s in log.segments] == [2, 4]
+
+
+def test_delete_old_segments__no_timestamps__falls_back_to_last_modified(
+    open_log, time: MockTime
+) -> None:
+    """Spec: LOG-36, SEG-19 (largestTimestamp = last-modified when no record timestamp)."""
+    log = open_log(LogConfig(segment_bytes=144, retention_ms=500))
+    for _ in range(4):
+        log.append_as_leader(leader("test"), 0)
+    log.update_high_watermark(log.log_end_offset)
+    time.sleep(400)
+    assert log.delete_old_segments() == 0
+    time.sleep(101)
+    assert log.delete_old_segments() == 2
+
+
+def test_flush__offset_bounds_and_recovery_point(open_log) -> None:
+    """Spec: LOG-26, LOC-12 (kafkalog: offset must be in [0, LEO])."""
+    log = open_log()
+    log.append_as_leader(leader("a", "b", "c"), 0)
+    assert log.flush(2) == 2
+    assert log.flush(1) == 2, "the recovery point never moves back"
+    assert log.flush() == 3
+    with pytest.raises(IllegalArgumentError):
+        log.flush(4)
+
+
+def test_end_offset_for_epoch__undefined_and_known(open_log) -> None:
+    """Spec: LOG-51, EPO-4, BUG-50."""
+    log = open_log()
+    log.append_as_leader(leader("a", "b"), 1)
+    log.append_as_leader(leader("c"), 3)
+    assert log.end_offset_for_epoch(-1) is None
+    assert log.end_offset_for_epoch(5) is None
+    assert (log.end_offset_for_epoch(1).epoch, log.end_offset_for_epoch(1).end_offset) == (1, 2)
+    assert log.end_offset_for_epoch(2).end_offset == 2
+    assert log.end_offset_for_epoch(3).end_offset == 3
+
+
+def test_fetch_offset_by_timestamp__special_targets_and_search(open_log) -> None:
+    """Spec: LOG-45, LOG-47, LOG-48, LOG-49 (testFetchOffsetByTimestampIncludesLeaderEpoch)."""
+    log = open_log(LogConfig(segment_bytes=200, index_interval_bytes=1))
+    log.append_as_leader(MemoryRecords.with_records(
+        [Record(None, b"a", 100), Record(None, b"b", 300)]), 0)
+    log.append_as_leader(MemoryRecords.with_records([Record(None, b"c", 200)]), 2)
+    log.append_as_leader(MemoryRecords.with_records([Record(None, b"d", 300)]), 5)
+    assert log.fetch_offset_by_timestamp(-2) == _tao(-1, 0, 0)
+    assert log.fetch_offset_by_timestamp(-1) == _tao(-1, 4, 5)
+    assert log.fetch_offset_by_timestamp(-3) == _tao(300, 1, 0)
+    assert log.fetch_offset_by_timestamp(150) == _tao(300, 1, 0)
+    assert log.fetch_offset_by_timestamp(200) == _tao(300, 1, 0)
+    assert log.fetch_offset_by_timestamp(301) is None
+    assert log.fetch_offset_by_timestamp(50) == _tao(100, 0, 0)
+
+
+def _tao(ts: int, offset: int, epoch: int | None):  # type: ignore[no-untyped-def]
+    from kafkalog.model.values import TimestampAndOffset
+
+    return TimestampAndOffset(ts, offset, epoch)
+
+
+def test_fetch_offset_by_timestamp__empty_log__max_is_none(open_log) -> None:
+    """Spec: LOG-48 (an empty log finds no batch)."""
+    log = open_log()
+    assert log.fetch_offset_by_timestamp(-3) is None
+    assert log.fetch_offset_by_timestamp(-2) == _tao(-1, 0, None)
+
+
+def test_close__then_mutations__raise_log_closed(open_log) -> None:
+    """Spec: LOC-13, ERR-35 (testLogRollAfterLogHandlerClosed-style)."""
+    log = open_log()
+    log.append_as_leader(leader("a"), 0)
+    log.close_handlers()
+    with pytest.raises(LogClosedError):
+        log.roll()
+    with pytest.raises(LogClosedError):
+        log.append_as_leader(leader("b"), 0)
+
+
+def test_close_and_reopen__clean__keeps_everything(open_log, tmp_path: Path, time) -> None:
+    """Spec: FMT-44, REC-19 (clean path: recovery point = LEO, no recovery)."""
+    log = open_log(LogConfig(segment_bytes=200, index_interval_bytes=50))
+    for i in range(10):
+        log.append_as_leader(leader(f"v{i}", ts=i), i // 4)
+    log.update_high_watermark(7)
+    before = log.state()
+    offsets = log.close()
+    config = LogConfig(segment_bytes=200, index_interval_bytes=50)
+    again = Log.open(FS, tmp_path / "topic-0", config, time,
+                     log_start_offset=offsets.log_start_offset,
+                     recovery_point=offsets.recovery_point, high_watermark=offsets.high_watermark,
+                     had_clean_shutdown=True)
+    try:
+        after = again.state()
+        assert after.segments == before.segments
+        assert after.epoch_entries == before.epoch_entries
+        assert (after.high_watermark, after.log_end_offset, after.recovery_point) == (7, 10, 10)
+        values = [r.value for r in again.read(0, 100_000).records.records()]
+        assert values[:2] == [b"v0", b"v1"]
+        again.check()
+    finally:
+        again.close_handlers()
+
+
+def test_concurrent_reader__never_sees_unpublished_bytes(open_log) -> None:
+    """Spec: LOC-3, LOC-4, BUG-29/30: reads are bounded by the published LEO position."""
+    import threading
+
+    log = open_log(LogConfig(segment_bytes=10_000))
+    stop = threading.Event()
+    problems: list[str] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            leo = log.log_end_offset
+            info = log.read(0, 1_000_000)
+            for b in info.records.batches():
+                if b.last_offset >= leo + 1000:
+                    problems.append("impossible offset")
+                if not b.is_valid():
+                    problems.append(f"torn batch at {b.base_offset}")
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for i in range(200):
+            log.append_as_leader(leader(f"value-{i}"), 0)
+    finally:
+        stop.set()
+        t.join()
+    assert problems == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=-1, max_value=10**13), min_size=1, max_size=12))
+def test_offset_of_max_timestamp__fast_scan__equals_deep_iteration(stamps: list[int]) -> None:
+    """Spec: LOG-48 (the header-only scan finds the same record as RecordBatch's deep search)."""
+    from kafkalog.impl.log_validator import _offset_of_max_timestamp
+
+    records = [Record(b"k" * (i % 3), b"v" * i, ts) for i, ts in enumerate(stamps)]
+    batch_ = next(MemoryRecords.with_records(records, base_offset=100).batches())
+    expected = batch_.offset_of_max_timestamp()
+    assert _offset_of_max_timestamp(batch_) == (expected if expected is not None
+                                                else batch_.last_offset)
