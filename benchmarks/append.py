@@ -9,7 +9,7 @@ against `os.write` + `os.fsync` of the same chunks.
 
 from __future__ import annotations
 
-import time
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,9 @@ from .core import (
     START_MS,
     Figure,
     Paired,
+    Sample,
     Scale,
+    Stopwatch,
     bench_config,
     follower_chunks,
     fresh_dir,
@@ -80,35 +82,35 @@ def _open_log(directory: Path) -> Log:
                     had_clean_shutdown=True)
 
 
-def _leader_run(root: Path, chunks: list[bytes], flush_each: bool) -> float:
+def _leader_run(root: Path, chunks: list[bytes], flush_each: bool) -> Sample:
     directory = fresh_dir(root, "bench-0")
     log = _open_log(directory)
     records = [MemoryRecords(c) for c in chunks]
     append, flush = log.append_as_leader, log.flush
-    start = time.perf_counter()
+    watch = Stopwatch()
     for r in records:
         append(r, 0)
         if flush_each:
             flush()
-    elapsed = time.perf_counter() - start
+    elapsed = watch.stop()
     log.close_handlers()  # no final fsync: the next repetition deletes the files
     return elapsed
 
 
-def _follower_run(root: Path, chunks: list[bytes]) -> float:
+def _follower_run(root: Path, chunks: list[bytes]) -> Sample:
     directory = fresh_dir(root, "bench-0")
     log = _open_log(directory)
     records = [MemoryRecords(c) for c in chunks]
     append = log.append_as_follower
-    start = time.perf_counter()
+    watch = Stopwatch()
     for r in records:
         append(r)
-    elapsed = time.perf_counter() - start
+    elapsed = watch.stop()
     log.close_handlers()
     return elapsed
 
 
-def _baseline_run(root: Path, chunks: list[bytes], fsync_each: bool) -> float:
+def _baseline_run(root: Path, chunks: list[bytes], fsync_each: bool) -> Sample:
     directory = fresh_dir(root, "bench-0")
     return write_chunks(directory / "baseline.bin", chunks, fsync_each)
 
@@ -129,8 +131,7 @@ def _figure(key: str, figure: str, workload: str, result: Paired, total_bytes: i
         key=key, figure=figure, workload=workload, unit="MiB/s", value=round(mib_s, 1),
         baseline_name=f"{baseline} of the same chunks", baseline=round(base_mib_s, 1),
         ratio=round(ratio, 3), goal=goal, met=met,
-        extra={"records_per_s": round(records_s), "bytes": total_bytes,
-               "impl_runs_s": list(result.impl_runs), "base_runs_s": list(result.base_runs)},
+        extra={"records_per_s": round(records_s), "bytes": total_bytes, **result.extra()},
     )
 
 
@@ -145,8 +146,8 @@ def leader_figures(scale: Scale, root: Path) -> list[Figure]:
     out = []
     for w in workloads(scale):
         chunks = [w.chunk()] * w.calls
-        result = paired(scale.reps, lambda c=chunks: _leader_run(root, c, False),
-                        lambda c=chunks: _baseline_run(root, c, False))
+        result = paired(scale.reps, functools.partial(_leader_run, root, chunks, False),
+                        functools.partial(_baseline_run, root, chunks, False))
         goal, ratio, rec = _LEADER_GOALS.get(w.key, (None, None, None))
         out.append(_figure(f"append.leader.{w.key}", "append throughput", w.label, result,
                            len(chunks[0]) * w.calls, w.records_per_call * w.calls, goal, ratio,
@@ -160,8 +161,8 @@ def follower_figures(scale: Scale, root: Path) -> list[Figure]:
     for w in workloads(scale):
         batch = leader_batch(w.records_per_batch, VALUE_SIZE)
         chunks = follower_chunks(batch, w.batches_per_call, w.calls)
-        result = paired(scale.reps, lambda c=chunks: _follower_run(root, c),
-                        lambda c=chunks: _baseline_run(root, c, False))
+        result = paired(scale.reps, functools.partial(_follower_run, root, chunks),
+                        functools.partial(_baseline_run, root, chunks, False))
         goal, ratio = (">= 0.5x", 0.5) if w.key == "1mib" else (None, None)
         out.append(_figure(f"append.follower.{w.key}", "follower append", w.label, result,
                            sum(map(len, chunks)), w.records_per_call * w.calls, goal, ratio))

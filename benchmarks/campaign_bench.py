@@ -32,7 +32,9 @@ SYNTHETIC = "kafkalog.conformance.campaign_synthetic:synthetic_run_seed"
 FAMILIES = ("tiny", "index_full", "size_retention", "time_roll")
 
 
-def child(master: str, run_fn_name: str | None, runs: int, steps: int) -> dict[str, Any]:
+def child(
+    master: str, run_fn_name: str | None, runs: int, steps: int, adapter: str | None = None
+) -> dict[str, Any]:
     """In a fresh process: start a session, warm it up, time one campaign of `runs` runs."""
     from kafkalog.conformance.campaign_job import CampaignPlan, build_session, run_campaign
     from kafkalog.conformance.campaign_task import TaskSpec
@@ -42,11 +44,11 @@ def child(master: str, run_fn_name: str | None, runs: int, steps: int) -> dict[s
     spark = build_session(master, app_name="campaign-bench")
     session_s = time.monotonic() - started
     with tempfile.TemporaryDirectory() as out:
-        warm = TaskSpec("warmup", steps, FAMILIES, run_fn=run_fn)
+        warm = TaskSpec("warmup", steps, FAMILIES, adapter=adapter, run_fn=run_fn)
         started = time.monotonic()
         run_campaign(spark, CampaignPlan(warm, 8, 10_000_000, out))
         warmup_s = time.monotonic() - started
-        spec = TaskSpec("bench", steps, FAMILIES, run_fn=run_fn)
+        spec = TaskSpec("bench", steps, FAMILIES, adapter=adapter, run_fn=run_fn)
         done = run_campaign(spark, CampaignPlan(spec, runs, 0, out))
         outcomes = {
             row.outcome: row["count"]
@@ -68,11 +70,13 @@ def child(master: str, run_fn_name: str | None, runs: int, steps: int) -> dict[s
     }
 
 
-def plain_loop(run_fn_name: str | None, runs: int, steps: int) -> dict[str, Any]:
+def plain_loop(
+    run_fn_name: str | None, runs: int, steps: int, adapter: str | None = None
+) -> dict[str, Any]:
     """The same runs as `child` in one Python process, no Spark: the baseline."""
     from kafkalog.conformance.campaign_task import TaskSpec, run_one
 
-    spec = TaskSpec("loop", steps, FAMILIES, run_fn=_load(run_fn_name))
+    spec = TaskSpec("loop", steps, FAMILIES, adapter=adapter, run_fn=_load(run_fn_name))
     started = time.monotonic()
     for seed in range(runs):
         run_one(seed, spec)
@@ -92,13 +96,20 @@ def overhead(trivial: int) -> dict[str, Any]:
     }
 
 
-def scaling(runs: int, steps: int) -> dict[str, Any]:
+def scaling(runs: int, steps: int, adapter: str | None) -> dict[str, Any]:
     """Real runs in a plain loop, at local[1] and at local[2]."""
-    loop = plain_loop(None, runs, steps)
-    one = _spawn("local[1]", None, runs, steps)
-    two = _spawn("local[2]", None, runs, steps)
+    loop = plain_loop(None, runs, steps, adapter)
+    one = _spawn("local[1]", None, runs, steps, adapter)
+    two = _spawn("local[2]", None, runs, steps, adapter)
     speedup = round(two["runs_per_s"] / one["runs_per_s"], 2)
-    return {"plain_loop": loop, "local1": one, "local2": two, "speedup": speedup}
+    adapter_name = adapter or "builtin"
+    return {
+        "adapter": adapter_name,
+        "plain_loop": loop,
+        "local1": one,
+        "local2": two,
+        "speedup": speedup,
+    }
 
 
 def first_failure(limit_seeds: int = 200, steps: int = 60) -> dict[str, Any]:
@@ -133,22 +144,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--trivial", type=int, default=2000)
+    parser.add_argument("--adapter", default=None, help="scaling runs' adapter (model: no impl)")
     parser.add_argument("--only", default="overhead,scaling,first_failure")
     parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument(
-        "--child", nargs=4, metavar=("MASTER", "RUN_FN", "RUNS", "STEPS"), help=argparse.SUPPRESS
+        "--child",
+        nargs=5,
+        metavar=("MASTER", "FN", "RUNS", "STEPS", "ADAPTER"),
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args(argv)
     if args.child:
-        master, run_fn, runs, steps = args.child
-        print(json.dumps(child(master, None if run_fn == "-" else run_fn, int(runs), int(steps))))
+        master, run_fn, runs, steps, adapter = args.child
+        fn = None if run_fn == "-" else run_fn
+        result = child(master, fn, int(runs), int(steps), None if adapter == "-" else adapter)
+        print(json.dumps(result))
         return
     results: dict[str, Any] = {"load_average_before": os.getloadavg()}
     parts = args.only.split(",")
     if "overhead" in parts:
         results["overhead"] = overhead(args.trivial)
     if "scaling" in parts:
-        results["scaling"] = scaling(args.runs, args.steps)
+        results["scaling"] = scaling(args.runs, args.steps, args.adapter)
     if "first_failure" in parts:
         results["first_failure"] = first_failure(steps=args.steps)
     results["load_average_after"] = os.getloadavg()
@@ -159,7 +176,9 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.json).write_text(text + "\n")
 
 
-def _spawn(master: str, run_fn: str | None, runs: int, steps: int) -> dict[str, Any]:
+def _spawn(
+    master: str, run_fn: str | None, runs: int, steps: int, adapter: str | None = None
+) -> dict[str, Any]:
     """Run `child` in a new process and parse its JSON line."""
     command = [
         sys.executable,
@@ -170,6 +189,7 @@ def _spawn(master: str, run_fn: str | None, runs: int, steps: int) -> dict[str, 
         run_fn or "-",
         str(runs),
         str(steps),
+        adapter or "-",
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -95,6 +95,31 @@ class Figure:
 
 
 @dataclass(frozen=True)
+class Sample:
+    """Seconds of one measured section: wall clock and this process's CPU (user + system).
+
+    Wall time is the figure; CPU time is kept beside it because on a shared machine a
+    descheduled process loses wall time that says nothing about the code.
+    """
+
+    wall: float
+    cpu: float
+
+
+class Stopwatch:
+    """Started on construction; `stop()` returns the Sample since then."""
+
+    __slots__ = ("_cpu", "_wall")
+
+    def __init__(self) -> None:
+        self._wall = time.perf_counter()
+        self._cpu = time.process_time()
+
+    def stop(self) -> Sample:
+        return Sample(time.perf_counter() - self._wall, time.process_time() - self._cpu)
+
+
+@dataclass(frozen=True)
 class Paired:
     """Median seconds of the implementation and of the baseline, with every run kept."""
 
@@ -102,23 +127,29 @@ class Paired:
     base_s: float
     impl_runs: tuple[float, ...]
     base_runs: tuple[float, ...]
+    impl_cpu_s: float
+    base_cpu_s: float
 
     def rate_ratio(self) -> float:
         """Throughput of the implementation over the baseline's (same work on both sides)."""
         return self.base_s / self.impl_s
 
+    def cpu_ratio(self) -> float:
+        """The same ratio from CPU seconds (robust to being descheduled on a busy machine)."""
+        return self.base_cpu_s / self.impl_cpu_s if self.impl_cpu_s > 0 else float("nan")
 
-def timed(fn: Callable[[], Any]) -> float:
-    """Wall seconds of one call (perf_counter)."""
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    def extra(self) -> dict[str, Any]:
+        """Every run and the CPU-time view, for the JSON."""
+        return {"impl_runs_s": [round(r, 6) for r in self.impl_runs],
+                "base_runs_s": [round(r, 6) for r in self.base_runs],
+                "impl_cpu_s": round(self.impl_cpu_s, 6), "base_cpu_s": round(self.base_cpu_s, 6),
+                "cpu_ratio": round(self.cpu_ratio(), 3)}
 
 
-def paired(reps: int, impl: Callable[[], float], base: Callable[[], float]) -> Paired:
+def paired(reps: int, impl: Callable[[], Sample], base: Callable[[], Sample]) -> Paired:
     """One warm-up of each side, then `reps` interleaved repetitions; medians of each side.
 
-    `impl` and `base` return the seconds of their measured part (set-up stays untimed).
+    `impl` and `base` return the Sample of their measured part (set-up stays untimed).
     """
     if reps < 1:
         raise IllegalArgumentError(f"benchmark repetitions must be >= 1, got {reps}")
@@ -128,15 +159,19 @@ def paired(reps: int, impl: Callable[[], float], base: Callable[[], float]) -> P
     for _ in range(reps):
         impl_runs.append(impl())
         base_runs.append(base())
-    return Paired(statistics.median(impl_runs), statistics.median(base_runs),
-                  tuple(impl_runs), tuple(base_runs))
+    return Paired(
+        statistics.median(r.wall for r in impl_runs), statistics.median(r.wall for r in base_runs),
+        tuple(r.wall for r in impl_runs), tuple(r.wall for r in base_runs),
+        statistics.median(r.cpu for r in impl_runs), statistics.median(r.cpu for r in base_runs),
+    )
 
 
-def solo(reps: int, fn: Callable[[], float]) -> tuple[float, tuple[float, ...]]:
-    """One warm-up then `reps` runs of a figure without a baseline; (median, runs)."""
+def solo(reps: int, fn: Callable[[], Sample]) -> tuple[float, tuple[float, ...], float]:
+    """One warm-up then `reps` runs of a figure without a baseline: (median wall, runs, cpu)."""
     fn()
     runs = [fn() for _ in range(reps)]
-    return statistics.median(runs), tuple(runs)
+    return (statistics.median(r.wall for r in runs), tuple(r.wall for r in runs),
+            statistics.median(r.cpu for r in runs))
 
 
 @contextmanager
@@ -203,17 +238,17 @@ def follower_chunks(batch: bytes, batches_per_call: int, calls: int,
     return out
 
 
-def write_chunks(path: Path, chunks: list[bytes], fsync_each: bool = False) -> float:
+def write_chunks(path: Path, chunks: list[bytes], fsync_each: bool = False) -> Sample:
     """The write baseline: `os.write` of each chunk to a new file (optionally `os.fsync`)."""
     fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
     try:
         write, fsync = os.write, os.fsync
-        start = time.perf_counter()
+        watch = Stopwatch()
         for chunk in chunks:
             write(fd, chunk)
             if fsync_each:
                 fsync(fd)
-        return time.perf_counter() - start
+        return watch.stop()
     finally:
         os.close(fd)
 

@@ -10,12 +10,13 @@ generation cost, so the three numbers compare like with like.
 
 from __future__ import annotations
 
-import time
+import contextlib
+import statistics
 from typing import Any
 
+from hypothesis import Phase, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
-
 from kafkalog.conformance.configs import DEFAULT_MIX, config_family
 from kafkalog.conformance.impl_sut import ImplSut
 from kafkalog.conformance.lockstep import DivergenceError, Lockstep
@@ -26,7 +27,7 @@ from kafkalog.conformance.sut import ModelSut, execute
 from kafkalog.conformance.wire import decode_args
 from kafkalog.model import values as v
 
-from .core import Figure, Scale
+from .core import Figure, Sample, Scale, Stopwatch
 
 Step = tuple[str, dict[str, Any]]
 VERIFY_EVERY = 10  # Session's default: what `kafkalog check` does
@@ -45,52 +46,59 @@ class RecordingSession(Session):
         super().finish(lockstep)
 
 
-def generate(seed: int, steps: int) -> tuple[v.LogConfig, list[Step], int, float, bool]:
+def generate(seed: int, steps: int) -> tuple[v.LogConfig, list[Step], int, Sample, bool]:
     """One `kafkalog check`-style run: (config, recorded steps, steps run, seconds, diverged)."""
     config = config_family(DEFAULT_MIX[seed % len(DEFAULT_MIX)])
     session = RecordingSession(config)
     machine = hypothesis_seed(seed)(make_machine(session))
-    start = time.perf_counter()
+    watch = Stopwatch()
     diverged = False
     try:
-        run_state_machine_as_test(machine, settings=run_settings(steps))
+        # Generation only: shrinking a divergence is the checker's job, not a throughput figure.
+        no_shrink = settings(run_settings(steps), phases=(Phase.generate,))
+        run_state_machine_as_test(machine, settings=no_shrink)
     except Exception:  # noqa: BLE001 - a divergence is reported as a count, not raised here
         diverged = True
-    return config, session.recorded, session.steps_executed, time.perf_counter() - start, diverged
+    return config, session.recorded, session.steps_executed, watch.stop(), diverged
 
 
-def replay_lockstep(config: v.LogConfig, steps: list[Step]) -> float:
+def replay_lockstep(config: v.LogConfig, steps: list[Step]) -> Sample:
     """Seconds to run `steps` through Lockstep (both sides and every check)."""
     lockstep = Lockstep(ModelSut(config, START_MS), ImplSut(config, START_MS), VERIFY_EVERY)
     try:
-        start = time.perf_counter()
+        watch = Stopwatch()
         for action, args in steps:
-            try:
+            # A benchmark times the steps; `kafkalog check` is what reports divergences.
+            with contextlib.suppress(DivergenceError):
                 lockstep.step(action, args)
-            except DivergenceError:
-                pass  # a benchmark times the steps; `kafkalog check` reports divergences
-        return time.perf_counter() - start
+        return watch.stop()
     finally:
         lockstep.sut.close()
         lockstep.model.close()
 
 
-def replay_one(sut: Any, steps: list[Step]) -> float:
+def replay_one(sut: Any, steps: list[Step]) -> Sample:
     """Seconds to run `steps` on one side only (results discarded)."""
     try:
-        start = time.perf_counter()
+        watch = Stopwatch()
         for action, args in steps:
             execute(sut, action, args)
-        return time.perf_counter() - start
+        return watch.stop()
     finally:
         sut.close()
 
 
 def conformance_figures(scale: Scale) -> list[Figure]:
     """End-to-end, lockstep, model-only and implementation-only steps per second."""
-    runs = [generate(seed, scale.conformance_steps) for seed in range(scale.conformance_seeds)]
+    # Runs stop at a divergence, so seeds are added until enough steps were recorded.
+    runs: list[tuple[v.LogConfig, list[Step], int, Sample, bool]] = []
+    wanted = scale.conformance_steps * scale.conformance_seeds
+    seed = 0
+    while sum(len(r[1]) for r in runs) < wanted and seed < 4 * scale.conformance_seeds:
+        runs.append(generate(seed, scale.conformance_steps))
+        seed += 1
     e2e_steps = sum(r[2] for r in runs)
-    e2e_s = sum(r[3] for r in runs)
+    e2e_s = sum(r[3].wall for r in runs)
     diverged = sum(r[4] for r in runs)
     recorded = [(config, steps) for config, steps, *_ in runs if steps]
     total = sum(len(steps) for _, steps in recorded)
@@ -100,15 +108,17 @@ def conformance_figures(scale: Scale) -> list[Figure]:
         "impl": lambda c, s: replay_one(ImplSut(c, START_MS), s),
     }
     rates: dict[str, float] = {}
+    cpu_rates: dict[str, float] = {}
     for name, run in sides.items():
         for config, steps in recorded:  # warm-up
             run(config, steps)
-        seconds = [sum(run(config, steps) for config, steps in recorded)
-                   for _ in range(scale.reps)]
-        rates[name] = total / sorted(seconds)[len(seconds) // 2]
-    families = sorted({DEFAULT_MIX[s % len(DEFAULT_MIX)] for s in range(scale.conformance_seeds)})
-    note = {"steps_replayed": total, "seeds": scale.conformance_seeds, "families": families,
-            "diverged_runs": diverged, "verify_every": VERIFY_EVERY}
+        samples = [[run(config, steps) for config, steps in recorded] for _ in range(scale.reps)]
+        rates[name] = total / statistics.median(sum(s.wall for s in rep) for rep in samples)
+        cpu_rates[name] = total / statistics.median(sum(s.cpu for s in rep) for rep in samples)
+    families = sorted({DEFAULT_MIX[s % len(DEFAULT_MIX)] for s in range(seed)})
+    note = {"steps_replayed": total, "seeds": seed, "families": families,
+            "diverged_runs": diverged, "verify_every": VERIFY_EVERY,
+            "cpu_steps_per_s": {k: round(r) for k, r in cpu_rates.items()}}
     return [
         Figure("conformance.lockstep", "conformance", "lockstep replay: model + impl + checks",
                "steps/s", round(rates["lockstep"]), goal=">= 1,000 steps/s on one core",

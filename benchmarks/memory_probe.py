@@ -1,7 +1,7 @@
 """Run in a fresh interpreter by the memory figure: open a log, read all of it, report peak RSS.
 
 Usage: `python -m kafkalog.benchmarks.memory_probe DIR '[lso, recovery_point, hw, segment_bytes]'`.
-Prints one JSON line: peak and starting RSS in MiB (Linux `ru_maxrss` is in KiB), bytes read
+Prints one JSON line: peak and starting RSS in MiB (VmHWM), bytes read
 and the segment count. A separate process keeps the harness's own allocations out of the figure.
 """
 
@@ -19,6 +19,18 @@ from .reopen import open_clean
 
 
 def _rss_mib() -> float:
+    """Peak RSS of this process image in MiB.
+
+    `VmHWM` from /proc is reset by exec; `ru_maxrss` is not on Linux (a child starts with its
+    parent's peak at fork time), so it is only the fallback where /proc is missing.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

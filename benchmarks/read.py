@@ -16,11 +16,9 @@ import os
 import random
 import struct
 import sys
-import time
 from pathlib import Path
 
 from crc32c import crc32c
-
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_segment import LogSegment, segment_file
@@ -29,7 +27,19 @@ from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import CorruptRecordError
 from kafkalog.model.values import Isolation
 
-from .core import MIB, START_MS, NoSyncFileSystem, Figure, Scale, bench_config, leader_batch, paired, solo
+from .core import (
+    MIB,
+    START_MS,
+    Figure,
+    NoSyncFileSystem,
+    Sample,
+    Scale,
+    Stopwatch,
+    bench_config,
+    leader_batch,
+    paired,
+    solo,
+)
 
 Range = tuple[str, int, int]  # (segment file, position, size)
 
@@ -80,7 +90,7 @@ def consume(log: Log, ranges: list[Range] | None = None) -> int:
     return total
 
 
-def pread_crc(ranges: list[Range]) -> float:
+def pread_crc(ranges: list[Range]) -> Sample:
     """The read baseline: `os.pread` of each range and one CRC-32C over it; seconds."""
     fds: dict[str, int] = {}
     try:
@@ -88,10 +98,10 @@ def pread_crc(ranges: list[Range]) -> float:
             if path not in fds:
                 fds[path] = os.open(path, os.O_RDONLY)
         pread = os.pread
-        start = time.perf_counter()
+        watch = Stopwatch()
         for path, position, size in ranges:
             crc32c(pread(fds[path], size, position))
-        return time.perf_counter() - start
+        return watch.stop()
     finally:
         for fd in fds.values():
             os.close(fd)
@@ -104,10 +114,10 @@ def sequential_read_figure(scale: Scale, root: Path) -> Figure:
     ranges: list[Range] = []
     total = consume(log, ranges)
 
-    def impl() -> float:
-        start = time.perf_counter()
+    def impl() -> Sample:
+        watch = Stopwatch()
         consume(log)
-        return time.perf_counter() - start
+        return watch.stop()
 
     result = paired(scale.reps, impl, lambda: pread_crc(ranges))
     log.close()
@@ -119,8 +129,7 @@ def sequential_read_figure(scale: Scale, root: Path) -> Figure:
         baseline_name="os.pread of the same ranges + CRC-32C",
         baseline=round(total / MIB / result.base_s, 1), ratio=round(ratio, 3), goal=">= 0.7x",
         met=ratio >= 0.7,
-        extra={"reads": len(ranges), "bytes": total, "impl_runs_s": list(result.impl_runs),
-               "base_runs_s": list(result.base_runs)},
+        extra={"reads": len(ranges), "bytes": total, **result.extra()},
     )
 
 
@@ -164,30 +173,30 @@ def offset_lookup_figure(scale: Scale, root: Path) -> Figure:
     rng = random.Random(6)
     targets = [rng.randint(0, entries) for _ in range(scale.lookups)]
 
-    def impl() -> float:
+    def impl() -> Sample:
         translate = segment.translate_offset
-        start = time.perf_counter()
+        watch = Stopwatch()
         for t in targets:
             translate(t)
-        return time.perf_counter() - start
+        return watch.stop()
 
-    def base() -> float:
+    def base() -> Sample:
         search = bisect.bisect_right
-        start = time.perf_counter()
+        watch = Stopwatch()
         for t in targets:
             search(keys, t)
-        return time.perf_counter() - start
+        return watch.stop()
 
-    def index_only() -> float:
+    def index_only() -> Sample:
         lookup = index.lookup
-        start = time.perf_counter()
+        watch = Stopwatch()
         for t in targets:
             lookup(t)
-        return time.perf_counter() - start
+        return watch.stop()
 
     _check_lookups(segment, targets[:100])
     result = paired(scale.reps, impl, base)
-    lookup_s, _ = solo(scale.reps, index_only)
+    lookup_s, _, _ = solo(scale.reps, index_only)
     segment.close()
     n = len(targets)
     ratio = result.rate_ratio()
@@ -199,8 +208,7 @@ def offset_lookup_figure(scale: Scale, root: Path) -> Figure:
         baseline=round(n / result.base_s), ratio=round(ratio, 3),
         goal="within 3x (ratio >= 0.333)", met=ratio >= 1 / 3,
         extra={"index_lookup_per_s": round(n / lookup_s),
-               "index_lookup_ratio": round(result.base_s / lookup_s, 3),
-               "impl_runs_s": list(result.impl_runs), "base_runs_s": list(result.base_runs)},
+               "index_lookup_ratio": round(result.base_s / lookup_s, 3), **result.extra()},
     )
 
 

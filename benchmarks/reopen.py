@@ -15,17 +15,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from crc32c import crc32c
-
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log import Log, LogOffsets
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkaStorageError
 
-from .core import MIB, START_MS, Figure, Scale, bench_config, paired, solo
+from .core import MIB, START_MS, Figure, Sample, Scale, Stopwatch, bench_config, paired, solo
 from .read import build_log
 
 RECOVERY_SEGMENTS = 4
@@ -35,9 +33,9 @@ def _segment_logs(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.log"))
 
 
-def read_crc_files(paths: list[Path]) -> float:
+def read_crc_files(paths: list[Path]) -> Sample:
     """The recovery baseline: read every file in 1 MiB chunks and CRC-32C each; seconds."""
-    start = time.perf_counter()
+    watch = Stopwatch()
     for path in paths:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -47,7 +45,7 @@ def read_crc_files(paths: list[Path]) -> float:
                 position += len(chunk)
         finally:
             os.close(fd)
-    return time.perf_counter() - start
+    return watch.stop()
 
 
 def recovery_figure(scale: Scale, root: Path) -> Figure:
@@ -61,11 +59,11 @@ def recovery_figure(scale: Scale, root: Path) -> Figure:
     files = _segment_logs(directory)
     total = sum(p.stat().st_size for p in files)
 
-    def impl() -> float:
-        start = time.perf_counter()
+    def impl() -> Sample:
+        watch = Stopwatch()
         reopened = Log.open(FileSystem(), directory, config, MockTime(START_MS),
                             recovery_point=0, had_clean_shutdown=False)
-        elapsed = time.perf_counter() - start
+        elapsed = watch.stop()
         end = reopened.log_end_offset
         reopened.close_handlers()  # leave it unclean again for the next repetition
         if end != leo:
@@ -83,8 +81,7 @@ def recovery_figure(scale: Scale, root: Path) -> Figure:
         baseline_name="read + CRC-32C of the same files", baseline=round(total / MIB /
                                                                          result.base_s, 1),
         ratio=round(ratio, 3), goal=">= 0.5x", met=ratio >= 0.5,
-        extra={"seconds": round(result.impl_s, 4), "bytes": total,
-               "impl_runs_s": list(result.impl_runs), "base_runs_s": list(result.base_runs)},
+        extra={"seconds": round(result.impl_s, 4), "bytes": total, **result.extra()},
     )
 
 
@@ -106,7 +103,7 @@ def open_clean(directory: Path, offsets: LogOffsets, segment_bytes: int) -> Log:
 
 def clean_open_figures(scale: Scale, root: Path) -> tuple[list[Figure], Path, LogOffsets, int]:
     """Clean open at both sizes; also returns the larger log (dir, offsets, segment size)."""
-    times: list[tuple[int, float, tuple[float, ...], int]] = []
+    times: list[tuple[int, float, tuple[float, ...], int, float]] = []
     last: tuple[Path, LogOffsets, int] | None = None
     for size in scale.open_sizes:
         directory = root / f"open{size // MIB}-0"
@@ -114,20 +111,20 @@ def clean_open_figures(scale: Scale, root: Path) -> tuple[list[Figure], Path, Lo
         segment_bytes = max(64 * 1024, -(-size // scale.open_segments))
         count = len(_segment_logs(directory))
 
-        def once(d: Path = directory, o: LogOffsets = offsets, s: int = segment_bytes) -> float:
-            start = time.perf_counter()
+        def once(d: Path = directory, o: LogOffsets = offsets, s: int = segment_bytes) -> Sample:
+            watch = Stopwatch()
             log = open_clean(d, o, s)
-            elapsed = time.perf_counter() - start
+            elapsed = watch.stop()
             log.close()
             return elapsed
 
-        median, runs = solo(scale.reps, once)
-        times.append((size, median, runs, count))
+        median, runs, cpu = solo(scale.reps, once)
+        times.append((size, median, runs, count, cpu))
         last = (directory, offsets, segment_bytes)
     assert last is not None
     small, large = times[0][1], times[-1][1]
     out = []
-    for size, median, runs, count in times:
+    for size, median, runs, count, cpu in times:
         flat = size == times[-1][0]
         out.append(Figure(
             key=f"open.clean.{size // MIB}mib", figure="clean open",
@@ -138,7 +135,8 @@ def clean_open_figures(scale: Scale, root: Path) -> tuple[list[Figure], Path, Lo
             ratio=round(large / small, 3) if flat else None,
             goal="<= 0.5 s" + (", flat in size (<= 1.5x the small log)" if flat else ""),
             met=median <= 0.5 and (not flat or large <= 1.5 * small),
-            extra={"segments": count, "runs_s": list(runs)},
+            extra={"segments": count, "runs_s": [round(r, 6) for r in runs],
+                   "cpu_s": round(cpu, 6)},
         ))
     return out, last[0], last[1], last[2]
 

@@ -19,6 +19,7 @@ from typing import Any
 from kafkalog.impl.epoch_cache import LeaderEpochCache
 from kafkalog.impl.local_log import LocalLog
 from kafkalog.impl.log import Log
+from kafkalog.impl.log_retention import deletable_segments
 from kafkalog.impl.log_segment import LogSegment
 from kafkalog.impl.offset_index import OffsetIndex
 from kafkalog.model import values as v
@@ -43,17 +44,14 @@ class Broken:
 # --- the buggy methods ---------------------------------------------------------------------------
 
 
-def _deletable_ignoring_hw(self: Log, predicate: Any) -> list[Any]:
+def _delete_matching_ignoring_hw(self: Log, predicate: Any) -> int:
     """BUG-36: the oldest-first walk forgot the HW bound, so data at or above the HW can go."""
+    if predicate is None:
+        return 0
     segments = self.local_log.segments.values()
-    deletable = []
-    for i, segment in enumerate(segments):
-        nxt = segments[i + 1] if i + 1 < len(segments) else None
-        if predicate(segment, nxt) and not (nxt is None and segment.size() == 0):
-            deletable.append(segment)
-        else:
-            break
-    return deletable
+    leo = self.log_end_offset
+    chosen = deletable_segments(segments, leo, leo, predicate)  # the LEO where the HW belongs
+    return self._delete_segments(segments[: len(chosen)])  # type: ignore[no-any-return]
 
 
 def _truncate_fully_keeping_hw(self: Log, new_offset: int) -> None:
@@ -149,7 +147,7 @@ BROKEN: dict[str, Broken] = {
     for b in (
         Broken("retention_ignores_hw", "BUG-36", "LOG-33",
                "retention deletes segments holding offsets at or above the HW",
-               Log, "_deletable_segments", _deletable_ignoring_hw),
+               Log, "_delete_matching", _delete_matching_ignoring_hw),
         Broken("truncate_fully_keeps_hw", "BUG-38", "LOG-41",
                "full truncation moves the LSO but not the HW",
                Log, "_truncate_fully_and_start_at", _truncate_fully_keeping_hw),
@@ -189,7 +187,9 @@ def broken_class(name: str) -> Broken:
         return BROKEN[name]
     except KeyError:
         known = ", ".join(sorted(BROKEN))
-        raise UnknownBrokenImplError(f"unknown broken implementation {name!r} (known: {known})")
+        raise UnknownBrokenImplError(
+            f"unknown broken implementation {name!r} (known: {known})"
+        ) from None
 
 
 def install(name: str) -> None:
@@ -197,7 +197,12 @@ def install(name: str) -> None:
     broken = broken_class(name)
     count, original = _installed.get(name, (0, None))
     if count == 0:
-        original = broken.owner.__dict__[broken.attribute]
+        original = broken.owner.__dict__.get(broken.attribute)
+        if original is None:  # the implementation was refactored under the patch
+            raise UnknownBrokenImplError(
+                f"broken implementation {name!r} patches {broken.owner.__name__}."
+                f"{broken.attribute}, which the implementation no longer has"
+            )
         setattr(broken.owner, broken.attribute, broken.replacement)
     _installed[name] = (count + 1, original)
 

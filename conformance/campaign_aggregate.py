@@ -223,8 +223,8 @@ def throughput(frame: Any, wall_s: float) -> tuple[tuple[float, float], ...]:
     from pyspark.sql import functions as F
 
     width = max(1.0, math.ceil(wall_s / THROUGHPUT_POINTS))
-    start = frame.agg(F.min("started_at").alias("t0")).first().t0
-    since = F.unix_micros("finished_at") / 1e6 - F.lit(start.timestamp())
+    start = frame.agg(F.min(F.unix_micros("started_at")).alias("t0")).first().t0
+    since = (F.unix_micros("finished_at") - F.lit(start)) / 1e6
     rows = frame.groupBy(F.floor(since / width).alias("bin")).count().orderBy("bin").collect()
     return tuple((float(row.bin * width), row["count"] / width) for row in rows)
 

@@ -23,3 +23,7 @@ class CampaignOptionsError(CampaignError):
 
 class CampaignDataError(CampaignError):
     """A campaign directory or Parquet dataset that is missing or does not match the schema."""
+
+
+class CampaignJobError(CampaignError):
+    """A Spark job of the campaign failed; committed waves are kept and the campaign resumes."""

@@ -14,6 +14,7 @@ classic Spark and on Spark Connect alike.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -27,7 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.campaign_errors import CampaignOptionsError, JavaMissingError
+from kafkalog.conformance.campaign_errors import (
+    CampaignJobError,
+    CampaignOptionsError,
+    JavaMissingError,
+)
 from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, partition_runner
 
 # Quiet log4j2: Spark counts PySpark as a shell and resets the root level to the
@@ -207,8 +212,16 @@ def run_campaign(
     while executed < len(pending):
         wave = pending[executed : executed + size]
         wave_started = time.monotonic()
-        with _TaskProgress(spark, len(wave), lambda partial, base=executed: report(base + partial)):
-            _run_wave(spark, plan, wave, min(len(wave), partitions))
+        with _TaskProgress(spark, len(wave), functools.partial(_shifted, report, executed)):
+            try:
+                _run_wave(spark, plan, wave, min(len(wave), partitions))
+            except Exception as error:  # a Spark job failure: lost worker, cancel, full disk
+                raise CampaignJobError(
+                    f"wave {waves + 1} ({len(wave)} runs) failed: {_cause(error)}; the "
+                    f"{executed} runs of earlier waves are kept, resume with --campaign-id "
+                    f"{plan.spec.campaign_id}",
+                    where=plan.runs_path,
+                ) from error
         executed, waves = executed + len(wave), waves + 1
         report(executed)
         size = _next_wave_size(len(wave), time.monotonic() - wave_started, partitions)
@@ -219,6 +232,18 @@ def run_campaign(
 def with_commit(spec: TaskSpec) -> TaskSpec:
     """The spec stamped with the driver's git commit (executors may have no checkout)."""
     return replace(spec, commit=git_commit())
+
+
+def _cause(error: Exception) -> str:
+    """The informative line of a (often multi-line, Py4J-wrapped) Spark error."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    named = [line for line in lines if re.search(r"(Exception|Error): ", line)]
+    return ((named or lines or [type(error).__name__])[0])[:300]
+
+
+def _shifted(report: Callable[[int], None], base: int, finished: int) -> None:
+    """Report `finished` runs of the current wave on top of `base` runs of earlier waves."""
+    report(base + finished)
 
 
 def _run_wave(spark: Any, plan: CampaignPlan, wave: list[int], partitions: int) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from kafkalog.conformance.campaign_aggregate import CampaignSummary
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 _WIDTH = 760
 _LABEL_W = 300
@@ -155,29 +156,34 @@ def render_terminal(
     paths = paths or {}
     console.print(_totals_table(summary))
     if summary.buckets:
-        buckets = Table(title="failure buckets", title_justify="left")
-        for name in ("outcome", "signature", "runs", "first seed", "shortest", "trace"):
-            numeric = name in ("runs", "first seed")
-            buckets.add_column(name, justify="right" if numeric else "left", overflow="fold")
-        for bucket in summary.buckets:
-            trace = paths.get(f"trace:{bucket.signature}")
-            buckets.add_row(
-                bucket.outcome,
-                bucket.signature,
-                str(bucket.count),
-                str(bucket.first_seed),
-                f"seed {bucket.shortest_seed}, {_steps(bucket.shortest_steps)}",
-                str(trace) if trace else (bucket.example_error or "-"),
-            )
-        console.print(buckets)
+        console.print(_buckets_table(summary))
+        traces = {path.parent for key, path in paths.items() if key.startswith("trace:")}
+        for folder in sorted(traces):
+            console.print(Text(f"shortest trace of each bucket: {folder}/ (kafkalog replay FILE)"))
     coverage = Table(title="coverage per action", title_justify="left")
     for name in ("action", "executions", "runs"):
         coverage.add_column(name, justify="left" if name == "action" else "right")
     for action, total, runs in summary.actions:
-        coverage.add_row(action, str(total), str(runs))
+        coverage.add_row(Text(action), str(total), str(runs))
     console.print(coverage)
     rules = ", ".join(rule for rule, _ in summary.rules) or "none"
-    console.print(f"spec rules exercised ({len(summary.rules)}): {rules}", soft_wrap=True)
+    console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
+
+
+def _buckets_table(summary: CampaignSummary) -> Table:
+    """One line per failure bucket; the signature column folds, the numbers stay narrow."""
+    table = Table(title="failure buckets", title_justify="left")
+    for name in ("runs", "first seed", "shortest trace", "outcome", "signature"):
+        numeric = name in ("runs", "first seed")
+        table.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    for bucket in summary.buckets:
+        shortest = f"seed {bucket.shortest_seed}, {_steps(bucket.shortest_steps)}"
+        signature = bucket.signature
+        if bucket.trace_jsonl is None and bucket.example_error:
+            signature += f" ({bucket.example_error})"
+        cells = (str(bucket.count), str(bucket.first_seed), shortest, bucket.outcome, signature)
+        table.add_row(*(Text(cell) for cell in cells))  # data, never rich markup
+    return table
 
 
 def _totals_table(summary: CampaignSummary) -> Table:
@@ -200,7 +206,7 @@ def _totals_table(summary: CampaignSummary) -> Table:
     if summary.duplicates_dropped:
         rows.append(("duplicates dropped", str(summary.duplicates_dropped)))
     for key, value in rows:
-        table.add_row(key, str(value))
+        table.add_row(key, Text(str(value)))
     return table
 
 
@@ -290,12 +296,15 @@ def _seconds(value: float) -> str:
 
 
 def _steps(count: int | None) -> str:
-    return "no trace" if count is None else f"{count} steps"
+    if count is None:
+        return "no trace"
+    return f"{count} step" if count == 1 else f"{count} steps"
 
 
 def _slug(text: str) -> str:
-    """A file-name-safe form of a signature."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:60] or "bucket"
+    """A file-name-safe form of a signature; long ones keep both ends (the action, the rule)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "bucket"
+    return safe if len(safe) <= 60 else f"{safe[:30]}--{safe[-28:]}"
 
 
 def _e(text: str) -> str:

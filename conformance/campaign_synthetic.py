@@ -18,7 +18,10 @@ from typing import Any
 DIVERGE_EVERY = 7
 ACTIONS = ("append_as_leader", "read", "roll", "truncate_to", "advance_clock")
 RULES = ("LOG-14", "LOG-27", "LOG-25", "LOG-40", "LOG-34", "SEG-8")
-SIGNATURES = ("truncate_to:OffsetOutOfRangeError!=ok:LOG-40", "roll:ok!=InvalidRollError:SEG-8")
+SIGNATURES = (
+    "truncate_to|OffsetOutOfRangeError|ok|result|LOG-40",
+    "roll|ok|InvalidRollError|result|SEG-8",
+)
 
 
 @dataclass(frozen=True)

@@ -262,7 +262,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "rules": [],
         "duration_s": duration_s,
         "outcome": "adapter_error",
-        "signature": f"adapter_error:{name}",
+        "signature": f"adapter_error|{name}",
         "trace_jsonl": None,
         "trace_steps": None,
         "error": f"{name}: {error}"[:_TEXT_LIMIT],

@@ -53,7 +53,7 @@ class Lockstep:
         self.actions: Counter[str] = Counter()
         self.rules: set[str] = set()
         self._classify = _rules_exercised()
-        self.last_rules = frozenset()
+        self.last_rules: frozenset[str] = frozenset()
         self.last_signature: str | None = None
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
@@ -84,7 +84,7 @@ class Lockstep:
 
     def _cover(self, action: str, before: Any, model: StepResult) -> None:
         """Add the spec rules the model says this step exercised (model/coverage.py)."""
-        self.last_rules: frozenset[str] = frozenset()
+        self.last_rules = frozenset()
         if self._classify is None:
             return
         outcome: Any = model.value
@@ -174,7 +174,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any]:
             if x != y:
                 return first_difference(x, y, f"{path}.{f.name}" if path else f.name)
     if isinstance(a, tuple) and isinstance(b, tuple):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             if x != y:
                 return first_difference(x, y, f"{path}[{i}]")
         if len(a) != len(b):

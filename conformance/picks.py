@@ -71,7 +71,13 @@ def resolve_timestamp(pick: tuple[str, int, int], now_ms: int, config: v.LogConf
 
 def record_timestamp(anchor: str, index: int, delta: int, now_ms: int, config: v.LogConfig,
                      seen: list[int]) -> int:
-    """A record's CreateTime: now, a seen time, older than retention, or in the future."""
+    """A record's CreateTime: now, a seen time, older than retention, in the future, or none.
+
+    "none" is NO_TIMESTAMP (-1, FMT-22): time-based rolls then fall back to the segment's
+    creation time (SEG-7), the path of BUG-18.
+    """
+    if anchor == "none":
+        return v.NO_TIMESTAMP
     if anchor == "seen" and seen:
         return seen[index % len(seen)] + delta
     if anchor == "old":

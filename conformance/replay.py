@@ -18,7 +18,7 @@ from kafkalog.model.errors import KafkalogError
 from .errors import AdapterError, TraceFormatError
 from .lockstep import DivergenceError, Lockstep
 from .session import Session
-from .sut import ModelSut, StepResult
+from .sut import StepResult
 from .trace import Trace, TraceStep
 from .wire import decode_args
 
@@ -50,7 +50,7 @@ class ReplayResult:
 
 
 def replay_trace(trace: Trace, *, adapter: str | None = None, broken: str | None = None,
-                 verify_every: int = 10) -> ReplayResult:
+                 verify_every: int = 1) -> ReplayResult:
     """Replay `trace` against `adapter`/`broken` (default: what the header names, else builtin)."""
     from .runner import _factory  # the same adapters run_seed uses
 

@@ -21,7 +21,6 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
-
 from kafkalog.model import values as v
 
 from .configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family

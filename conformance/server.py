@@ -53,9 +53,11 @@ class Server:
         if action == "handshake":
             return {"ok": self._handshake(request.args)}
         if not self.handshaken:
-            raise ProtocolError("the first request must be handshake", where=f"request {request.id}")
+            raise ProtocolError("the first request must be handshake",
+                                where=f"request {request.id}")
         if action == "open":
-            return {"ok": self._open(request.args)}
+            self._open(request.args)
+            return {"ok": None}
         sut = self._sut
         if sut is None:
             raise ProtocolError(f"{action} before open", where=f"request {request.id}")

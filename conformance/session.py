@@ -8,6 +8,7 @@ limit in the middle of shrinking still hands back the best trace so far.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -79,7 +80,10 @@ class Session:
         except AdapterError as error:
             raise AdapterAbort(error) from None
         model = ModelSut(self.config, self.now_ms, self.log_start_offset)
-        return Lockstep(model, sut, self.verify_every)
+        # While generating, the on-disk verify runs every few steps (it costs a few ms); once a
+        # failure is known, shrink candidates verify after every step, so a directory problem
+        # shrinks to the step that caused it rather than to the next multiple of verify_every.
+        return Lockstep(model, sut, 1 if self.failed else self.verify_every)
 
     def tick(self) -> None:
         """Called before each step: stops the run once its time limit has passed."""
@@ -99,8 +103,6 @@ class Session:
             if self.best is None or len(lockstep.steps) <= len(self.best):
                 self.best = list(lockstep.steps)
                 self.best_signature = lockstep.last_signature
-        try:
+        with contextlib.suppress(AdapterError):  # the verdict is decided; closing is best effort
             lockstep.sut.close()
-        except AdapterError:
-            pass  # the verdict is decided; a failing close must not hide it
         lockstep.model.close()

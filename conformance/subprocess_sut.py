@@ -11,6 +11,8 @@ id, nothing within the timeout) raises an `AdapterError` subclass, never a log e
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import shlex
 import subprocess
@@ -37,14 +39,24 @@ from .wire import ACTIONS, FEATURES, Json, decode, decode_error, decode_result, 
 _EOF = object()
 
 
+def default_timeout_s() -> float:
+    """Seconds to wait for each reply: 10, or KAFKALOG_ADAPTER_TIMEOUT_S when set."""
+    raw = os.environ.get("KAFKALOG_ADAPTER_TIMEOUT_S", "")
+    try:
+        return float(raw) if raw else 10.0
+    except ValueError:
+        return 10.0
+
+
 class AdapterProcess:
     """One adapter process: start, handshake, request/response with a timeout, stop."""
 
-    def __init__(self, command: str, timeout_s: float = 10.0) -> None:
+    def __init__(self, command: str, timeout_s: float | None = None) -> None:
         self.command = command
-        self.timeout_s = timeout_s
+        self.timeout_s = default_timeout_s() if timeout_s is None else timeout_s
         self._next_id = 0
-        self._stderr: IO[bytes] = tempfile.TemporaryFile()
+        # Kept open for the process's lifetime (closed in close()), so no `with` block.
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             self._proc = subprocess.Popen(
                 shlex.split(command),
@@ -96,10 +108,14 @@ class AdapterProcess:
         return self._stderr.read().decode("utf-8", "replace")[-limit:].strip()
 
     def _crashed(self, what: str) -> AdapterCrashedError:
-        code = self._proc.poll()
+        try:
+            code: int | None = self._proc.wait(timeout=1)  # it closed stdout: it is exiting
+        except subprocess.TimeoutExpired:
+            code = None
         tail = self.stderr_tail()
         detail = f"; stderr: {tail}" if tail else ""
-        return AdapterCrashedError(f"adapter {what} (exit status {code}){detail}", where=self.command)
+        message = f"adapter {what} (exit status {code}){detail}"
+        return AdapterCrashedError(message, where=self.command)
 
     def send(self, line: str) -> None:
         """Write one raw line (tests use this to send malformed requests)."""
@@ -162,7 +178,7 @@ class AdapterProcess:
         try:
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
-            self._proc.wait(timeout=2)
+            self._proc.wait(timeout=1)
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
             self._proc.wait()
@@ -230,7 +246,5 @@ class SubprocessSut:
     def close(self) -> None:
         """Close the log in the adapter; the process stays up for the next `open`."""
         if self._process.alive:
-            try:
+            with contextlib.suppress(AdapterError):  # best effort: the verdict is decided
                 self._process.request("close", {})
-            except AdapterError:
-                pass  # closing is best effort: the run's verdict is already decided

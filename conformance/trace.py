@@ -186,7 +186,8 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
     if unknown:
         raise TraceFormatError(f"unknown step field(s) {sorted(unknown)}", where=where)
     if data.get("step") != expected:
-        raise TraceFormatError(f"step number {data.get('step')!r}, expected {expected}", where=where)
+        raise TraceFormatError(f"step number {data.get('step')!r}, expected {expected}",
+                               where=where)
     action, args = data.get("action"), data.get("args", {})
     if not isinstance(action, str):
         raise TraceFormatError("step without an action name", where=where)

@@ -126,7 +126,9 @@ ACTIONS: dict[str, ActionSpec] = {
 }
 
 #: Session requests that are not log actions (specs/adapter-protocol.md, "Session").
-SESSION_ACTIONS: frozenset[str] = frozenset({"handshake", "open", "state", "check", "verify", "close"})
+SESSION_ACTIONS: frozenset[str] = frozenset(
+    {"handshake", "open", "state", "check", "verify", "close"}
+)
 
 #: Optional features an adapter may list in its handshake; `core` is always required.
 FEATURES: tuple[str, ...] = (

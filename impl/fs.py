@@ -99,8 +99,10 @@ class FileHandle:
 
     def size(self) -> int:
         fd = self._require_fd()
-        with _storage_errors("stat", self.path):
+        try:
             return os.fstat(fd).st_size
+        except OSError as e:
+            raise KafkaStorageError(f"stat failed: {e.strerror or e}", where=str(self.path)) from e
 
     def truncate(self, size: int) -> None:
         """Set the file's length to `size` (shrinks, or extends with zeros)."""
@@ -117,16 +119,20 @@ class FileHandle:
         """Map the first `length` bytes (length must be > 0); the map outlives this handle."""
         fd = self._require_fd()
         access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
-        with _storage_errors("mmap", self.path):
+        try:
             return mmap.mmap(fd, length, access=access)
+        except OSError as e:
+            raise KafkaStorageError(f"mmap failed: {e.strerror or e}", where=str(self.path)) from e
 
     def close(self) -> None:
         """Close the descriptor; idempotent."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
-        with _storage_errors("close", self.path):
+        try:
             os.close(fd)
+        except OSError as e:
+            raise KafkaStorageError(f"close failed: {e.strerror or e}", where=str(self.path)) from e
 
 
 class FileSystem:
@@ -139,8 +145,12 @@ class FileSystem:
         flags = os.O_RDWR if writable else os.O_RDONLY
         if create:
             flags |= os.O_CREAT
-        with _storage_errors("open", path):
+        # Plain try blocks (not `_storage_errors`) on the paths a log open takes per segment:
+        # a generator context manager costs more than the system call here.
+        try:
             fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as e:
+            raise KafkaStorageError(f"open failed: {e.strerror or e}", where=str(path)) from e
         return self.handle_class(self, Path(path), fd, writable)
 
     def exists(self, path: PathLike) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kafkalog.model.errors import (
     IllegalArgumentError,
@@ -47,6 +46,13 @@ from .epoch_cache import LeaderEpochCache
 from .fs import FileSystem
 from .local_log import LocalLog
 from .log_loader import LogLoader
+from .log_retention import (
+    Predicate,
+    deletable_segments,
+    log_start_offset_breached,
+    retention_ms_breached,
+    retention_size_breached,
+)
 from .log_segment import FetchDataInfo, LogSegment, RollParams
 from .log_validator import analyze_and_validate, assign_offsets
 from .memory_records import MemoryRecords
@@ -221,9 +227,14 @@ class Log:
         if not md.message_offset_only:
             return md
         try:
-            full = self.local_log.convert_to_offset_metadata_or_throw(md.message_offset)
+            found = self.local_log.convert_to_offset_metadata_or_throw(md.message_offset)
         except OffsetOutOfRangeError:
             return md
+        # specs/log.md KL-HW-4: keep the HW offset itself, take only the segment and position.
+        # (LOC-5 reports the batch base with CHG-1, or the LEO across a gap at a segment end.)
+        full = LogOffsetMetadata(
+            md.message_offset, found.segment_base_offset, found.relative_position_in_segment
+        )
         with self._hw_lock:
             if self._hw_metadata is md:  # a concurrent update wins over this cached conversion
                 self._hw_metadata = full
@@ -415,50 +426,22 @@ class Log:
             )
 
     def _delete_log_start_offset_breached_segments(self) -> int:
-        lso = self._log_start_offset
-        return self._delete_segments(
-            self._deletable_segments(lambda s, n: n is not None and n.base_offset <= lso)
-        )
+        return self._delete_matching(log_start_offset_breached(self._log_start_offset))
 
     def _delete_retention_size_breached_segments(self) -> int:
         size = self.local_log.segments.size_in_bytes()
-        retention = self.config.retention_bytes
-        if retention < 0 or size < retention:
-            return 0
-        diff = size - retention
-
-        def predicate(segment: LogSegment, _next: LogSegment | None) -> bool:
-            nonlocal diff
-            if diff - segment.size() >= 0:
-                diff -= segment.size()
-                return True
-            return False
-
-        return self._delete_segments(self._deletable_segments(predicate))
+        return self._delete_matching(retention_size_breached(size, self.config.retention_bytes))
 
     def _delete_retention_ms_breached_segments(self) -> int:
-        retention = self.config.retention_ms
-        if retention < 0:
-            return 0
         now = self.time.milliseconds()
-        return self._delete_segments(
-            self._deletable_segments(lambda s, n: now - s.largest_timestamp() > retention)
-        )
+        return self._delete_matching(retention_ms_breached(now, self.config.retention_ms))
 
-    def _deletable_segments(self, predicate: Any) -> list[LogSegment]:
-        """Oldest-first walk stopping at the first segment that may not go (LOG-33, BUG-36)."""
+    def _delete_matching(self, predicate: Predicate | None) -> int:
+        if predicate is None:
+            return 0
         segments = self.local_log.segments.values()
-        hw = self.high_watermark
-        deletable: list[LogSegment] = []
-        for i, segment in enumerate(segments):
-            nxt = segments[i + 1] if i + 1 < len(segments) else None
-            last_and_empty = nxt is None and segment.size() == 0
-            upper = nxt.base_offset if nxt is not None else self.log_end_offset
-            if hw >= upper and predicate(segment, nxt) and not last_and_empty:
-                deletable.append(segment)
-            else:
-                break
-        return deletable
+        chosen = deletable_segments(segments, self.high_watermark, self.log_end_offset, predicate)
+        return self._delete_segments(segments[: len(chosen)])  # the walk takes a prefix
 
     def _delete_segments(self, deletable: list[LogSegment]) -> int:
         """LOG-34: roll first if all would go, raise the LSO, then delete asynchronously."""
@@ -596,6 +579,9 @@ class Log:
             if self._closed:
                 return self.offsets()
             self._flush_to(self.log_end_offset, including=True)
+            # KAFKA-13603's intent: the active segment's index files exist after a clean close,
+            # also when a roll put its base above the LEO (outside the flushed range).
+            self.local_log.segments.active_segment().flush()
             self.leader_epoch_cache.flush()
             self.local_log.close()
             self._closed = True

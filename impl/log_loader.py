@@ -18,7 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalog.model.errors import CorruptIndexError, InvalidOffsetError, KafkaStorageError
+from kafkalog.model.errors import (
+    CorruptIndexError,
+    InvalidFileNameError,
+    InvalidOffsetError,
+    KafkaStorageError,
+)
 from kafkalog.model.values import LogConfig, LogOffsetMetadata
 
 from .epoch_cache import LeaderEpochCache
@@ -143,7 +148,7 @@ class LogLoader:
                     continue
                 try:
                     offset = offset_from_file_name(name)
-                except Exception:  # REC-4: names without an offset are not segment files
+                except InvalidFileNameError:  # REC-4: names without an offset are skipped
                     continue
                 if min_swap <= offset < max_swap:
                     self.fs.delete_if_exists(self.dir / name)

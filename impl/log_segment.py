@@ -226,6 +226,7 @@ class LogSegment:
         position = self.log.size_in_bytes
         self._ensure_offset_in_range(largest_offset)
         batches = list(records.batches())
+        self._check_index_capacity(batches)
         if position == 0:
             self.rolling_based_timestamp = batches[0].max_timestamp
         self.log.append(records)
@@ -242,6 +243,33 @@ class LogSegment:
             size = batch.size_in_bytes
             position += size
             self.bytes_since_last_index_entry += size
+
+    def _check_index_capacity(self, batches: list[Any]) -> None:
+        """Raise before writing if this append's index entries would overflow an index.
+
+        Kafka writes the bytes first and fails in the index (SEG-5); kafkalog replays the index
+        decisions of SEG-3 on header fields first so an error leaves no state change (the
+        model's KL-APPEND-9). Raises IllegalArgumentError (ERR-3, ERR-7) naming the index.
+        """
+        oi, ti = self.offset_index, self.time_index
+        since, max_ts = self.bytes_since_last_index_entry, self.max_timestamp_so_far()
+        off_entries, time_entries, last_ts = oi.entries, ti.entries, ti.last_entry.timestamp
+        for batch in batches:
+            max_ts = max(max_ts, batch.max_timestamp)
+            if since > self.index_interval_bytes:
+                if off_entries >= oi.max_entries:
+                    raise IllegalArgumentError(
+                        f"Attempt to append to a full index (size = {off_entries})",
+                        where=str(self.offset_index_file))
+                if time_entries >= ti.max_entries - 1:
+                    raise IllegalArgumentError(
+                        f"Attempt to append to a full time index (size = {time_entries})",
+                        where=str(self.time_index_file))
+                off_entries += 1
+                if max_ts > last_ts:
+                    time_entries, last_ts = time_entries + 1, max_ts
+                since = 0
+            since += batch.size_in_bytes
 
     # --- lookups and reads ------------------------------------------------------------------
 

@@ -57,6 +57,19 @@ TRANSACTIONAL_FLAG_MASK = 0x10
 CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
 
+# Precompiled readers: a bound Struct.unpack_from skips the format-string cache lookup that
+# struct.unpack_from(">i", ...) pays on every call, and header fields are read per batch on
+# every append, read and recovery.
+_I8 = struct.Struct(">b").unpack_from
+_I16 = struct.Struct(">h").unpack_from
+_I32 = struct.Struct(">i").unpack_from
+_U32 = struct.Struct(">I").unpack_from
+_I64 = struct.Struct(">q").unpack_from
+# batchLength, partitionLeaderEpoch, magic, crc: bytes [8, 21) in one call (FMT-45).
+_LENGTH_TO_CRC = struct.Struct(">iibI").unpack_from
+_PUT_I32 = struct.Struct(">i").pack_into
+_PUT_I64 = struct.Struct(">q").pack_into
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -106,19 +119,22 @@ class RecordBatch:
 
     @property
     def size_in_bytes(self) -> int:
-        return LOG_OVERHEAD + struct.unpack_from(">i", self._buf, LENGTH_OFFSET)[0]
+        return LOG_OVERHEAD + _I32(self._buf, LENGTH_OFFSET)[0]
 
     @property
     def base_offset(self) -> int:
-        return struct.unpack_from(">q", self._buf, BASE_OFFSET_OFFSET)[0]
+        return _I64(self._buf, BASE_OFFSET_OFFSET)[0]
 
     @property
     def last_offset_delta(self) -> int:
-        return struct.unpack_from(">i", self._buf, LAST_OFFSET_DELTA_OFFSET)[0]
+        return _I32(self._buf, LAST_OFFSET_DELTA_OFFSET)[0]
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        # Both fields read here rather than through the two properties: this runs several
+        # times per batch on every append (LegacyRecordBatch overrides it).
+        buf = self._buf
+        return _I64(buf, BASE_OFFSET_OFFSET)[0] + _I32(buf, LAST_OFFSET_DELTA_OFFSET)[0]
 
     @property
     def next_offset(self) -> int:
@@ -126,19 +142,19 @@ class RecordBatch:
 
     @property
     def partition_leader_epoch(self) -> int:
-        return struct.unpack_from(">i", self._buf, PARTITION_LEADER_EPOCH_OFFSET)[0]
+        return _I32(self._buf, PARTITION_LEADER_EPOCH_OFFSET)[0]
 
     @property
     def magic(self) -> int:
-        return struct.unpack_from(">b", self._buf, MAGIC_OFFSET)[0]
+        return _I8(self._buf, MAGIC_OFFSET)[0]
 
     @property
     def crc(self) -> int:
-        return struct.unpack_from(">I", self._buf, CRC_OFFSET)[0]
+        return _U32(self._buf, CRC_OFFSET)[0]
 
     @property
     def attributes(self) -> int:
-        return struct.unpack_from(">h", self._buf, ATTRIBUTES_OFFSET)[0]
+        return _I16(self._buf, ATTRIBUTES_OFFSET)[0]
 
     @property
     def compression_type(self) -> CompressionType:
@@ -164,27 +180,27 @@ class RecordBatch:
 
     @property
     def base_timestamp(self) -> int:
-        return struct.unpack_from(">q", self._buf, BASE_TIMESTAMP_OFFSET)[0]
+        return _I64(self._buf, BASE_TIMESTAMP_OFFSET)[0]
 
     @property
     def max_timestamp(self) -> int:
-        return struct.unpack_from(">q", self._buf, MAX_TIMESTAMP_OFFSET)[0]
+        return _I64(self._buf, MAX_TIMESTAMP_OFFSET)[0]
 
     @property
     def producer_id(self) -> int:
-        return struct.unpack_from(">q", self._buf, PRODUCER_ID_OFFSET)[0]
+        return _I64(self._buf, PRODUCER_ID_OFFSET)[0]
 
     @property
     def producer_epoch(self) -> int:
-        return struct.unpack_from(">h", self._buf, 51)[0]
+        return _I16(self._buf, 51)[0]
 
     @property
     def base_sequence(self) -> int:
-        return struct.unpack_from(">i", self._buf, 53)[0]
+        return _I32(self._buf, 53)[0]
 
     @property
     def record_count(self) -> int:
-        return struct.unpack_from(">i", self._buf, RECORDS_COUNT_OFFSET)[0]
+        return _I32(self._buf, RECORDS_COUNT_OFFSET)[0]
 
     # --- validity (FMT-46) ---
 
@@ -193,14 +209,24 @@ class RecordBatch:
         return crc32c(self._buf[ATTRIBUTES_OFFSET : self.size_in_bytes])
 
     def is_valid(self) -> bool:
-        """Size >= 61, whole, magic 2 and the stored CRC equals the computed one."""
-        size = self.size_in_bytes
-        if size < RECORD_BATCH_OVERHEAD or size > len(self._buf) or self.magic != MAGIC_V2:
+        """Size >= 61, whole, magic 2 and the stored CRC equals the computed one.
+
+        One unpack of bytes [8, 21) instead of four property reads: this runs once per batch
+        on every append and every checked read.
+        """
+        buf = self._buf
+        if len(buf) < RECORD_BATCH_OVERHEAD:
+            return False  # then size < 61 or size > len(buf), whatever the size field says
+        length, _, magic, crc = _LENGTH_TO_CRC(buf, LENGTH_OFFSET)
+        size = LOG_OVERHEAD + length
+        if size < RECORD_BATCH_OVERHEAD or size > len(buf) or magic != MAGIC_V2:
             return False
-        return self.crc == self.compute_checksum()
+        return crc == crc32c(buf[ATTRIBUTES_OFFSET:size])
 
     def ensure_valid(self, where: str | None = None) -> None:
         """CorruptRecordError (ERR-20) naming file and position unless `is_valid()`."""
+        if self.is_valid():
+            return  # the common case, without building the error location
         at = where or self.where()
         size = self.size_in_bytes
         if size < RECORD_BATCH_OVERHEAD:
@@ -262,7 +288,7 @@ class RecordBatch:
 
     def set_base_offset(self, offset: int) -> None:
         """Stamp the base offset; outside the CRC (which starts at byte 21), so no recompute."""
-        struct.pack_into(">q", self._writable(), BASE_OFFSET_OFFSET, offset)
+        _PUT_I64(self._writable(), BASE_OFFSET_OFFSET, offset)
 
     def set_last_offset(self, offset: int) -> None:
         """Stamp offsets so that the last offset is `offset` (Kafka's setLastOffset)."""
@@ -270,7 +296,7 @@ class RecordBatch:
 
     def set_partition_leader_epoch(self, epoch: int) -> None:
         """Stamp the partition leader epoch; outside the CRC (FMT-47), so no recompute."""
-        struct.pack_into(">i", self._writable(), PARTITION_LEADER_EPOCH_OFFSET, epoch)
+        _PUT_I32(self._writable(), PARTITION_LEADER_EPOCH_OFFSET, epoch)
 
     def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
         """Set the timestamp-type bit and max timestamp, then recompute the CRC (FMT-47)."""

@@ -15,7 +15,12 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kafkalog.impl.abstract_index import AbstractIndex, Column
+from kafkalog.impl.abstract_index import (
+    AbstractIndex,
+    Column,
+    non_decreasing,
+    strictly_increasing,
+)
 from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,
@@ -167,6 +172,10 @@ class TimeIndex(AbstractIndex):
         prev_ts, prev_rel = None, 0
         view = memoryview(self._buf())[: self._entries * 12]
         try:
+            timestamps, rels = (list(column) for column in zip(*self.ENTRY.iter_unpack(view),
+                                                               strict=True))
+            if rels[0] >= 0 and strictly_increasing(timestamps) and non_decreasing(rels):
+                return None  # the common case, checked in C; the loop below names the culprit
             for n, (ts, rel) in enumerate(self.ENTRY.iter_unpack(view)):
                 if (prev_ts is not None and ts <= prev_ts) or rel < prev_rel:
                     return (f"entry {n} ({ts}, {rel}) does not follow ({prev_ts}, {prev_rel}): "

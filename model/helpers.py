@@ -230,7 +230,7 @@ def deletable_prefix(
     pre: len(upper_bounds) == len(sizes) == len(predicate_ok)
     post: 0 <= __return__ <= len(sizes)
     post: all(upper_bounds[i] <= high_watermark for i in range(__return__))
-    post: len(sizes) == 0 or __return__ < len(sizes) or sizes[-1] > 0
+    post: len(sizes) == 0 or __return__ < len(sizes) or sizes[-1] != 0
     """
     count = 0
     last = len(sizes) - 1

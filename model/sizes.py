@@ -23,6 +23,7 @@ def zigzag(n: int) -> int:
 def varint_size(n: int) -> int:
     """Bytes of the signed (zig-zag) base-128 varint/varlong encoding of n (FMT-48).
 
+    pre: -(2**63) <= n < 2**63
     post: 1 <= __return__ <= 10
     """
     value = zigzag(n)

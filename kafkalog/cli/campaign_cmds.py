@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -91,8 +93,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     help="module:function standing in for run_seed (pipeline tests, benchmarks).",
 )
 @click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
-@click.pass_context
-def campaign(ctx: click.Context, **options: Any) -> None:
+def campaign(**options: Any) -> None:
     """Run a conformance campaign: many seeded runs on Spark, rows in Parquet, a report."""
     from kafkalog.conformance.campaign_job import require_java, run_campaign
 
@@ -103,7 +104,7 @@ def campaign(ctx: click.Context, **options: Any) -> None:
     spark = _start_spark(console, options["master"], options["verbose"])
     console.print(
         f"campaign [bold]{plan.spec.campaign_id}[/]: seeds {plan.seed_base}.."
-        f"{plan.seed_base + plan.runs - 1}, {plan.spec.steps} steps, rows in {plan.out}"
+        f"{plan.seed_base + plan.runs - 1}, {plan.spec.steps} steps, rows in {escape(plan.out)}"
     )
     try:
         with _progress_bar(console) as (bar, task):
@@ -122,7 +123,10 @@ def campaign(ctx: click.Context, **options: Any) -> None:
         f"{done.waves} waves); {done.already_recorded} were already recorded"
     )
     summary = _report(console, spark, plan.runs_path, plan.spec.campaign_id, report_root)
-    ctx.exit(0 if summary.failures == 0 else 1)
+    if summary.failures:
+        # SystemExit, not ctx.exit: the entry point runs click with standalone_mode=False, where
+        # ctx.exit's code would be returned and dropped instead of becoming the exit status.
+        sys.exit(1)
 
 
 @click.command()
@@ -240,5 +244,5 @@ def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root
     summary = summarize(spark, runs_path, campaign_id)
     paths = write_report(summary, root)
     render_terminal(summary, console, paths)
-    console.print(f"report: {paths['report']}")
+    console.print(f"report: {escape(str(paths['report']))}")
     return summary

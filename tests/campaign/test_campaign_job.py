@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from kafkalog.conformance.campaign_aggregate import load_runs, summarize
-from kafkalog.conformance.campaign_errors import CampaignOptionsError
+from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
 from kafkalog.conformance.campaign_job import CampaignPlan, run_campaign
 from kafkalog.conformance.campaign_synthetic import synthetic_run_seed
 from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, trace_step_count
@@ -74,7 +74,7 @@ def test_campaign__killed_mid_wave__resume_loses_only_that_wave(spark: Any, out_
             timer.append(threading.Timer(1.5, spark.sparkContext.cancelAllJobs))
             timer[0].start()
 
-    with pytest.raises(Exception, match="cancel"):
+    with pytest.raises(CampaignJobError, match=r"wave 2 .*cancel.*12 runs of earlier waves"):
         run_campaign(spark, killed, cancel_during_second_wave, first_wave=12)
     kept = load_runs(spark, str(out_dir / "runs"), "c1").count()
     assert kept == 12  # only the first wave was committed

@@ -36,7 +36,7 @@ def summary(buckets: tuple[Bucket, ...] = ()) -> CampaignSummary:
 
 
 BUG = Bucket("diverged", "truncate_to:ok!=IllegalStateError:LOG-40", 7, 3, 11, 2, TRACE, None)
-CRASH = Bucket("adapter_error", "adapter_error:RunTimedOut", 1, 50, 50, None, None, "RunTimedOut")
+CRASH = Bucket("adapter_error", "adapter_error|RunTimedOut", 1, 50, 50, None, None, "RunTimedOut")
 
 
 def test_write_report__bucket_trace_file_holds_the_shortest_trace(tmp_path: Path) -> None:
@@ -82,3 +82,21 @@ def test_render_terminal__shows_totals_buckets_and_coverage() -> None:
     assert "campaign c1" in text and "diverged 7" in text
     assert BUG.signature in text and "seed 11, 2 steps" in text and "RunTimedOut" in text
     assert "append_as_leader" in text and "spec rules exercised (2): LOG-14, SEG-6" in text
+
+
+def test_render_terminal__error_text_with_brackets__printed_verbatim() -> None:
+    """Messages are data: `[bold]` or `['x.log']` in an error is not taken as rich markup."""
+    odd = Bucket(
+        "adapter_error", "adapter_error|X", 1, 0, 0, None, None, "[bold]y[/bold] ['a.log']"
+    )
+    console = Console(record=True, width=200)
+    render_terminal(summary((odd,)), console)
+    assert "[bold]y[/bold] ['a.log']" in console.export_text()
+
+
+def test_write_report__long_signature__file_name_keeps_action_and_rule(tmp_path: Path) -> None:
+    """A long signature is shortened in the middle, so the file still names action and rule."""
+    long = "append_as_follower|IllegalArgumentError|IllegalArgumentError|state.segments|KL-APPEND-6"
+    bucket = Bucket("diverged", long, 1, 4, 4, 2, TRACE, None)
+    name = write_report(summary((bucket,)), tmp_path)[f"trace:{long}"].name
+    assert name.startswith("01-append_as_follower") and name.endswith("KL-APPEND-6-seed4.jsonl")

@@ -85,7 +85,7 @@ def test_run_one__run_raises_anything__returns_adapter_error_row(error: BaseExce
     """run_one never raises: even BaseExceptions become an adapter_error row naming the type."""
     row = run_one(5, spec(raising(error)))
     name = type(error).__name__
-    assert (row["outcome"], row["signature"]) == ("adapter_error", f"adapter_error:{name}")
+    assert (row["outcome"], row["signature"]) == ("adapter_error", f"adapter_error|{name}")
     assert row["error"].startswith(name) and row["seed"] == 5
     pa.RecordBatch.from_pylist([row], schema=ARROW_SCHEMA)
 
@@ -106,7 +106,7 @@ def test_run_one__hung_run__stopped_at_the_hard_time_limit(run_fn: Any) -> None:
     started = time.monotonic()
     row = run_one(2, spec(run_fn, time_limit_s=0.2, grace_s=0.1))
     assert time.monotonic() - started < 5
-    assert (row["outcome"], row["signature"]) == ("adapter_error", "adapter_error:RunTimedOut")
+    assert (row["outcome"], row["signature"]) == ("adapter_error", "adapter_error|RunTimedOut")
 
 
 def test_run_one__passes_the_spec_to_the_run_function() -> None:

@@ -17,15 +17,15 @@ from typing import Any
 
 import z3
 
-Term = z3.ArithRef | int
 
-
-def term(value: object) -> z3.ArithRef:
-    """The Z3 integer term of a `Sym` or a plain `int`."""
+def term(value: object, like: z3.ExprRef | None = None) -> Any:
+    """The Z3 term of a `Sym` or a plain `int` (a bit-vector constant when `like` is one)."""
     if isinstance(value, Sym):
         return value.expr
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"cannot lift {value!r} into a Z3 integer")
+    if like is not None and z3.is_bv(like):
+        return z3.BitVecVal(value, like.size())
     return z3.IntVal(value)
 
 
@@ -34,17 +34,17 @@ class Sym:
 
     __slots__ = ("expr", "explorer")
 
-    def __init__(self, expr: z3.ArithRef, explorer: Explorer) -> None:
+    def __init__(self, expr: Any, explorer: Explorer) -> None:
         self.expr = expr
         self.explorer = explorer
 
     def _decide(self, other: object, op: Callable[[Any, Any], Any]) -> bool:
         if not isinstance(other, Sym | int) or isinstance(other, bool):
             return NotImplemented  # type: ignore[return-value]
-        return self.explorer.decide(op(self.expr, term(other)))
+        return self.explorer.decide(op(self.expr, term(other, self.expr)))
 
     def _arith(self, other: object, op: Callable[[Any, Any], Any]) -> Sym:
-        return Sym(op(self.expr, term(other)), self.explorer)
+        return Sym(op(self.expr, term(other, self.expr)), self.explorer)
 
     def __lt__(self, other: object) -> bool:
         return self._decide(other, operator.lt)
@@ -68,13 +68,13 @@ class Sym:
         return self._arith(other, operator.add)
 
     def __radd__(self, other: object) -> Sym:
-        return Sym(term(other) + self.expr, self.explorer)
+        return Sym(term(other, self.expr) + self.expr, self.explorer)
 
     def __sub__(self, other: object) -> Sym:
         return self._arith(other, operator.sub)
 
     def __rsub__(self, other: object) -> Sym:
-        return Sym(term(other) - self.expr, self.explorer)
+        return Sym(term(other, self.expr) - self.expr, self.explorer)
 
     def __neg__(self) -> Sym:
         return Sym(-self.expr, self.explorer)
@@ -96,8 +96,9 @@ class Explorer:
     path: list[z3.BoolRef] = field(default_factory=list)
     alternatives: list[list[bool]] = field(default_factory=list)
 
-    def sym(self, name: str) -> Sym:
-        return Sym(z3.Int(name), self)
+    def sym(self, name: str, bits: int = 0) -> Sym:
+        """A fresh symbolic integer: unbounded, or a `bits`-wide signed bit-vector."""
+        return Sym(z3.BitVec(name, bits) if bits else z3.Int(name), self)
 
     def _feasible(self, condition: z3.BoolRef) -> bool:
         solver = z3.Solver()

@@ -46,7 +46,7 @@ class Offsets:
 
 def invariant(s: Offsets) -> z3.BoolRef:
     """KL-INV-1, KL-INV-2, KL-INV-3: 0 <= fb <= lso <= hw <= leo and 0 <= rp <= leo."""
-    return z3.And(0 <= s.fb, s.fb <= s.lso, s.lso <= s.hw, s.hw <= s.leo, 0 <= s.rp, s.rp <= s.leo)
+    return z3.And(s.fb >= 0, s.fb <= s.lso, s.lso <= s.hw, s.hw <= s.leo, s.rp >= 0, s.rp <= s.leo)
 
 
 def zmax(a: z3.ArithRef, b: z3.ArithRef) -> z3.ArithRef:
@@ -161,7 +161,7 @@ def truncate_fully_and_start_at(
 def flush(s: Offsets, t: Offsets, a: Args, *, upper: bool = True) -> z3.BoolRef:
     """log.flush: x in [0, LEO] (else IllegalArgumentError); rp = max(rp, x)."""
     x = a["x"]
-    return z3.And(0 <= x, x <= s.leo if upper else True, t.rp == zmax(s.rp, x), t.same(s, "rp"))
+    return z3.And(x >= 0, x <= s.leo if upper else True, t.rp == zmax(s.rp, x), t.same(s, "rp"))
 
 
 def close_and_reopen(s: Offsets, t: Offsets, a: Args, *, clamp_hw: bool = True) -> z3.BoolRef:

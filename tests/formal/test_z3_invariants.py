@@ -19,10 +19,8 @@ import pytest
 import z3
 from formal_symbolic import Explorer, Sym, count_if, prove_on_paths, strictly_increasing, term
 from formal_transitions import ACTIONS, Action, Offsets, arguments, invariant
-
 from kafkalog.model import epochs
 from kafkalog.model.helpers import (
-    INT32_MAX,
     floor_index,
     index_entries_after_truncation,
     index_floor_position,
@@ -32,8 +30,8 @@ from kafkalog.model.helpers import (
 )
 from kafkalog.model.values import INT64_MAX, EpochEntry
 
-MAX_LEN = 5  # bound on list lengths for the path-by-path proofs (all lengths 0..MAX_LEN)
-EPOCH_LEN = 4  # bound on epoch-cache length
+MAX_LEN = 6  # bound on list lengths for the path-by-path proofs (all lengths 0..MAX_LEN)
+EPOCH_LEN = 5  # bound on epoch-cache length
 
 
 def _negation_model(claim: z3.BoolRef) -> z3.ModelRef | None:
@@ -107,7 +105,7 @@ def _result_ok(entries: Sequence[EpochEntry], low: z3.ArithRef, high: z3.ArithRe
 
 
 LSO, HW, LEO, X, EPOCH = z3.Ints("lso hw leo x epoch")
-OFFSETS_OK = z3.And(0 <= LSO, LSO <= HW, HW <= LEO)
+OFFSETS_OK = z3.And(LSO >= 0, LSO <= HW, HW <= LEO)
 
 
 def _assign_at_leo(assign: Callable[..., Any]) -> Callable[[int], Any]:
@@ -125,7 +123,7 @@ def _truncate_to_below_leo(truncate: Callable[..., Any]) -> Callable[[int], Any]
     def lemma(n: int) -> Any:
         def run(ex: Explorer) -> Any:
             return truncate(_entries(ex, n), ex.sym("x"))
-        assumptions = z3.And(OFFSETS_OK, 0 <= X, X < LEO, _cache_ok(n, LSO, LEO))
+        assumptions = z3.And(OFFSETS_OK, X >= 0, X < LEO, _cache_ok(n, LSO, LEO))
         low = z3.If(X <= LSO, X, LSO)
         return prove_on_paths(assumptions, run, lambda r: _result_ok(r, low, X, False))
     return lemma
@@ -320,34 +318,36 @@ def test_lookup__seeded_bug__yields_counterexample(name: str) -> None:
 # --- wire-format facts in fixed-width arithmetic -----------------------------------------------
 
 
-def _int64(name: str) -> tuple[z3.ArithRef, z3.BitVecRef, z3.BoolRef]:
-    """An Int, its 64-bit vector and the constraint that it is a non-negative int64."""
-    value = z3.Int(name)
-    return value, z3.Int2BV(value, 64), z3.And(0 <= value, value <= INT64_MAX)
-
-
 def _relative_offset_lemma(fits: Callable[[Any, Any], bool]) -> Any:
-    """FMT-11: a fitting offset survives the int32 relative field: base + sext(rel32) == off."""
-    off, off_bv, off_ok = _int64("off")
-    base, base_bv, base_ok = _int64("base")
-    rel32 = z3.Extract(31, 0, off_bv - base_bv)
-    roundtrip = z3.And(base_bv + z3.SignExt(32, rel32) == off_bv, rel32 >= 0)
+    """FMT-11: a fitting offset survives the int32 relative field: base + sext(rel32) == off.
+
+    Offsets are non-negative int64s, run through the helper as 64-bit vectors; the claim also
+    shows the helper's own subtraction cannot wrap, so its 64-bit answer is its Python answer.
+    """
+    off, base = z3.BitVecs("off base", 64)
+    rel32 = z3.Extract(31, 0, off - base)
+    roundtrip = z3.And(base + z3.SignExt(32, rel32) == off, rel32 >= 0)
+    no_wrap = z3.And(z3.BVSubNoOverflow(off, base), z3.BVSubNoUnderflow(off, base, True))
     def run(ex: Explorer) -> bool:
-        return fits(ex.sym("off"), ex.sym("base"))
-    return prove_on_paths(z3.And(off_ok, base_ok), run,
-                          lambda r: z3.Implies(z3.BoolVal(r), roundtrip))
+        return fits(ex.sym("off", 64), ex.sym("base", 64))
+    return prove_on_paths(z3.And(off >= 0, base >= 0), run,
+                          lambda r: z3.And(no_wrap, z3.Implies(z3.BoolVal(r), roundtrip)))
 
 
 def _size_roll_lemma(should_roll: Callable[[Any, Any, Any], bool]) -> Any:
-    """SEG-6 (1) / KAFKA-1670: a no-roll decision keeps size + messages inside int32."""
-    size, msgs, limit = z3.Ints("size msgs limit")
-    in_range = z3.And(0 <= size, size <= INT32_MAX, 0 <= msgs, msgs <= INT32_MAX,
-                      14 <= limit, limit <= INT32_MAX)
-    new_size32 = z3.Int2BV(size, 32) + z3.Int2BV(msgs, 32)
-    no_overflow = z3.And(new_size32 >= 0, z3.BV2Int(new_size32, is_signed=True) == size + msgs)
+    """SEG-6 (1) / KAFKA-1670: in Kafka's int32 arithmetic, a no-roll decision is exact.
+
+    The helper runs on 32-bit vectors (Kafka's `int`); its subtraction never wraps, and when it
+    decides not to roll, the new segment size (the next batch's position) fits an int32 field.
+    """
+    size, msgs, limit = z3.BitVecs("size msgs limit", 32)
+    in_range = z3.And(size >= 0, msgs >= 0, limit >= 14)
+    exact = z3.And(z3.BVSubNoOverflow(limit, msgs), z3.BVSubNoUnderflow(limit, msgs, True))
+    fits = z3.BVAddNoOverflow(size, msgs, True)
     def run(ex: Explorer) -> bool:
-        return should_roll(ex.sym("size"), ex.sym("msgs"), ex.sym("limit"))
-    return prove_on_paths(in_range, run, lambda r: z3.Implies(z3.Not(z3.BoolVal(r)), no_overflow))
+        return should_roll(ex.sym("size", 32), ex.sym("msgs", 32), ex.sym("limit", 32))
+    return prove_on_paths(in_range, run,
+                          lambda r: z3.And(exact, z3.Implies(z3.Not(z3.BoolVal(r)), fits)))
 
 
 def _fits_unsigned_32(offset: Any, base_offset: Any) -> bool:
@@ -356,9 +356,8 @@ def _fits_unsigned_32(offset: Any, base_offset: Any) -> bool:
 
 
 def _should_roll_int32_addition(size: Any, messages_size: Any, segment_bytes: Any) -> bool:
-    """Seeded bug (KAFKA-1670): the addition form, evaluated in Kafka's 32-bit ints."""
-    wrapped = ((term(size) + term(messages_size) + 2**31) % 2**32) - 2**31
-    return Sym(wrapped, size.explorer) > segment_bytes  # type: ignore[no-any-return]
+    """Seeded bug (KAFKA-1670): the addition form, which wraps in 32-bit ints."""
+    return size + messages_size > segment_bytes  # type: ignore[no-any-return]
 
 
 WIRE_LEMMAS = {

@@ -609,3 +609,41 @@ def test_offset_of_max_timestamp__fast_scan__equals_deep_iteration(stamps: list[
     expected = batch_.offset_of_max_timestamp()
     assert _offset_of_max_timestamp(batch_) == (expected if expected is not None
                                                 else batch_.last_offset)
+
+
+def test_fetch_high_watermark_metadata__gap_at_segment_end__keeps_hw_offset(
+    open_log, tmp_path: Path, time: MockTime
+) -> None:
+    """Spec: LOG-11 (kafkalog KL-HW-4: keep the HW offset, take segment and position only)."""
+    log = open_log()
+    log.roll(1)
+    offsets = log.close()
+    again = Log.open(FS, tmp_path / "topic-0", LogConfig(), time,
+                     recovery_point=offsets.recovery_point, high_watermark=0,
+                     had_clean_shutdown=True)
+    try:
+        assert again.log_end_offset == 1 and again.high_watermark == 0
+        assert again.maybe_increment_high_watermark(LogOffsetMetadata(-1)) is None
+        assert again.high_watermark == 0
+        assert again.fetch_high_watermark_metadata().message_offset == 0
+    finally:
+        again.close_handlers()
+
+
+def test_close__active_segment_above_leo__still_gets_index_files(open_log) -> None:
+    """Spec: LOG-26, BUG-61 (KAFKA-13603's intent also for a roll beyond the LEO)."""
+    log = open_log()
+    log.roll(5)
+    log.close()
+    assert (log.dir / f"{5:020d}.index").exists()
+    assert (log.dir / f"{5:020d}.timeindex").exists()
+
+
+def test_append_as_follower__would_overflow_index__raises_before_writing(open_log) -> None:
+    """Spec: ERR-3/ERR-7, SEG-5 (kafkalog: the error leaves no state change, KL-APPEND-9)."""
+    log = open_log(LogConfig(index_interval_bytes=1, segment_index_bytes=24))
+    data = b"".join(bytes(batch(o, "v", ts=o).buffer) for o in range(4))
+    before = log.state()
+    with pytest.raises(IllegalArgumentError):
+        log.append_as_follower(MemoryRecords(data), 0)
+    assert log.state() == before

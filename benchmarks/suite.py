@@ -1,0 +1,130 @@
+"""`run_suite`: every figure of issue #6 in one run, and the JSON document that records them.
+
+The suite runs the groups in a fixed order on scratch data under the system temp directory and
+reports progress through an optional callback (the CLI draws a rich progress bar with it).
+`REQUIRED_KEYS` lists every figure the issue asks for; the smoke test checks the suite produces
+each of them, never that a timing meets its goal.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import append, lockstep_bench, read, reopen
+from .core import SCALES, Figure, Scale, scratch_dir
+
+REQUIRED_KEYS: tuple[str, ...] = (
+    "append.leader.1mib", "append.leader.16kib", "append.leader.rec100x1",
+    "append.leader.rec100x10", "append.leader.rec100x100", "append.leader.1mib_flush",
+    "append.follower.1mib", "append.follower.16kib", "append.follower.rec100x1",
+    "append.follower.rec100x10", "append.follower.rec100x100",
+    "read.sequential", "lookup.translate_offset", "recovery.unclean",
+    "open.clean.small", "open.clean.large", "memory.open_read",
+    "conformance.lockstep", "conformance.end_to_end", "conformance.model", "conformance.impl",
+)
+
+Progress = Callable[[str], None]
+GROUPS: tuple[str, ...] = ("append (leader)", "append (follower)", "append + flush",
+                           "sequential read", "offset lookup", "recovery", "clean open + memory",
+                           "conformance")
+
+
+def _clean_open_and_memory(scale: Scale, root: Path) -> list[Figure]:
+    figures, directory, offsets, segment_bytes = reopen.clean_open_figures(scale, root)
+    figures[0].key, figures[-1].key = "open.clean.small", "open.clean.large"
+    return [*figures, reopen.memory_figure(directory, offsets, segment_bytes)]
+
+
+def _group(name: str, scale: Scale, root: Path) -> list[Figure]:
+    if name == "append (leader)":
+        return append.leader_figures(scale, root)
+    if name == "append (follower)":
+        return append.follower_figures(scale, root)
+    if name == "append + flush":
+        return [append.flush_figure(scale, root)]
+    if name == "sequential read":
+        return [read.sequential_read_figure(scale, root)]
+    if name == "offset lookup":
+        return [read.offset_lookup_figure(scale, root)]
+    if name == "recovery":
+        return [reopen.recovery_figure(scale, root)]
+    if name == "clean open + memory":
+        return _clean_open_and_memory(scale, root)
+    return lockstep_bench.conformance_figures(scale)
+
+
+def run_suite(scale_name: str, progress: Progress | None = None) -> list[Figure]:
+    """Every figure at `scale_name` ("quick" or "full"), in GROUPS order."""
+    scale = SCALES[scale_name]
+    figures: list[Figure] = []
+    for name in GROUPS:
+        if progress is not None:
+            progress(name)
+        with scratch_dir(name.split()[0]) as root:
+            figures.extend(_group(name, scale, root))
+    return figures
+
+
+def machine_info() -> dict[str, Any]:
+    """What ran the benchmark: CPU, cores, memory, OS, Python, date (UTC)."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory_gib": round(memory_gib, 1),
+        "os": platform.platform(), "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
+        "load_average": list(os.getloadavg()),
+    }
+
+
+def results_document(scale_name: str, figures: list[Figure]) -> dict[str, Any]:
+    """The JSON document `kafkalog bench --json` writes."""
+    return {"format": "kafkalog-bench/1", "scale": scale_name, "machine": machine_info(),
+            "figures": [f.to_dict() for f in figures]}
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) < 10 else f"{value:,.1f}"
+
+
+def markdown_table(document: dict[str, Any]) -> str:
+    """The README's results table (markdown) from a `results_document`."""
+    m = document["machine"]
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['os']}; "
+        f"Python {m['python']} ({m['implementation']}); {m['date_utc']} UTC; scale "
+        f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}.",
+        "",
+        "| figure | workload | value | baseline (same run) | ratio | CPU ratio | goal | met? |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for f in document["figures"]:
+        base = "—" if f["baseline"] is None else f"{_cell(f['baseline'])} ({f['baseline_name']})"
+        cpu = f["extra"].get("cpu_ratio")
+        met = {None: "—", True: "yes", False: "**no**"}[f["met"]]
+        lines.append(
+            f"| {f['figure']} | {f['workload']} | {_cell(f['value'])} {f['unit']} | {base} | "
+            f"{_cell(f['ratio'])} | {_cell(cpu)} | {f['goal'] or 'report'} | {met} |")
+    return "\n".join(lines) + "\n"

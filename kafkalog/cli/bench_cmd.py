@@ -1,0 +1,75 @@
+"""`kafkalog bench [--quick] [--json FILE]`: measure the log against raw-I/O baselines.
+
+Runs every figure of issue #6 (`kafkalog.benchmarks.suite`), each beside its baseline measured
+in the same run on the same files, and prints one table: absolute number, baseline, ratio, goal
+and whether it is met. `--quick` uses small data (a smoke run, well under a minute); the full run
+writes about 2 GiB of scratch data under the system temp directory and removes it afterwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kafkalog.benchmarks.core import Figure
+from kafkalog.benchmarks.suite import GROUPS, results_document, run_suite, write_json
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.3g}" if abs(value) < 10 else f"{value:,.1f}"
+
+
+def _met(met: bool | None) -> str:
+    return {None: "—", True: "[green]yes[/]", False: "[red]no[/]"}[met]
+
+
+def results_table(figures: list[Figure], title: str) -> Table:
+    """The rich table of `figures` (the README's table has the same columns)."""
+    table = Table(title=title, show_lines=False)
+    for column in ("figure", "workload", "value", "baseline", "ratio", "goal", "met"):
+        table.add_column(column, overflow="fold")
+    for f in figures:
+        baseline = "—" if f.baseline is None else f"{_number(f.baseline)} ({f.baseline_name})"
+        table.add_row(f.figure, f.workload, f"{_number(f.value)} {f.unit}", baseline,
+                      _number(f.ratio), f.goal or "report", _met(f.met))
+    return table
+
+
+@click.command()
+@click.option("--quick", is_flag=True, help="Small data: every figure in well under a minute.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True,
+                                                     path_type=Path),
+              help="Also write the results (with the machine and every run) to FILE.")
+def bench(quick: bool, json_path: Path | None) -> None:
+    """Measure the log against raw-I/O baselines."""
+    scale = "quick" if quick else "full"
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("benchmarks", total=len(GROUPS))
+        started: list[str] = []
+
+        def step(name: str) -> None:
+            if started:
+                progress.advance(task)
+            started.append(name)
+            progress.update(task, description=f"bench: {name}")
+
+        figures = run_suite(scale, step)
+        progress.advance(task)
+    document = results_document(scale, figures)
+    machine = document["machine"]
+    title = (f"kafkalog bench ({scale}) — {machine['cpu']}, {machine['cores']} cores, "
+             f"Python {machine['python']}, {machine['date_utc']} UTC")
+    Console().print(results_table(figures, title))
+    if json_path is not None:
+        write_json(json_path, document)
+        console.print(f"wrote {json_path}")

@@ -1,0 +1,49 @@
+"""The regression corpus: every trace in tests/regressions/ replays through the lockstep checks.
+
+Against the built-in implementation each trace must conform. A trace whose header names a
+broken implementation must also still diverge against that one, at its last step, so the trace
+keeps catching the bug it was written for (specs/trace-format.md, "Regression corpus").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from kafkalog.conformance.replay import replay_trace
+from kafkalog.conformance.trace import Trace, read_trace
+
+CORPUS = Path(__file__).resolve().parents[1] / "regressions"
+TRACES = sorted(CORPUS.glob("*.jsonl"))
+
+
+def test_corpus__holds_a_trace_for_every_broken_implementation() -> None:
+    """At least one trace per reintroduced bug, so each stays pinned."""
+    from kafkalog.conformance.broken import BROKEN
+
+    named = {read_trace(path).header.broken for path in TRACES}
+    assert set(BROKEN) <= named
+
+
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.stem)
+def test_trace__replayed_on_the_builtin_implementation__conforms(path: Path) -> None:
+    """The real implementation agrees with the model on every step of the trace."""
+    trace = read_trace(path)
+    real = Trace(dataclasses.replace(trace.header, broken=None), trace.steps)
+    result = replay_trace(real)
+    assert result.conformed, (result.diverged_at, result.signature, result.adapter_error)
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in TRACES if read_trace(p).header.broken], ids=lambda p: p.stem
+)
+def test_trace__replayed_on_its_broken_implementation__still_diverges_at_its_last_step(
+    path: Path,
+) -> None:
+    """The trace still catches its bug, at the step where it was recorded to diverge."""
+    trace = read_trace(path)
+    result = replay_trace(trace)
+    assert result.diverged_at == len(trace.steps)
+    assert result.signature == trace.header.signature
