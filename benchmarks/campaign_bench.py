@@ -9,7 +9,8 @@
 - **scaling**: `--runs` real `run_seed` runs (built-in implementation, `--steps` steps) at
   local[1] and at local[2]: runs/s and the speedup.
 - **first_failure**: for every broken implementation (conformance/broken.py), seeds 0, 1, ... in a
-  plain loop until the first divergence: seeds tried, seconds, shrunk trace length.
+  plain loop until the first divergence that the real implementation does not also show: seeds
+  tried, seconds (shrinking included), shrunk trace length.
 
 Each Spark measurement runs in its own process (one SparkSession per process, as in campaigns),
 with a warm-up wave first, so session start and first-job JIT costs are reported separately.
@@ -19,6 +20,7 @@ Numbers on a shared 2-core VM are noisy; the load average is recorded next to th
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -27,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from kafkalog.conformance.campaign_task import trace_step_count
 
 SYNTHETIC = "kafkalog.conformance.campaign_synthetic:synthetic_run_seed"
 FAMILIES = ("tiny", "index_full", "size_retention", "time_roll")
@@ -50,13 +54,9 @@ def child(
         warmup_s = time.monotonic() - started
         spec = TaskSpec("bench", steps, FAMILIES, adapter=adapter, run_fn=run_fn)
         done = run_campaign(spark, CampaignPlan(spec, runs, 0, out))
-        outcomes = {
-            row.outcome: row["count"]
-            for row in spark.read.parquet(out + "/runs/campaign_id=bench")
-            .groupBy("outcome")
-            .count()
-            .collect()
-        }
+        rows = spark.read.parquet(out + "/runs/campaign_id=bench")
+        outcomes = {row.outcome: row["count"] for row in rows.groupBy("outcome").count().collect()}
+        run_time = rows.agg({"duration_s": "sum"}).first()[0]
     spark.stop()
     return {
         "master": master,
@@ -66,6 +66,8 @@ def child(
         "warmup_wave_s": round(warmup_s, 2),
         "campaign_s": round(done.wall_s, 2),
         "runs_per_s": round(done.executed / done.wall_s, 2),
+        # summed run time / wall time: how many cores the runs really got (load from others!)
+        "effective_parallelism": round(run_time / done.wall_s, 2),
         "outcomes": outcomes,
     }
 
@@ -112,29 +114,38 @@ def scaling(runs: int, steps: int, adapter: str | None) -> dict[str, Any]:
     }
 
 
-def first_failure(limit_seeds: int = 200, steps: int = 60) -> dict[str, Any]:
-    """Seeds and seconds until the first divergence, per broken implementation (plain loop)."""
+def first_failure(steps: int = 60, limit_s: float = 120.0) -> dict[str, Any]:
+    """Seeds and seconds until the first divergence caused by each broken implementation.
+
+    A plain loop over seeds 0, 1, ...; a divergence counts only if the real implementation
+    conforms on the same seed (else it is the real log's own bug, counted in `real_divergences`).
+    """
     from kafkalog.conformance.broken import BROKEN
     from kafkalog.conformance.runner import DEFAULT_MIX, run_seed
 
     results: dict[str, Any] = {}
     for name in sorted(BROKEN):
-        started = time.monotonic()
-        found: dict[str, Any] = {"found": False, "seeds_tried": limit_seeds}
-        for seed in range(limit_seeds):
+        started, seed, real = time.monotonic(), 0, 0
+        found: dict[str, Any] = {"found": False}
+        while time.monotonic() - started < limit_s:
             family = DEFAULT_MIX[seed % len(DEFAULT_MIX)]
-            outcome = run_seed(seed, steps=steps, config_family=family, broken=name)
-            if outcome.outcome == "diverged":
-                steps_in_trace = len((outcome.trace_jsonl or "").strip().splitlines()) - 1
+            run = functools.partial(run_seed, seed, steps=steps, config_family=family)
+            outcome = run(broken=name, time_limit_s=30)
+            if outcome.outcome == "diverged" and run(time_limit_s=30).outcome == "conformed":
                 found = {
                     "found": True,
                     "seed": seed,
-                    "seeds_tried": seed + 1,
-                    "trace_steps": steps_in_trace,
                     "signature": outcome.signature,
+                    "trace_steps": trace_step_count(outcome.trace_jsonl),
                 }
                 break
-        found["seconds"] = round(time.monotonic() - started, 2)
+            real += outcome.outcome == "diverged"
+            seed += 1
+        found |= {
+            "seeds_tried": seed + 1,
+            "real_divergences": real,
+            "seconds": round(time.monotonic() - started, 2),
+        }
         results[name] = found
     return results
 
@@ -146,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trivial", type=int, default=2000)
     parser.add_argument("--adapter", default=None, help="scaling runs' adapter (model: no impl)")
     parser.add_argument("--only", default="overhead,scaling,first_failure")
+    parser.add_argument("--failure-limit-s", type=float, default=120.0, help="per broken impl")
     parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument(
         "--child",
@@ -167,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     if "scaling" in parts:
         results["scaling"] = scaling(args.runs, args.steps, args.adapter)
     if "first_failure" in parts:
-        results["first_failure"] = first_failure(steps=args.steps)
+        results["first_failure"] = first_failure(args.steps, args.failure_limit_s)
     results["load_average_after"] = os.getloadavg()
     text = json.dumps(results, indent=2)
     print(text)

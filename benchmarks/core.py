@@ -44,7 +44,6 @@ class Scale:
     recovery_bytes: int  # unflushed bytes recovered per repetition
     open_sizes: tuple[int, int]  # total log sizes of the clean-open figure
     open_segments: int  # segments of the clean-open logs
-    memory_log_bytes: int  # size of the log opened and read by the memory figure
     conformance_steps: int  # steps per conformance run
     conformance_seeds: int  # runs per repetition
 
@@ -52,13 +51,13 @@ class Scale:
 QUICK = Scale(
     name="quick", reps=3, append_bytes=4 * MIB, small_batch_calls=2_000,
     read_log_bytes=8 * MIB, index_bytes=256 * KIB, lookups=2_000, recovery_bytes=8 * MIB,
-    open_sizes=(4 * MIB, 16 * MIB), open_segments=50, memory_log_bytes=16 * MIB,
+    open_sizes=(4 * MIB, 16 * MIB), open_segments=50,
     conformance_steps=30, conformance_seeds=2,
 )
 FULL = Scale(
     name="full", reps=5, append_bytes=256 * MIB, small_batch_calls=50_000,
     read_log_bytes=512 * MIB, index_bytes=10 * MIB, lookups=50_000, recovery_bytes=256 * MIB,
-    open_sizes=(100 * MIB, 2048 * MIB), open_segments=1_000, memory_log_bytes=2048 * MIB,
+    open_sizes=(100 * MIB, 2048 * MIB), open_segments=1_000,
     conformance_steps=200, conformance_seeds=5,
 )
 SCALES = {"quick": QUICK, "full": FULL}

@@ -28,6 +28,7 @@ from kafkalog.model.errors import CorruptRecordError
 from kafkalog.model.values import Isolation
 
 from .core import (
+    KIB,
     MIB,
     START_MS,
     Figure,
@@ -38,14 +39,19 @@ from .core import (
     bench_config,
     leader_batch,
     paired,
+    records_for_batch_bytes,
     solo,
 )
 
 Range = tuple[str, int, int]  # (segment file, position, size)
 
 
+#: 100-byte records per producer batch: a 16 KiB batch, Kafka's default `batch.size`.
+BATCH_RECORDS = records_for_batch_bytes(16 * KIB, 100)
+
+
 def build_log(directory: Path, total_bytes: int, segment_bytes: int, chunk_bytes: int = MIB,
-              batch_records: int = 140, value_size: int = 100) -> tuple[Log, int]:
+              batch_records: int = BATCH_RECORDS, value_size: int = 100) -> tuple[Log, int]:
     """A log of about `total_bytes` appended as a leader in calls of about `chunk_bytes`.
 
     Built through the real append path on a file system without fsync (a fixture, not a

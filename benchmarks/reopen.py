@@ -23,8 +23,19 @@ from kafkalog.impl.log import Log, LogOffsets
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkaStorageError
 
-from .core import MIB, START_MS, Figure, Sample, Scale, Stopwatch, bench_config, paired, solo
-from .read import build_log
+from .core import (
+    MIB,
+    START_MS,
+    Figure,
+    Sample,
+    Scale,
+    Stopwatch,
+    bench_config,
+    leader_batch,
+    paired,
+    solo,
+)
+from .read import BATCH_RECORDS, build_log
 
 RECOVERY_SEGMENTS = 4
 
@@ -85,10 +96,17 @@ def recovery_figure(scale: Scale, root: Path) -> Figure:
     )
 
 
+def closed_log_segment_bytes(total_bytes: int, segments: int) -> tuple[int, int]:
+    """(bytes per append call, segment.bytes) so that each call fills exactly one segment."""
+    batch = len(leader_batch(BATCH_RECORDS, 100))
+    call = max(1, total_bytes // segments // batch) * batch
+    return call, call + 1  # a second call never fits, so every call after the first rolls
+
+
 def build_closed_log(directory: Path, total_bytes: int, segments: int) -> LogOffsets:
-    """A cleanly closed log of `segments` segments holding about `total_bytes`."""
-    segment_bytes = max(64 * 1024, -(-total_bytes // segments))
-    log, _ = build_log(directory, total_bytes, segment_bytes, chunk_bytes=segment_bytes)
+    """A cleanly closed log of exactly `segments` segments holding about `total_bytes`."""
+    call, segment_bytes = closed_log_segment_bytes(total_bytes, segments)
+    log, _ = build_log(directory, call * segments, segment_bytes, chunk_bytes=call)
     return log.close()
 
 
@@ -108,7 +126,7 @@ def clean_open_figures(scale: Scale, root: Path) -> tuple[list[Figure], Path, Lo
     for size in scale.open_sizes:
         directory = root / f"open{size // MIB}-0"
         offsets = build_closed_log(directory, size, scale.open_segments)
-        segment_bytes = max(64 * 1024, -(-size // scale.open_segments))
+        segment_bytes = closed_log_segment_bytes(size, scale.open_segments)[1]
         count = len(_segment_logs(directory))
 
         def once(d: Path = directory, o: LogOffsets = offsets, s: int = segment_bytes) -> Sample:

@@ -109,6 +109,17 @@ def _cell(value: float | None) -> str:
     return f"{value:.3g}" if abs(value) < 10 else f"{value:,.1f}"
 
 
+def _cpu_view(extra: dict[str, Any]) -> str:
+    """The figure from CPU time: a ratio, seconds, or steps per second."""
+    if "cpu_ratio" in extra:
+        return f"{_cell(extra['cpu_ratio'])}x"
+    if "cpu_s" in extra:
+        return f"{extra['cpu_s']:.3f} s"
+    if "cpu_steps_per_s" in extra:
+        return f"{extra['cpu_steps_per_s']:,} steps/s"
+    return "—"
+
+
 def markdown_table(document: dict[str, Any]) -> str:
     """The README's results table (markdown) from a `results_document`."""
     m = document["machine"]
@@ -117,14 +128,16 @@ def markdown_table(document: dict[str, Any]) -> str:
         f"Python {m['python']} ({m['implementation']}); {m['date_utc']} UTC; scale "
         f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}.",
         "",
-        "| figure | workload | value | baseline (same run) | ratio | CPU ratio | goal | met? |",
+        "| figure | workload | value | baseline (same run) | ratio | CPU view | goal | met? |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for f in document["figures"]:
         base = "—" if f["baseline"] is None else f"{_cell(f['baseline'])} ({f['baseline_name']})"
-        cpu = f["extra"].get("cpu_ratio")
+        value = f"{_cell(f['value'])} {f['unit']}"
+        if "records_per_s" in f["extra"]:
+            value += f" ({f['extra']['records_per_s']:,} records/s)"
         met = {None: "—", True: "yes", False: "**no**"}[f["met"]]
         lines.append(
-            f"| {f['figure']} | {f['workload']} | {_cell(f['value'])} {f['unit']} | {base} | "
-            f"{_cell(f['ratio'])} | {_cell(cpu)} | {f['goal'] or 'report'} | {met} |")
+            f"| {f['figure']} | {f['workload']} | {value} | {base} | "
+            f"{_cell(f['ratio'])} | {_cpu_view(f['extra'])} | {f['goal'] or 'report'} | {met} |")
     return "\n".join(lines) + "\n"

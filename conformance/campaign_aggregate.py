@@ -65,6 +65,8 @@ class CampaignSummary:
     runtime: RuntimeStats
     throughput: tuple[tuple[float, float], ...]  # (seconds since start, runs/s in that bin)
     families: dict[str, int] = field(default_factory=dict)
+    rules_known: int = 0  # rule IDs defined in specs/log.md (0 when the spec is not at hand)
+    rules_never: tuple[str, ...] = ()  # defined there but exercised by no run of the campaign
 
     @property
     def failures(self) -> int:
@@ -116,6 +118,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
         totals = _totals(frame)
         if totals["runs"] == 0:
             raise CampaignDataError(f"campaign {campaign_id!r} has no rows", where=runs_path)
+        rules = rule_coverage(frame)
         return CampaignSummary(
             campaign_id=campaign_id,
             runs=totals["runs"],
@@ -127,10 +130,11 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             wall_s=totals["wall"],
             buckets=failure_buckets(frame),
             actions=action_coverage(frame),
-            rules=rule_coverage(frame),
+            rules=rules,
             runtime=runtime_stats(frame),
             throughput=throughput(frame, totals["wall"]),
             families=_counts(frame, "config_family"),
+            **_never_exercised(rules),
         )
     finally:
         frame.unpersist()
@@ -225,8 +229,19 @@ def throughput(frame: Any, wall_s: float) -> tuple[tuple[float, float], ...]:
     width = max(1.0, math.ceil(wall_s / THROUGHPUT_POINTS))
     start = frame.agg(F.min(F.unix_micros("started_at")).alias("t0")).first().t0
     since = (F.unix_micros("finished_at") - F.lit(start)) / 1e6
-    rows = frame.groupBy(F.floor(since / width).alias("bin")).count().orderBy("bin").collect()
-    return tuple((float(row.bin * width), row["count"] / width) for row in rows)
+    rows = frame.groupBy(F.floor(since / width).alias("bin")).count().collect()
+    counts = {int(row.bin): int(row["count"]) for row in rows}
+    # Bins without a finished run are zeros, not gaps, so pauses show as such.
+    return tuple((b * width, counts.get(b, 0) / width) for b in range(max(counts, default=-1) + 1))
+
+
+def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
+    """The spec's rule IDs (specs/log.md, read on the driver) that no run exercised."""
+    from kafkalog.conformance.coverage import all_rule_ids
+
+    known = all_rule_ids()
+    seen = {rule for rule, _ in rules}
+    return {"rules_known": len(known), "rules_never": tuple(sorted(known - seen))}
 
 
 def _totals(frame: Any) -> dict[str, Any]:

@@ -67,6 +67,7 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
         _buckets(summary, paths, base),
         "<h2>Coverage per spec rule (runs exercising it)</h2>",
         hbar_chart([(rule, runs) for rule, runs in summary.rules], summary.runs),
+        _never_html(summary),
         "<h2>Coverage per action (executions)</h2>",
         hbar_chart([(name, total) for name, total, _ in summary.actions], None),
         "<h2>Runs per second over the campaign</h2>",
@@ -168,6 +169,10 @@ def render_terminal(
     console.print(coverage)
     rules = ", ".join(rule for rule, _ in summary.rules) or "none"
     console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
+    if summary.rules_known:
+        never = ", ".join(summary.rules_never) or "none"
+        line = f"spec rules never exercised ({len(summary.rules_never)} of {summary.rules_known}): "
+        console.print(Text(line + never), soft_wrap=True)
 
 
 def _buckets_table(summary: CampaignSummary) -> Table:
@@ -242,6 +247,15 @@ def _buckets(summary: CampaignSummary, paths: dict[str, Path], base: Path) -> st
         "<th>shortest trace</th><th>file</th><th>error</th></tr>"
     )
     return chart + f"<table>{head}{''.join(rows)}</table>"
+
+
+def _never_html(summary: CampaignSummary) -> str:
+    """The spec rules no run exercised (nothing when specs/log.md was not at hand)."""
+    if not summary.rules_known:
+        return ""
+    never = ", ".join(f"<code>{_e(rule)}</code>" for rule in summary.rules_never) or "none"
+    count = f"{len(summary.rules_never)} of {summary.rules_known}"
+    return f"<p>Never exercised ({count} rules of specs/log.md): {never}</p>"
 
 
 def _runtime_table(summary: CampaignSummary) -> str:

@@ -45,7 +45,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         index_interval_bytes=128,
         segment_index_bytes=64,
         retention_ms=-1,
-        retention_bytes=700,
+        retention_bytes=400,
         max_message_bytes=250,
         file_delete_delay_ms=2_000,
     ),
@@ -86,8 +86,10 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 }
 
 #: The mix `check` and campaigns cycle through by seed (family = MIX[seed % len(MIX)]).
-DEFAULT_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "time_roll", "tiny",
-                                "log_append_time", "roomy")
+DEFAULT_MIX: tuple[str, ...] = (
+    "tiny", "index_full", "size_retention", "time_roll", "size_retention", "log_append_time",
+    "roomy",
+)
 
 
 def config_family(name: str) -> LogConfig:

@@ -36,7 +36,10 @@ RECORD_SPECS = st.tuples(
     st.sampled_from(picks.SIZE_MODES), st.integers(-1, 1),
     st.sampled_from(("now", "seen", "old", "future", "none")), _DELTA, st.integers(0, 2),
 )
-BATCH_SPECS = st.tuples(st.integers(0, 2), EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_size=3),
+# The gap before a follower batch: none, small (compacted data), or past Int.MAX so the batch
+# cannot be stored relative to the active segment's base (an overflow roll, SEG-6 (5), LOG-22).
+GAPS = st.sampled_from((0, 1, 2, 2**31))
+BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_size=3),
                         st.booleans())
 
 
@@ -149,6 +152,11 @@ class LogMachine(RuleBasedStateMachine):
         record = v.Record(None, b"test", self.now_ms)
         self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))
 
+    @rule()
+    def advance_high_watermark(self) -> None:
+        """The HW moves to the LEO, as when every replica has caught up (retention needs it)."""
+        self.do("update_high_watermark", offset=self.view().log_end_offset)
+
     @precondition(lambda self: "reopen" in self.session.features)
     @rule()
     def close_and_reopen(self) -> None:
@@ -238,7 +246,7 @@ class LogMachine(RuleBasedStateMachine):
             kind = v.TimestampType.LOG_APPEND_TIME if append_time else v.TimestampType.CREATE_TIME
             stamp = self.now_ms if append_time else v.NO_TIMESTAMP
             specs.append(v.BatchSpec(base + gap, self.epoch(epoch), records, kind, stamp))
-            base = specs[-1].last_offset + 1 + gap
+            base = specs[-1].last_offset + 1
         leader_epoch = None if request_epoch is None else self.epoch(request_epoch)
         self.do("append_as_follower", batches=tuple(specs), leader_epoch=leader_epoch)
 

@@ -80,10 +80,19 @@ class Session:
         except AdapterError as error:
             raise AdapterAbort(error) from None
         model = ModelSut(self.config, self.now_ms, self.log_start_offset)
-        # While generating, the on-disk verify runs every few steps (it costs a few ms); once a
-        # failure is known, shrink candidates verify after every step, so a directory problem
-        # shrinks to the step that caused it rather than to the next multiple of verify_every.
-        return Lockstep(model, sut, 1 if self.failed else self.verify_every)
+        return Lockstep(model, sut, self._verify_every())
+
+    def _verify_every(self) -> int:
+        """How often the on-disk verify runs in the next example.
+
+        While generating: every `verify_every` steps (it costs a few ms). Once a failure is
+        known, shrink candidates verify after every step if the failure was found by verify, so
+        a directory problem shrinks to the step that caused it rather than to the next multiple
+        of `verify_every`; for any other failure they skip verify, which makes shrinking faster.
+        """
+        if not self.failed:
+            return self.verify_every
+        return 1 if "|verify|" in (self.best_signature or "") else 0
 
     def tick(self) -> None:
         """Called before each step: stops the run once its time limit has passed."""

@@ -224,25 +224,6 @@ class FileRecords:
                 return LogOffsetPosition(last_offset, position, size)
         return None
 
-    def base_offset_at(self, position: int) -> int | None:
-        """The base offset of the whole batch at `position`, or None when there is none there.
-
-        Answers exactly as the first batch of `batches(position)` would, but for a v2 batch
-        from one 17-byte header read instead of reading the whole batch (reads call this once
-        per fetch, CHG-1). Legacy and malformed headers take the `batches` path.
-        """
-        if position + HEADER_SIZE_UP_TO_MAGIC >= self._size:
-            return None  # fewer than 18 bytes: a torn tail (FMT-52)
-        head = self._handle.pread(position, HEADER_SIZE_UP_TO_MAGIC)
-        if len(head) < HEADER_SIZE_UP_TO_MAGIC:
-            raise KafkaStorageError("file shrank while being read", where=self.path)
-        base_offset, length = _OFFSET_AND_SIZE(head, 0)
-        if length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD or head[MAGIC_OFFSET] in (0, 1):
-            return next((int(b.base_offset) for b in self.batches(position)), None)
-        if position + LOG_OVERHEAD + length > self._size:
-            return None  # a torn tail (FMT-52)
-        return int(base_offset)
-
     def _batch_headers(self, start: int) -> Iterator[tuple[int, int, int]]:
         """(position, size, last offset) of each whole batch from `start`, as `batches` sees it.
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kafkalog.model.errors import (
     IllegalArgumentError,
+    LogSegmentOffsetOverflowError,
     OffsetOutOfRangeError,
     RecordBatchTooLargeError,
     UnexpectedAppendOffsetError,
@@ -53,7 +55,7 @@ from .log_retention import (
     retention_ms_breached,
     retention_size_breached,
 )
-from .log_segment import FetchDataInfo, LogSegment, RollParams
+from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
 from .log_validator import analyze_and_validate, assign_offsets
 from .memory_records import MemoryRecords
 from .time import Time
@@ -332,14 +334,16 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.dir.name} which "
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
             )
-        self._maybe_roll(size, info)
+        self._maybe_roll(size, info, list(valid.batches()))
         self.local_log.append(info.last_offset, valid)
         for batch in batches:
             self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
         self._update_high_watermark_with_log_end_offset()
         return info
 
-    def _maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+    def _maybe_roll(
+        self, messages_size: int, info: LogAppendInfo, batches: list[Any]
+    ) -> LogSegment:
         """Roll when the active segment is full, old, or cannot hold the offsets (LOG-22)."""
         active = self.local_log.segments.active_segment()
         params = RollParams(
@@ -347,11 +351,35 @@ class Log:
             info.last_offset, messages_size, self.time.milliseconds(),
         )
         if not active.should_roll(params):
+            self._ensure_fits(active.base_offset, info.last_offset)
             return active
         # KAFKA-6530: v2 rolls at the exact first offset; else KAFKA-4451's lower bound.
         first = info.first_offset
         roll_offset = first if first >= 0 else info.last_offset - INT32_MAX
+        new_base = max(roll_offset, self.log_end_offset)
+        self._ensure_fits(new_base, info.last_offset)
+        self._ensure_fresh_indexes_fit(new_base, batches)
         return self._roll(roll_offset)
+
+    def _ensure_fresh_indexes_fit(self, base_offset: int, batches: list[Any]) -> None:
+        """The new segment's empty indexes must hold this append's entries (KL-APPEND-9)."""
+        size = self.config.segment_index_bytes
+        check_index_capacity(
+            batches, self.config.index_interval_bytes, 0, NO_TIMESTAMP, (0, size // 8),
+            (0, size // 12, NO_TIMESTAMP), where=f"{self.dir}/{base_offset:020d}.index",
+        )
+
+    def _ensure_fits(self, base_offset: int, last_offset: int) -> None:
+        """Raise the segment's overflow error before rolling or writing (KL-APPEND-9, ERR-14).
+
+        Kafka rolls first and fails in the segment append, leaving the roll behind.
+        """
+        if not 0 <= last_offset - base_offset <= INT32_MAX:
+            raise LogSegmentOffsetOverflowError(
+                f"Detected offset overflow at offset {last_offset} in segment with base offset "
+                f"{base_offset}",
+                where=str(self.dir),
+            )
 
     # --- read -------------------------------------------------------------------------------
 
@@ -503,6 +531,9 @@ class Log:
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
         self._log_start_offset = new_offset
+        # specs/log.md KL-TRUNC-4: recovery point = offset. Kafka (completeTruncation) keeps
+        # min(recovery point, offset), i.e. it does not raise it; the spec's choice is followed.
+        self.local_log.update_recovery_point(new_offset)
         self.update_high_watermark(self.log_end_offset_metadata)
 
     # --- epochs -----------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from .file_records import FileRecords
 from .fs import FileSystem
 from .lazy_index import LazyIndex
 from .memory_records import MemoryRecords
+from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
 from .time import Time
 
 LOG_FILE_SUFFIX = ".log"
@@ -73,6 +74,40 @@ def roll_jitter_ms(config: LogConfig, base_offset: int) -> int:
     if config.segment_jitter_ms <= 0:
         return 0
     return base_offset % min(config.segment_jitter_ms, config.segment_ms)
+
+
+def check_index_capacity(
+    batches: list[Any],
+    index_interval_bytes: int,
+    bytes_since_last_index_entry: int,
+    max_timestamp: int,
+    offset_index: tuple[int, int],
+    time_index: tuple[int, int, int],
+    where: str,
+) -> None:
+    """Replay SEG-3's index decisions for `batches`; raise if an index would be full (ERR-3/7).
+
+    `offset_index` is (entries, max entries); `time_index` is (entries, max entries, last
+    timestamp). Pure, header fields only, O(batches).
+    """
+    since, max_ts = bytes_since_last_index_entry, max_timestamp
+    off_entries, off_max = offset_index
+    time_entries, time_max, last_ts = time_index
+    for batch in batches:
+        max_ts = max(max_ts, batch.max_timestamp)
+        if since > index_interval_bytes:
+            if off_entries >= off_max:
+                raise IllegalArgumentError(
+                    f"Attempt to append to a full index (size = {off_entries})", where=where)
+            if time_entries >= time_max - 1:
+                raise IllegalArgumentError(
+                    f"Attempt to append to a full time index (size = {time_entries})",
+                    where=where)
+            off_entries += 1
+            if max_ts > last_ts:
+                time_entries, last_ts = time_entries + 1, max_ts
+            since = 0
+        since += batch.size_in_bytes
 
 
 @dataclass(frozen=True)
@@ -252,24 +287,12 @@ class LogSegment:
         model's KL-APPEND-9). Raises IllegalArgumentError (ERR-3, ERR-7) naming the index.
         """
         oi, ti = self.offset_index, self.time_index
-        since, max_ts = self.bytes_since_last_index_entry, self.max_timestamp_so_far()
-        off_entries, time_entries, last_ts = oi.entries, ti.entries, ti.last_entry.timestamp
-        for batch in batches:
-            max_ts = max(max_ts, batch.max_timestamp)
-            if since > self.index_interval_bytes:
-                if off_entries >= oi.max_entries:
-                    raise IllegalArgumentError(
-                        f"Attempt to append to a full index (size = {off_entries})",
-                        where=str(self.offset_index_file))
-                if time_entries >= ti.max_entries - 1:
-                    raise IllegalArgumentError(
-                        f"Attempt to append to a full time index (size = {time_entries})",
-                        where=str(self.time_index_file))
-                off_entries += 1
-                if max_ts > last_ts:
-                    time_entries, last_ts = time_entries + 1, max_ts
-                since = 0
-            since += batch.size_in_bytes
+        check_index_capacity(
+            batches, self.index_interval_bytes, self.bytes_since_last_index_entry,
+            self.max_timestamp_so_far(), (oi.entries, oi.max_entries),
+            (ti.entries, ti.max_entries, ti.last_entry.timestamp),
+            where=str(self.offset_index_file),
+        )
 
     # --- lookups and reads ------------------------------------------------------------------
 
@@ -317,7 +340,10 @@ class LogSegment:
 
     def _batch_base_offset_at(self, position: int) -> int:
         """The base offset of the batch starting at `position` (CHG-1) from its header alone."""
-        for batch in self.log.batches(position):
+        header = self.log.read_bytes(position, HEADER_SIZE_UP_TO_MAGIC)
+        if len(header) == HEADER_SIZE_UP_TO_MAGIC and header[MAGIC_OFFSET] >= 2:
+            return int.from_bytes(header[:8], "big", signed=True)  # one 17-byte read for v2
+        for batch in self.log.batches(position):  # legacy: the view knows its base offset
             return int(batch.base_offset)
         raise CorruptRecordError("no batch at a position the index pointed to",
                                  where=f"{self.log.path}:{position}")

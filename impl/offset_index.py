@@ -99,6 +99,8 @@ class OffsetIndex(AbstractIndex):
         with self._lock:
             slot = bisect_right(self._relative_keys(), target_offset - self.base_offset) - 1
             if slot < 0:
+                if self._entries:
+                    self._buf()  # a closed index raises, as the search over the mapping did
                 return OffsetPosition(self.base_offset, 0)
             return self._entry(slot)
 

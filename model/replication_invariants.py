@@ -1,4 +1,4 @@
-"""The replication invariants as named predicates over `ReplicationState` (formal-methods-notes B.7).
+"""The replication invariants as named predicates over `ReplicationState` (formal-methods B.7).
 
 The Hypothesis machine and the Z3 check state the same three properties; each predicate here is
 total and pure, and `violated_invariants` lists those that fail.

@@ -68,7 +68,8 @@ def check_step(step: Step, where: str = "step") -> None:
         )
 
 
-def apply_step(s: rep.ReplicationState, step: Step, policy: str) -> tuple[rep.ReplicationState, Any]:
+def apply_step(s: rep.ReplicationState, step: Step,
+               policy: str) -> tuple[rep.ReplicationState, Any]:
     """Run `step` on `s`; raises the action's typed errors (IllegalArgumentError, ...)."""
     check_step(step)
     a = step.args

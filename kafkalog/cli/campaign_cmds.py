@@ -15,7 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 @click.option(
     "--config-mix",
     default=None,
-    help="Config families, e.g. 'tiny=3,retention' (default: all, equally).",
+    help="Config families with weights, e.g. 'tiny=3,size_retention' (default: the runner's mix).",
 )
 @click.option(
     "--out",
@@ -79,7 +79,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     type=click.FloatRange(min=0.1),
     default=120.0,
     show_default=True,
-    help="Seconds per run before it is stopped as an adapter error.",
+    help="Seconds per run; then the run stops and reports what it found so far.",
 )
 @click.option(
     "--report-dir",
@@ -112,6 +112,7 @@ def campaign(**options: Any) -> None:
                 spark, plan, lambda n, total: bar.update(task, completed=n, total=total)
             )
     except KeyboardInterrupt:
+        _silence(spark)  # the JVM would log every task it aborts while shutting down
         console.print(
             f"interrupted: finished waves are kept; resume with --campaign-id "
             f"{plan.spec.campaign_id}"
@@ -167,6 +168,7 @@ def _plan(options: dict[str, Any]) -> Any:
             "a campaign id is 1-100 letters, digits, '_', '.' or '-' (it names a directory)",
             where=f"--campaign-id {campaign_id!r}",
         )
+    _check_broken(options["broken"], options["adapter"])
     run_fn, known, default_mix = _run_function(options["run_fn"], options["config_mix"])
     spec = TaskSpec(
         campaign_id=campaign_id,
@@ -178,6 +180,20 @@ def _plan(options: dict[str, Any]) -> Any:
         run_fn=run_fn,
     )
     return CampaignPlan(with_commit(spec), options["runs"], options["seed_base"], options["out"])
+
+
+def _check_broken(broken: str | None, adapter: str | None) -> None:
+    """A --broken name must exist and applies to the built-in implementation only."""
+    if broken is None:
+        return
+    if adapter is not None:
+        raise CampaignOptionsError(
+            "--broken patches the built-in implementation; it cannot be combined with --adapter",
+            where=f"--broken {broken}",
+        )
+    from kafkalog.conformance.broken import broken_class
+
+    broken_class(broken)  # raises UnknownBrokenImplError naming the known ones
 
 
 def _run_function(name: str | None, mix: str | None) -> tuple[Any, list[str], tuple[str, ...]]:
@@ -220,6 +236,12 @@ def _start_spark(console: Console, master: str, verbose: bool) -> Any:
         f"ready in {time.monotonic() - started:.1f} s"
     )
     return spark
+
+
+def _silence(spark: Any) -> None:
+    """Turn Spark's logging off (best effort: the gateway may already be gone)."""
+    with suppress(Exception):
+        spark.sparkContext.setLogLevel("OFF")
 
 
 @contextmanager

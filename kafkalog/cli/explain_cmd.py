@@ -159,7 +159,8 @@ def _replica_cell(s: ReplicationState, r: int) -> str:
     records = [e.label() for e in rlog.entries(log)]
     records.insert(hw, "|HW")
     epochs = " ".join(f"({e.epoch},{e.start_offset})" for e in rlog.epoch_entries(log))
-    return (f"{role}\n{escape('[' + ' '.join(records) + ']')}\nHW {hw}  LEO {rlog.log_end_offset(log)}  "
+    shown = escape("[" + " ".join(records) + "]")  # brackets are rich markup otherwise
+    return (f"{role}\n{shown}\nHW {hw}  LEO {rlog.log_end_offset(log)}  "
             f"RP {log.recovery_point}\nepochs {epochs or '-'}")
 
 

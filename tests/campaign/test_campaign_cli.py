@@ -63,6 +63,8 @@ def test_campaign_cli__no_java__exit_2_with_one_line(tmp_path: Path) -> None:
     [
         (["--campaign-id", "../escape"], "CampaignOptionsError: a campaign id is"),
         (["--config-mix", "tiny,huge"], "UnknownConfigFamilyError: unknown config family 'huge'"),
+        (["--broken", "no_such_bug"], "UnknownBrokenImplError: unknown broken implementation"),
+        (["--broken", "truncate_keeps_hw", "--adapter", "model"], "cannot be combined"),
     ],
 )
 def test_campaign_cli__bad_option__exit_2_with_one_line(args: list[str], message: str) -> None:

@@ -7,6 +7,7 @@ pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the real
 from __future__ import annotations
 
 import functools
+import math
 import shutil
 import threading
 from collections import defaultdict
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.campaign_aggregate import load_runs, summarize
+from kafkalog.conformance.campaign_aggregate import THROUGHPUT_POINTS, load_runs, summarize
 from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
 from kafkalog.conformance.campaign_job import CampaignPlan, run_campaign
 from kafkalog.conformance.campaign_synthetic import synthetic_run_seed
@@ -127,3 +128,5 @@ def test_summarize__buckets_coverage_and_counts__equal_a_plain_python_tally(
     for bucket in summary.buckets:
         assert trace_step_count(bucket.trace_jsonl) == bucket.shortest_steps
     assert sum(h[2] for h in summary.runtime.histogram) == 60
+    width = max(1.0, math.ceil(summary.wall_s / THROUGHPUT_POINTS))
+    assert round(sum(rate for _, rate in summary.throughput) * width) == 60

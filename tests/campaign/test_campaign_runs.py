@@ -46,5 +46,8 @@ def test_campaign__model_against_model__rows_carry_coverage_and_mix(
     assert done.executed == 6 and summary.outcomes.get("adapter_error", 0) == 0
     assert summary.params["adapter"] == "model" and summary.steps_total > 0
     assert len(summary.actions) >= 5 and len(summary.rules) >= 5
+    exercised = {rule for rule, _ in summary.rules}
+    assert summary.rules_known > len(summary.rules_never) > 0  # 6 short runs miss some rules
+    assert exercised.isdisjoint(summary.rules_never)
     assert summary.families == {"tiny": 2, "time_roll": 2, "size_retention": 2}
     assert all(b.trace_jsonl for b in summary.buckets)  # every divergence kept its trace

@@ -11,7 +11,6 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.trace import Trace, read_trace
 

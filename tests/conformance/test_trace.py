@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.errors import TraceFormatError
 from kafkalog.conformance.replay import print_replay, replay_trace

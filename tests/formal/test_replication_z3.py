@@ -27,6 +27,17 @@ ACTIONS = {APPEND: "append", FETCH: "fetch", ELECT: "elect", TRUNCATE: "truncate
            SHRINK: "shrink_isr"}
 
 Term = Any  # a z3 expression
+# Every number here is tiny (offsets <= LOG_BOUND, epochs <= steps), so bit-vectors wide enough
+# for them with signed comparisons (-1 is "undefined") are exact, and bit-blasting beats Int.
+WIDTH = 6
+
+
+def num(value: int) -> Term:
+    return z3.BitVecVal(value, WIDTH)
+
+
+def _count(conditions: list[Term]) -> Term:
+    return z3.Sum([z3.If(c, num(1), num(0)) for c in conditions])
 
 
 def _sel(items: list[Term], index: Term) -> Term:
@@ -67,12 +78,12 @@ class State:
 
 
 def initial() -> State:
-    zero = z3.IntVal(0)
+    zero = num(0)
     empty = Replica(zero, zero, (zero,) * LOG_BOUND, (zero,) * LOG_BOUND, zero,
                     (zero,) * CACHE_BOUND, (zero,) * CACHE_BOUND)
-    return State((replace(empty, n=z3.IntVal(1)), empty), zero, zero, (z3.BoolVal(True),) * R,
-                 (z3.BoolVal(False),) * R, (z3.IntVal(-1),) * R, zero, (zero,) * LOG_BOUND,
-                 (zero,) * LOG_BOUND, z3.IntVal(1))
+    return State((replace(empty, n=num(1)), empty), zero, zero, (z3.BoolVal(True),) * R,
+                 (z3.BoolVal(False),) * R, (num(-1),) * R, zero, (zero,) * LOG_BOUND,
+                 (zero,) * LOG_BOUND, num(1))
 
 
 def _pick(s: State, r: Term) -> Replica:
@@ -109,7 +120,7 @@ def assign(rep: Replica, epoch: Term, start: Term) -> Replica:
     last = rep.n - 1
     noop = z3.And(rep.n > 0, _sel(list(rep.c_ep), last) == epoch,
                   start >= _sel(list(rep.c_st), last))
-    keep = z3.Sum([z3.If(z3.And(j < rep.n, rep.c_ep[j] < epoch, rep.c_st[j] < start), 1, 0)
+    keep = _count([z3.And(j < rep.n, rep.c_ep[j] < epoch, rep.c_st[j] < start)
                    for j in range(CACHE_BOUND)])
     c_ep = tuple(z3.If(z3.And(z3.Not(noop), keep == j), epoch, rep.c_ep[j])
                  for j in range(CACHE_BOUND))
@@ -119,13 +130,13 @@ def assign(rep: Replica, epoch: Term, start: Term) -> Replica:
 
 
 def _count_below(rep: Replica, n: Term, offset: Term) -> Term:
-    return z3.Sum([z3.If(z3.And(j < n, rep.c_st[j] < offset), 1, 0) for j in range(CACHE_BOUND)])
+    return _count([z3.And(j < n, rep.c_st[j] < offset) for j in range(CACHE_BOUND)])
 
 
 def end_offset_for(rep: Replica, n: Term, req: Term, leo: Term) -> tuple[Term, Term]:
     """EPO-4 (trunk, KIP-279): (epoch, end offset), (-1, -1) when undefined."""
     latest = _sel(list(rep.c_ep), n - 1)
-    h = z3.Sum([z3.If(z3.And(j < n, rep.c_ep[j] <= req), 1, 0) for j in range(CACHE_BOUND)])
+    h = _count([z3.And(j < n, rep.c_ep[j] <= req) for j in range(CACHE_BOUND)])
     undefined = z3.Or(n == 0, req == -1, z3.And(latest != req, latest < req))
     ep = z3.If(undefined, -1, z3.If(latest == req, req,
                                     z3.If(h > 0, _sel(list(rep.c_ep), h - 1), req)))
@@ -136,7 +147,7 @@ def end_offset_for(rep: Replica, n: Term, req: Term, leo: Term) -> tuple[Term, T
 def kip101_answer(rep: Replica, req: Term, leo: Term) -> Term:
     """The 0.11 answer: LEO for the latest epoch, else the next epoch's start, else -1."""
     latest = _sel(list(rep.c_ep), rep.n - 1)
-    h = z3.Sum([z3.If(z3.And(j < rep.n, rep.c_ep[j] <= req), 1, 0) for j in range(CACHE_BOUND)])
+    h = _count([z3.And(j < rep.n, rep.c_ep[j] <= req) for j in range(CACHE_BOUND)])
     undefined = z3.Or(rep.n == 0, req == -1, req < rep.c_ep[0], latest < req)
     return z3.If(undefined, -1, z3.If(latest == req, leo, _sel(list(rep.c_st), h)))
 
@@ -148,7 +159,7 @@ def truncation_offset(policy: str, f: Replica, leader: Replica) -> Term:
         latest = _sel(list(f.c_ep), f.n - 1)
         answer = kip101_answer(leader, latest, leader.leo)
         return z3.If(z3.Or(f.n == 0, answer == -1), f.hw, _min(answer, f.leo))
-    done, result, n, leo = z3.BoolVal(False), z3.IntVal(0), f.n, f.leo
+    done, result, n, leo = z3.BoolVal(False), num(0), f.n, f.leo
     for _ in range(CACHE_BOUND + 1):
         latest = _sel(list(f.c_ep), n - 1)
         a_ep, a_off = end_offset_for(leader, leader.n, latest, leader.leo)
@@ -223,7 +234,7 @@ def do_elect(s: State, r: Term) -> tuple[Term, State]:
     win = _pick(s, r)
     s = _put(s, r, assign(win, epoch, win.leo))
     s = replace(s, leader=r, epoch=epoch, pend=tuple(r != i for i in range(R)),
-                pos=(z3.IntVal(-1),) * R)
+                pos=(num(-1),) * R)
     return _sel(list(s.isr), r), advance(s)
 
 
@@ -276,7 +287,7 @@ def _fresh(solver: Any, value: Any, name: str) -> Any:
     if isinstance(value, State | Replica):
         return type(value)(*(_fresh(solver, getattr(value, f), f"{name}.{f}")
                              for f in value.__dataclass_fields__))
-    const = z3.Bool(name) if z3.is_bool(value) else z3.Int(name)
+    const = z3.Bool(name) if z3.is_bool(value) else z3.BitVec(name, WIDTH)
     solver.add(const == value)
     return const
 
@@ -288,20 +299,24 @@ class Check:
 
 
 def bounded_check(policy: str, k: int, fixed: tuple[Step, ...] = (),
-                  check_invariants: bool = True) -> Check:
+                  check_invariants: bool = True, anywhere: bool = False,
+                  target: str | None = None) -> Check:
     """Is there a k-step crash-free scenario breaking an invariant at step k under `policy`?
 
-    `fixed` pins the first steps (to check that the encoding follows a known scenario).
+    With `anywhere`, at any step up to k (one query covers every length <= k). `fixed` pins the
+    first steps, to check that the encoding follows a known scenario. `target` asks for that one
+    invariant to be the one broken at step k.
     """
-    solver = z3.SolverFor("QF_LIA")
+    solver = z3.SolverFor("QF_BV")
     s = initial()
-    ops = [z3.Int(f"op_{t}") for t in range(k)]
-    args = [z3.Int(f"replica_{t}") for t in range(k)]
+    ops = [z3.BitVec(f"op_{t}", WIDTH) for t in range(k)]
+    args = [z3.BitVec(f"replica_{t}", WIDTH) for t in range(k)]
     codes = {name: code for code, name in ACTIONS.items()}
     for t, step in enumerate(fixed):
         solver.add(ops[t] == codes[step.action], args[t] == step.args.get("replica", 0))
+    holds = []
     for t in range(k):
-        solver.add(0 <= ops[t], ops[t] <= SHRINK, 0 <= args[t], args[t] < R)
+        solver.add(ops[t] >= 0, ops[t] <= SHRINK, args[t] >= 0, args[t] < R)
         options = [(APPEND, do_append(s)), (FETCH, do_fetch(s, args[t])),
                    (ELECT, do_elect(s, args[t])), (TRUNCATE, do_truncate(s, args[t], policy)),
                    (SHRINK, do_shrink(s, args[t]))]
@@ -313,10 +328,12 @@ def bounded_check(policy: str, k: int, fixed: tuple[Step, ...] = (),
         s = _fresh(solver, nxt, f"s{t}")
         # Scenarios that overflow the cache bound are outside the check, not silently wrong.
         solver.add(z3.And([rep.n <= CACHE_BOUND for rep in s.reps]))
-        if t < k - 1 and check_invariants:  # earlier steps hold every invariant: the last step is the first break
-            solver.add(z3.And([inv(s) for inv in INVARIANTS.values()]))
-    if check_invariants:
-        solver.add(z3.Not(z3.And([inv(s) for inv in INVARIANTS.values()])))
+        holds.append(z3.And([inv(s) for inv in INVARIANTS.values()]))
+    if anywhere:
+        solver.add(z3.Not(z3.And(holds)))
+    elif check_invariants:  # earlier steps hold every invariant: the last step is the first break
+        solver.add(z3.And(holds[:-1]),
+                   z3.Not(holds[-1] if target is None else INVARIANTS[target](s)))
     result = solver.check()
     if result != z3.sat:
         return Check(result, ())
@@ -355,32 +372,41 @@ def _hw(state: Any, r: int) -> int:
     return high_watermark(state.replicas[r])
 
 
-def _first_violation(policy: str, max_k: int) -> tuple[int, Check]:
-    for k in range(1, max_k + 1):
-        check = bounded_check(policy, k)
-        if check.result == z3.sat:
-            return k, check
-    return 0, Check(z3.unsat, ())
-
-
 @pytest.mark.parametrize("policy,invariant,k", [
-    ("truncate_to_high_watermark", "no_committed_data_loss", 6),
-    ("leader_epoch_request", "logs_match_below_high_watermark", 7),
+    ("truncate_to_high_watermark", "no_committed_data_loss", 6),  # KIP-101 scenario 1
+    ("leader_epoch_request", "logs_match_below_high_watermark", 7),  # KAFKA-6361
 ])
-def test_bounded_z3__broken_policy__has_a_short_counterexample_the_model_confirms(
-        policy: str, invariant: str, k: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """Z3 finds the shortest crash-free violation; replayed in the model it breaks the same way."""
-    found_at, check = _first_violation(policy, k)
-    assert found_at == k
+def test_bounded_z3__broken_policy__shortest_counterexample_is_confirmed_by_the_model(
+        policy: str, invariant: str, k: int) -> None:
+    """Nothing breaks within k - 1 steps; Z3's k-step scenario breaks the model the same way."""
+    assert bounded_check(policy, k - 1, anywhere=True).result == z3.unsat
+    check = bounded_check(policy, k, target=invariant)
+    assert check.result == z3.sat
     text = scenario_text(policy, check.steps)
-    print(text)
+    print(text)  # shown with `pytest -s`: the Z3 model as a scenario
+    assert f"BROKEN: {invariant}" in text
     outcomes = replay(check.steps, policy)
     assert invariant in outcomes[-1].violated
     assert not any(o.violated for o in outcomes[:-1])
-    assert "BROKEN" in capsys.readouterr().out
 
 
-def test_bounded_z3__kip279__keeps_every_invariant_for_eight_steps() -> None:
-    """No crash-free scenario of up to 8 steps breaks an invariant under KIP-279. Spec: EPO-4."""
-    for k in range(1, 9):
-        assert bounded_check("leader_epoch_kip279", k).result == z3.unsat, k
+def test_bounded_z3__encoding__follows_the_saved_hypothesis_counterexample() -> None:
+    """Pinning the search's KAFKA-6361 steps, Z3 reaches the same violation at the end."""
+    steps = (Step("append", {}), Step("elect", {"replica": 1}), Step("append", {}),
+             Step("elect", {"replica": 0}), Step("shrink_isr", {"replica": 1}),
+             Step("truncate", {"replica": 1}), Step("fetch", {"replica": 1, "max_records": 1}))
+    assert bounded_check("leader_epoch_request", 7, fixed=steps).result == z3.sat
+    assert bounded_check("leader_epoch_kip279", 7, fixed=steps,
+                         check_invariants=False).result == z3.sat
+    assert bounded_check("leader_epoch_kip279", 7, fixed=steps).result == z3.unsat
+
+
+def test_bounded_z3__kip279__keeps_every_invariant_for_seven_steps() -> None:
+    """No crash-free scenario of up to 7 steps (KAFKA-6361's length) breaks KIP-279. Spec: EPO-4."""
+    assert bounded_check("leader_epoch_kip279", 7, anywhere=True).result == z3.unsat
+
+
+@pytest.mark.slow
+def test_bounded_z3__kip279_longer_bound__keeps_every_invariant() -> None:
+    """The same claim for up to 9 steps (minutes, not seconds)."""
+    assert bounded_check("leader_epoch_kip279", 9, anywhere=True).result == z3.unsat

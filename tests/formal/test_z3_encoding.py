@@ -11,14 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-import z3
-from formal_transitions import ACTIONS, Action, Offsets, invariant
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafkalog.model import log
-from kafkalog.model.errors import KafkalogError
-from kafkalog.model.state import PartitionState
-from kafkalog.model.values import BatchSpec, Isolation, LogConfig, LogOffsetMetadata, Record
+
+z3 = pytest.importorskip("z3", reason="z3-solver is a dev dependency; install '.[dev]'")
+
+from formal_transitions import ACTIONS, Action, Offsets, invariant  # noqa: E402
+from kafkalog.model import log  # noqa: E402
+from kafkalog.model.errors import KafkalogError  # noqa: E402
+from kafkalog.model.state import PartitionState  # noqa: E402
+from kafkalog.model.values import (  # noqa: E402
+    BatchSpec,
+    Isolation,
+    LogConfig,
+    LogOffsetMetadata,
+    Record,
+)
 
 BY_NAME = {a.name: a for a in ACTIONS}
 CONFIG = LogConfig(

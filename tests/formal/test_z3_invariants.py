@@ -16,11 +16,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-import z3
-from formal_symbolic import Explorer, Sym, count_if, prove_on_paths, strictly_increasing, term
-from formal_transitions import ACTIONS, Action, Offsets, arguments, invariant
-from kafkalog.model import epochs
-from kafkalog.model.helpers import (
+
+z3 = pytest.importorskip("z3", reason="z3-solver is a dev dependency; install '.[dev]'")
+
+from formal_symbolic import (  # noqa: E402
+    Explorer,
+    Sym,
+    count_if,
+    prove_on_paths,
+    strictly_increasing,
+    term,
+)
+from formal_transitions import ACTIONS, Action, Offsets, arguments, invariant  # noqa: E402
+from kafkalog.model import epochs  # noqa: E402
+from kafkalog.model.helpers import (  # noqa: E402
     floor_index,
     index_entries_after_truncation,
     index_floor_position,
@@ -28,10 +37,10 @@ from kafkalog.model.helpers import (
     should_roll_for_size,
     truncation_cut,
 )
-from kafkalog.model.values import INT64_MAX, EpochEntry
+from kafkalog.model.values import INT64_MAX, EpochEntry  # noqa: E402
 
-MAX_LEN = 6  # bound on list lengths for the path-by-path proofs (all lengths 0..MAX_LEN)
-EPOCH_LEN = 5  # bound on epoch-cache length
+MAX_LEN = 8  # bound on list lengths for the path-by-path proofs (all lengths 0..MAX_LEN)
+EPOCH_LEN = 6  # bound on epoch-cache length
 
 
 def _negation_model(claim: z3.BoolRef) -> z3.ModelRef | None:

@@ -86,6 +86,7 @@ def test_high_watermark__maintenance_as_leader_and_follower(open_log) -> None:
     assert (log.high_watermark, log.log_end_offset, log.log_start_offset) == (3, 6, 0)
     log.truncate_fully_and_start_at(4)
     assert (log.log_end_offset, log.log_start_offset, log.high_watermark) == (4, 4, 4)
+    assert log.recovery_point == 4  # specs/log.md KL-TRUNC-4
     log.check()
 
 
@@ -646,4 +647,60 @@ def test_append_as_follower__would_overflow_index__raises_before_writing(open_lo
     before = log.state()
     with pytest.raises(IllegalArgumentError):
         log.append_as_follower(MemoryRecords(data), 0)
+    assert log.state() == before
+
+
+def test_concurrent_hw_reader__never_sees_offsets_at_or_above_hw(open_log) -> None:
+    """Spec: LOG-27, LOG-11: HIGH_WATERMARK reads stop at the published HW while appends run."""
+    import threading
+
+    log = open_log(LogConfig(segment_bytes=4000))
+    stop = threading.Event()
+    problems: list[str] = []
+
+    def reader() -> None:
+        while not stop.is_set():
+            offset = log.log_start_offset
+            info = log.read(offset, 1_000_000, Isolation.HIGH_WATERMARK)
+            hw_after = log.high_watermark
+            for b in info.records.batches():
+                if b.last_offset >= hw_after:
+                    problems.append(f"batch ending at {b.last_offset} >= HW {hw_after}")
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for i in range(150):
+            log.append_as_leader(leader(f"value-{i}"), 0)
+            if i % 3 == 0:
+                log.update_high_watermark(log.log_end_offset - 1)
+    finally:
+        stop.set()
+        t.join()
+    assert problems == []
+    log.check()
+
+
+def test_append_as_follower__offset_overflow__raises_before_rolling(open_log) -> None:
+    """Spec: SEG-2, ERR-14 (kafkalog KL-APPEND-9: no roll is left behind by the error)."""
+    log = open_log()
+    data = bytes(batch(0, "a").buffer) + bytes(batch(2**31 + 1, "b").buffer)
+    before = log.state()
+    from kafkalog.model.errors import LogSegmentOffsetOverflowError
+
+    with pytest.raises(LogSegmentOffsetOverflowError):
+        log.append_as_follower(MemoryRecords(data), None)
+    assert log.state() == before
+
+
+def test_append_as_follower__new_segment_index_would_overflow__raises_before_rolling(
+    open_log,
+) -> None:
+    """Spec: SEG-6 (5), ERR-7 (kafkalog KL-APPEND-9: the roll is not left behind)."""
+    log = open_log(LogConfig(index_interval_bytes=1, segment_index_bytes=24))
+    base = 2**31
+    data = b"".join(bytes(batch(base + i, "v", ts=i).buffer) for i in range(3))
+    before = log.state()
+    with pytest.raises(IllegalArgumentError):
+        log.append_as_follower(MemoryRecords(data), None)
     assert log.state() == before

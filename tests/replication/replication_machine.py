@@ -1,4 +1,4 @@
-"""The Hypothesis search over the replication model: one rule per action, one invariant per predicate.
+"""The Hypothesis search over the replication model: a rule per action, an invariant per predicate.
 
 `search(policy, ...)` runs the machine once under a truncation policy with a fixed seed and hands
 back every distinct invariant violation Hypothesis found, already shrunk, as replayable `Step`
@@ -8,8 +8,8 @@ lists, plus how long and how many generated examples it took to hit each one fir
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import cache
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -20,7 +20,6 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-
 from kafkalog.model import replication as rep
 from kafkalog.model.replication_invariants import (
     high_watermark_within_log_end,
@@ -76,13 +75,14 @@ class SearchOutcome:
     seconds: float
 
 
-@lru_cache(maxsize=None)
+@cache
 def _choices(replicas: tuple[int, ...]) -> st.SearchStrategy[int]:
     """One cached strategy per set of eligible replicas: building strategies is not free."""
     return st.sampled_from(replicas)
 
 
-def make_machine(policy: str, replica_count: int, recorder: Recorder) -> type[RuleBasedStateMachine]:
+def make_machine(policy: str, replica_count: int,
+                 recorder: Recorder) -> type[RuleBasedStateMachine]:
     """A state machine class over the model under `policy` with `replica_count` replicas."""
     ids = range(replica_count)
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kafkalog.conformance.errors import TraceFormatError
+from kafkalog.model.replication_steps import replay
 
 from kafkalog.cli.explain_cmd import (
     COUNTEREXAMPLES,
@@ -14,8 +16,6 @@ from kafkalog.cli.explain_cmd import (
     read_counterexample,
     write_counterexample,
 )
-from kafkalog.conformance.errors import TraceFormatError
-from kafkalog.model.replication_steps import replay
 
 SAVED = [name for names in TOPICS.values() for name in names]
 

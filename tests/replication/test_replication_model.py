@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from kafkalog.model import replication as rep
 from kafkalog.model import replication_log as rlog
 from kafkalog.model.errors import IllegalArgumentError, IllegalStateError

@@ -1,4 +1,4 @@
-"""The three truncation policies on the published scenarios' offsets (formal-methods-notes B.1-B.3)."""
+"""The three truncation policies on the published scenarios' offsets (formal-methods B.1-B.3)."""
 
 from __future__ import annotations
 

@@ -6,11 +6,10 @@ Each policy's machine runs once per session (module fixtures); the tests read it
 from __future__ import annotations
 
 import pytest
-from replication_machine import BUDGETS, SearchOutcome, search
-
 from kafkalog.model import replication as rep
 from kafkalog.model import replication_log as rlog
 from kafkalog.model.replication_steps import Step, apply_step, replay
+from replication_machine import BUDGETS, SearchOutcome, search
 
 LOSS = "no_committed_data_loss"
 DIVERGENCE = "logs_match_below_high_watermark"

@@ -1,0 +1,132 @@
+"""The benchmark-driven fast paths in `kafkalog.impl` answer exactly as the code they replaced.
+
+Each fast path (found by profiling `kafkalog bench`) keeps its slow twin as the reference: the
+header-only offset search against a walk over whole batches, the cached-key index lookup against
+the binary search over the mapping, the C-speed index order checks against the entry loops.
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from kafkalog.impl.file_records import FileRecords, LogOffsetPosition
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.offset_index import OffsetIndex, OffsetPosition
+from kafkalog.impl.record_batch import RecordBatch
+from kafkalog.impl.time_index import TimeIndex
+from kafkalog.model.errors import KafkalogError
+from kafkalog.model.values import Record
+
+
+def _walk_search(records: FileRecords, target: int, start: int) -> LogOffsetPosition | None:
+    for batch in records.batches(start):
+        if batch.last_offset >= target:
+            return LogOffsetPosition(batch.last_offset, batch.position, batch.size_in_bytes)
+    return None
+
+
+def _outcome(fn: object, *args: int) -> object:
+    try:
+        return fn(*args)  # type: ignore[operator]
+    except KafkalogError as error:
+        return type(error).__name__
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_search_for_offset_with_size__header_scan__matches_a_walk_over_whole_batches(
+        tmp_path: Path, seed: int) -> None:
+    """Same answer or same error for every target and start, torn or garbage tails included.
+
+    Spec: FMT-52, FMT-54."""
+    rng = random.Random(seed)
+    records = FileRecords.open(FileSystem(), tmp_path / "00000000000000000000.log")
+    offset = 0
+    for _ in range(rng.randint(1, 25)):
+        count = rng.randint(1, 30)
+        batch = [Record(None, bytes(rng.randint(0, 700)), 1_000) for _ in range(count)]
+        records.append(MemoryRecords.with_records(batch, base_offset=offset))
+        offset += count + rng.randint(0, 3)
+    starts = [b.position for b in records.batches(0)]
+    if seed % 3 == 1:
+        records.append(bytes(rng.randint(1, 80)))  # zero-filled tail
+    elif seed % 3 == 2:
+        records.append(bytes(rng.randrange(256) for _ in range(rng.randint(1, 80))))
+    for target in range(-1, offset + 2):
+        for start in rng.sample(starts, min(3, len(starts))):
+            expected = _outcome(_walk_search, records, target, start)
+            assert _outcome(records.search_for_offset_with_size, target, start) == expected
+    records.close()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_offset_index_lookup__cached_keys__match_the_binary_search_after_appends_and_truncations(
+        tmp_path: Path, seed: int) -> None:
+    """lookup() equals the floor slot of `_slot_range_for` at every step. Spec: FMT-13, FMT-15."""
+    rng = random.Random(seed)
+    base = rng.randint(0, 10**6)
+    index = OffsetIndex(FileSystem(), tmp_path / "i.index", base, 8 * 120)
+    last, position = base, 0
+    for _ in range(100):
+        if index.is_full():
+            break
+        if index.entries and rng.random() < 0.1:
+            index.truncate_to(rng.randint(base, last))
+            last, position = index.last_offset, index.last_entry.position
+        else:
+            last, position = last + rng.randint(1, 5), position + rng.randint(0, 90)
+            index.append(last, position)
+        for target in range(base - 2, last + 3):
+            slot = index._slot_range_for(target, index._OFFSETS, True)
+            expected = OffsetPosition(base, 0) if slot == -1 else index._entry(slot)
+            assert index.lookup(target) == expected
+    index.close()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_index_order_checks__fast_path__agree_with_the_entry_loops(tmp_path: Path,
+                                                                   seed: int) -> None:
+    """Sorted, shuffled and duplicate-laden indexes are judged as the loops judge them.
+
+    Spec: FMT-18, FMT-25."""
+    rng = random.Random(seed)
+    fs = FileSystem()
+    for trial in range(40):
+        n = rng.randint(1, 30)
+        pairs = [(rng.randint(-2, 60), rng.randint(-2, 60)) for _ in range(n)]
+        if trial % 2:
+            pairs = sorted({p[0]: p for p in pairs}.values())  # mostly well-ordered
+        path = tmp_path / f"{trial}.index"
+        path.write_bytes(b"".join(struct.pack(">ii", *p) for p in pairs))
+        oi = OffsetIndex(fs, path, 0, 8 * n, writable=False)
+        ordered = all(b[0] > a[0] and b[1] >= a[1] for a, b in pairwise(pairs))
+        ordered = ordered and pairs[0][0] >= 0 and min(p[1] for p in pairs) >= 0
+        assert (oi._first_disorder() is None) == ordered, pairs
+        oi.close()
+        tpath = tmp_path / f"{trial}.timeindex"
+        tpath.write_bytes(b"".join(struct.pack(">qi", max(a, 0), b) for a, b in pairs))
+        ti = TimeIndex(fs, tpath, 0, 12 * n, writable=False)
+        stamps = [max(a, 0) for a, _ in pairs]
+        rels = [b for _, b in pairs]
+        ok = (all(y > x for x, y in pairwise(stamps)) and rels[0] >= 0
+              and all(y >= x for x, y in pairwise(rels)))
+        assert (ti._first_disorder() is None) == ok, pairs
+        ti.close()
+
+
+def test_record_batch_is_valid__short_or_corrupt_buffers__are_invalid_not_errors() -> None:
+    """is_valid() is False (never a struct error) for truncated, resized or flipped batches.
+
+    Spec: FMT-46."""
+    good = MemoryRecords.with_records([Record(None, b"test", 0)]).to_bytes()
+    assert RecordBatch(good).is_valid()
+    assert not RecordBatch(good[:5]).is_valid()
+    assert not RecordBatch(good[:-1]).is_valid()
+    flipped = bytearray(good)
+    flipped[-1] ^= 1
+    assert not RecordBatch(flipped).is_valid()
+    assert RecordBatch(good).last_offset == RecordBatch(good).base_offset + 0
