@@ -142,7 +142,7 @@ def first_failure(steps: int = 60, limit_s: float = 120.0) -> dict[str, Any]:
             real += outcome.outcome == "diverged"
             seed += 1
         found |= {
-            "seeds_tried": seed + 1,
+            "seeds_tried": seed + 1 if found["found"] else seed,
             "real_divergences": real,
             "seconds": round(time.monotonic() - started, 2),
         }

@@ -69,6 +69,7 @@ class LogMachine(RuleBasedStateMachine):
         assume(go != 0)
         self.lockstep = self.session.start()
         self.now_ms = self.session.now_ms
+        self.seen_timestamps = [self.now_ms]
 
     def teardown(self) -> None:
         lockstep = getattr(self, "lockstep", None)

@@ -79,7 +79,9 @@ def record_timestamp(anchor: str, index: int, delta: int, now_ms: int, config: v
     if anchor == "none":
         return v.NO_TIMESTAMP
     if anchor == "seen" and seen:
-        return seen[index % len(seen)] + delta
+        # Never below 0: a producer cannot send a timestamp below -1 (the batch builder rejects
+        # it before the log sees it), and -1 is the "none" anchor.
+        return max(0, seen[index % len(seen)] + delta)
     if anchor == "old":
         retention = config.retention_ms if config.retention_ms > 0 else 60_000
         return max(0, now_ms - retention - 1 + delta)

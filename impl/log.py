@@ -530,10 +530,9 @@ class Log:
     def _truncate_fully_and_start_at(self, new_offset: int) -> None:
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
+        # Assigned directly, as UnifiedLog.truncateFullyAndStartAt does: the recovery point stays
+        # min(recovery point, offset), where LocalLog.updateLogEndOffset left it (KL-TRUNC-4).
         self._log_start_offset = new_offset
-        # specs/log.md KL-TRUNC-4: recovery point = offset. Kafka (completeTruncation) keeps
-        # min(recovery point, offset), i.e. it does not raise it; the spec's choice is followed.
-        self.local_log.update_recovery_point(new_offset)
         self.update_high_watermark(self.log_end_offset_metadata)
 
     # --- epochs -----------------------------------------------------------------------------

@@ -102,7 +102,8 @@ class OffsetIndex(AbstractIndex):
                 if self._entries:
                     self._buf()  # a closed index raises, as the search over the mapping did
                 return OffsetPosition(self.base_offset, 0)
-            return self._entry(slot)
+            rel, position = self.ENTRY.unpack_from(self._buf(), slot * 8)  # `_entry`, inlined
+            return OffsetPosition(self.base_offset + rel, position)
 
     def fetch_upper_bound_offset(self, fetch_offset: OffsetPosition,
                                  fetch_size: int) -> OffsetPosition | None:

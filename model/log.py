@@ -219,7 +219,9 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     state = replace(state, segments=(fresh,), log_end_offset=offset,
                     recovery_point=min(state.recovery_point, offset), epochs=())
     state = schedule_deletion(state, old)
-    state = _update_log_start_offset(state, offset)
+    # Kafka assigns the log start offset directly here (not updateLogStartOffset), so the recovery
+    # point stays min(recovery point, offset) as updateLogEndOffset left it.
+    state = replace(state, log_start_offset=offset)
     return replace(state, high_watermark=state.log_end_offset_metadata), None
 
 

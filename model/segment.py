@@ -116,7 +116,9 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
                     "Attempt to append to a full time index", where=f"segment {segment.base_offset}"
                 )
             _check_index_offset(segment.base_offset, batch.last_offset)
-            _check_index_offset(segment.base_offset, max_ts_offset)
+            if max_ts > (time_index[-1][0] if time_index else NO_TIMESTAMP):
+                # Only an entry that is really written has its offset made relative (FMT-22).
+                _check_index_offset(segment.base_offset, max_ts_offset)
             offset_index = (*offset_index, (batch.last_offset, batch.position))
             time_index = _time_index_maybe_append(time_index, max_ts, max_ts_offset)
             since = 0
@@ -155,7 +157,15 @@ def translate(segment: Segment, offset: int) -> Batch | None:
 
 
 def batch_view(batch: Batch) -> BatchView:
-    """The value a read returns for one stored batch."""
+    """The value a read returns for one stored batch.
+
+    Records carry their effective timestamps: under LOG_APPEND_TIME every record reads back with
+    the batch's max timestamp, as Kafka's DefaultRecordBatch iterator reports it (KL-READ-5).
+    """
+    records = tuple(
+        replace(record, timestamp=batch.record_timestamp(i))
+        for i, record in enumerate(batch.records)
+    )
     return BatchView(
         base_offset=batch.base_offset,
         last_offset=batch.last_offset,
@@ -163,7 +173,7 @@ def batch_view(batch: Batch) -> BatchView:
         max_timestamp=batch.max_timestamp,
         size_in_bytes=batch.size,
         position=batch.position,
-        records=batch.records,
+        records=records,
         timestamp_type=batch.timestamp_type,
     )
 

@@ -31,6 +31,7 @@ from kafkalog.model import replication_log as rlog
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.replication import ReplicationState
 from kafkalog.model.replication_log import Entry
+from kafkalog.model.replication_policies import policy_named
 from kafkalog.model.replication_steps import Outcome, Step, check_step, replay
 from kafkalog.model.values import LogConfig
 
@@ -192,6 +193,8 @@ def scenario_table(example: Counterexample, outcomes: list[Outcome]) -> Table:
 def explain(topic: str, directory: Path, policy: str | None) -> None:
     """Replay the KIP-101 / KIP-279 counterexamples step by step, one table per scenario."""
     console = Console()
+    if policy is not None:
+        policy_named(policy)  # an unknown name fails here, before any table is printed
     for name in TOPICS[topic]:
         example = read_counterexample(directory / name)
         if policy is not None:

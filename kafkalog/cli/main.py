@@ -67,7 +67,7 @@ def cli() -> None:
 def main() -> None:
     """Entry point: typed errors become one line on stderr and exit status 2."""
     try:
-        cli(standalone_mode=False)
+        status = cli(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("kafkalog: aborted", err=True)
         sys.exit(130)
@@ -79,3 +79,9 @@ def main() -> None:
     except KafkalogError as error:
         click.echo(f"kafkalog: {error.code}: {error}", err=True)
         sys.exit(2)
+    except OSError as error:
+        # A path the user named that cannot be opened: still their input, still one line.
+        click.echo(f"kafkalog: {type(error).__name__}: {error}", err=True)
+        sys.exit(2)
+    # In non-standalone mode click hands back what the command returned: an int is the exit status.
+    sys.exit(status if isinstance(status, int) else 0)

@@ -90,12 +90,19 @@ def test_truncate_to__below_lso__lowers_the_lso_and_recovery_point() -> None:
     assert (s.log_start_offset, s.recovery_point, s.log_end_offset) == (3, 3, 3)
 
 
-def test_truncate_fully_and_start_at__everything_equals_the_offset() -> None:
-    """KAFKA-9491. Spec: KL-TRUNC-4"""
-    s, _ = log.truncate_fully_and_start_at(two_batches_of_three(), 100)
+def test_truncate_fully_and_start_at__offsets_equal_it_and_recovery_point_never_rises() -> None:
+    """KAFKA-9491; the LSO is assigned directly, so the recovery point keeps min(rp, offset).
+
+    Spec: KL-TRUNC-4
+    """
+    before = two_batches_of_three()
+    s, _ = log.truncate_fully_and_start_at(before, 100)
     v = log.view(s)
-    assert (v.log_start_offset, v.high_watermark, v.log_end_offset, v.recovery_point) == (
-        100, 100, 100, 100)
+    assert (v.log_start_offset, v.high_watermark, v.log_end_offset) == (100, 100, 100)
+    assert v.recovery_point == min(before.recovery_point, 100)
+    flushed, _ = log.flush(two_batches_of_three())
+    lowered, _ = log.truncate_fully_and_start_at(flushed, 2)
+    assert log.view(lowered).recovery_point == 2
     assert v.segments[0].base_offset == 100 and v.epoch_entries == ()
     assert s.high_watermark == LogOffsetMetadata(100, 100, 0)
 

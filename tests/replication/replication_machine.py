@@ -1,6 +1,6 @@
 """The Hypothesis search over the replication model: a rule per action, an invariant per predicate.
 
-`search(policy, ...)` runs the machine once under a truncation policy with a fixed seed and hands
+`search(policy, ...)` runs the machine once under a truncation policy, derandomized, and hands
 back every distinct invariant violation Hypothesis found, already shrunk, as replayable `Step`
 lists, plus how long and how many generated examples it took to hit each one first.
 """
@@ -196,7 +196,6 @@ def search(policy: str, *, max_examples: int, replica_count: int = 2,
         suppress_health_check=list(HealthCheck),
     )
     found: dict[str, tuple[Step, ...]] = {}
-    machine.TestCase.settings = config
     try:
         run_state_machine_as_test(machine, settings=config)
     except BaseException as error:  # noqa: BLE001 - sorted below; anything else re-raises

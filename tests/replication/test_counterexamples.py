@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from kafkalog.conformance.errors import TraceFormatError
+from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.replication_steps import replay
 
 from kafkalog.cli.explain_cmd import (
@@ -87,3 +88,10 @@ def test_explain__with_fixed_policy__reports_nothing_broken() -> None:
                                 terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "no invariant broken" in result.output
+
+
+def test_explain__unknown_policy__raises_typed_error_before_printing() -> None:
+    """A bad --policy is the user's mistake: a typed error, and no half-printed table."""
+    result = CliRunner().invoke(explain, ["kip-101", "--policy", "nope"])
+    assert isinstance(result.exception, IllegalArgumentError)
+    assert result.output == ""
