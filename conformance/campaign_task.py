@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -176,6 +177,11 @@ def partition_runner(
 
     def run_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         _ensure_hypothesis_storage()
+        # Workers have no logging set up, so Python's last-resort handler would print the log's
+        # warnings (e.g. recovery notes) on the campaign's console; the rows carry the results.
+        quiet = logging.getLogger("kafkalog")
+        if not quiet.handlers:  # a reused worker keeps the handler of its previous task
+            quiet.addHandler(logging.NullHandler())
         rows: list[dict[str, Any]] = []
         flushed = time.monotonic()
         for batch in batches:

