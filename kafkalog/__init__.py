@@ -1,3 +1,3 @@
-"""kafkalog: Kafka's partition log as an executable spec (model), a real store (impl) and a checker (conformance)."""
+"""kafkalog: Kafka's partition log as an executable spec, a real store and a conformance checker."""
 
 __version__ = "0.1.0"

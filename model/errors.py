@@ -30,7 +30,7 @@ class KafkalogError(Exception):
         return f"{self.message} ({self.where})" if self.where else self.message
 
 
-# --- Log-semantics errors: raised by actions, compared by conformance (ERR-n in specs/errors.md) ---
+# --- Log-semantics errors: raised by actions, compared by conformance (specs/errors.md) ---
 
 
 class OffsetOutOfRangeError(KafkalogError):

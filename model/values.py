@@ -11,7 +11,7 @@ Offsets are int64 and exclusive where they name an end (`log_end_offset`, `high_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 NO_TIMESTAMP = -1  # FMT-22: a record or batch without a timestamp
 UNDEFINED_EPOCH = -1  # EPO-5
@@ -25,14 +25,14 @@ EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
 
 
-class TimestampType(str, Enum):
+class TimestampType(StrEnum):
     """CFG: message.timestamp.type; bit 3 of a v2 batch's attributes (FMT-45)."""
 
     CREATE_TIME = "CreateTime"
     LOG_APPEND_TIME = "LogAppendTime"
 
 
-class Isolation(str, Enum):
+class Isolation(StrEnum):
     """LOG-27: how far a read may see. Transactions are not modelled, so no `txn_committed`."""
 
     LOG_END = "log_end"
@@ -142,8 +142,8 @@ class BatchView:
 class FetchDataInfo:
     """The result of `read` (LOC-4, SEG-10).
 
-    `size_in_bytes` is the byte length of the slice returned (it may end mid-batch); `batches` are the
-    whole batches inside that slice, in order; `first_entry_incomplete` is SEG-10 step 6.
+    `size_in_bytes` is the byte length of the slice returned (it may end mid-batch); `batches` are
+    the whole batches inside that slice, in order; `first_entry_incomplete` is SEG-10 step 6.
     """
 
     fetch_offset_metadata: LogOffsetMetadata

@@ -15,7 +15,7 @@ IMPL_THIRD_PARTY = {"crc32c", "cramjam"}
 
 
 def imported_modules(path: Path) -> list[str]:
-    """Absolute module names imported by one file (relative imports resolved against its package)."""
+    """Absolute module names one file imports (relative ones resolved against its package)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     package = "kafkalog." + path.parent.name
     names: list[str] = []

@@ -17,7 +17,7 @@ from kafkalog.model.errors import KafkalogError
 
 # name -> (module, attribute, one-line help). Modules are imported lazily by LazyGroup.
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
-    "dump": ("kafkalog.cli.inspect_cmds", "dump", "Print a segment, index, checkpoint or partition dir."),
+    "dump": ("kafkalog.cli.inspect_cmds", "dump", "Print a segment, index or checkpoint file."),
     "verify": ("kafkalog.cli.inspect_cmds", "verify", "Check a log directory read-only."),
     "check": ("kafkalog.cli.conformance_cmds", "check", "Run the conformance state machine."),
     "replay": ("kafkalog.cli.conformance_cmds", "replay", "Replay a trace step by step."),
