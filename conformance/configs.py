@@ -49,6 +49,19 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         max_message_bytes=250,
         file_delete_delay_ms=2_000,
     ),
+    # Two one-record batches per segment and a 72-byte size limit: three appends already put
+    # a segment over retention, so retention meets data above a held-back HW within a few
+    # steps (LOG-33, LOG-37; BUG-36).
+    "hw_retention": LogConfig(
+        segment_bytes=150,
+        segment_ms=600_000,
+        index_interval_bytes=64,
+        segment_index_bytes=48,
+        retention_ms=-1,
+        retention_bytes=72,
+        max_message_bytes=140,
+        file_delete_delay_ms=1_000,
+    ),
     # Time-based rolls with deterministic jitter (SEG-7, SEG-8) and short time retention.
     "time_roll": LogConfig(
         segment_bytes=2_048,
@@ -87,7 +100,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 
 #: The mix `check` and campaigns cycle through by seed (family = MIX[seed % len(MIX)]).
 DEFAULT_MIX: tuple[str, ...] = (
-    "tiny", "index_full", "size_retention", "time_roll", "size_retention", "log_append_time",
+    "tiny", "index_full", "size_retention", "time_roll", "hw_retention", "log_append_time",
     "roomy",
 )
 

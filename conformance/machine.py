@@ -68,6 +68,7 @@ class LogMachine(RuleBasedStateMachine):
         # this every seed would start with the same trivial example (runner.run_seed).
         assume(go != 0)
         self.lockstep = self.session.start()
+        self.actions_done = 0
         self.now_ms = self.session.now_ms
         self.seen_timestamps = [self.now_ms]
 
@@ -92,6 +93,10 @@ class LogMachine(RuleBasedStateMachine):
         return picks.resolve_epoch(pick, self.view(), self.seen_epochs)
 
     def do(self, action: str, **args: Any) -> None:
+        budget = self.session.max_steps
+        if budget is not None and self.actions_done >= budget:
+            return  # a scenario rule ran past the run's step budget: the rest is not run
+        self.actions_done += 1
         self.session.tick()
         try:
             results = self.lockstep.step(action, args)
@@ -335,3 +340,22 @@ class LogMachine(RuleBasedStateMachine):
         self.do("advance_clock", ms=picks.clock_step(step, 1, self.config))
         self.do("truncate_to", offset=self.view().segments[-1].base_offset)
         self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))
+
+    @precondition(lambda self: "follower_append" in self.session.features)
+    @rule(gap=st.sampled_from((1, 2**31)), epoch=EPOCHS)
+    def follower_gap(self, gap: int, epoch: tuple[str, int, int]) -> None:
+        """A follower batch past the LEO: a compacted gap (KL-APPEND-8), or one past Int.MAX of
+        the active segment's base, which must roll first (KL-ROLL-9)."""
+        base = self.view().log_end_offset + gap
+        records = (v.Record(None, b"test", self.now_ms),)
+        batch = v.BatchSpec(base, self.epoch(epoch), records, v.TimestampType.CREATE_TIME,
+                            v.NO_TIMESTAMP)
+        self.do("append_as_follower", batches=(batch,), leader_epoch=None)
+
+    @rule()
+    def expire_everything(self) -> None:
+        """HW at the LEO and the clock past retention: every segment is deletable, so retention
+        rolls first (KL-RET-6) and the log is left with one empty segment."""
+        self.do("update_high_watermark", offset=self.view().log_end_offset)
+        self.do("advance_clock", ms=picks.clock_step("retention_ms", 1, self.config))
+        self.do("delete_old_segments")

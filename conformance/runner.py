@@ -94,7 +94,8 @@ def run_seed(
     try:
         config = config_family_config(config_family)
         factory, features, process = _factory(adapter, broken)
-        session = Session(config, factory, features, time_limit_s=time_limit_s)
+        session = Session(config, factory, features, time_limit_s=time_limit_s,
+                          max_steps=steps)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)

@@ -57,6 +57,7 @@ class Session:
         log_start_offset: int = 0,
         verify_every: int = 10,
         time_limit_s: float | None = None,
+        max_steps: int | None = None,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -64,6 +65,8 @@ class Session:
         self.now_ms = now_ms
         self.log_start_offset = log_start_offset
         self.verify_every = verify_every
+        # Actions per example: scenario rules run several, so the machine stops at this many.
+        self.max_steps = max_steps
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
         self.steps_executed = 0

@@ -455,15 +455,22 @@ class LogSegment:
         last_index_entry = 0
         self._max_ts_and_offset = _UNKNOWN
         max_ts, max_off = _UNKNOWN
+        # Hoisted out of the per-batch loop (recovery walks every batch): the lazy index
+        # handles and each header field are fetched once per batch at most.
+        offset_index, time_index = self.offset_index, self.time_index
+        interval, base_offset = self.index_interval_bytes, self.base_offset
         try:
             for batch in self._batches_checked():
-                self._ensure_offset_in_range(batch.last_offset)
-                if batch.max_timestamp > max_ts:
-                    max_ts, max_off = batch.max_timestamp, batch.last_offset
+                last_offset = batch.last_offset
+                if not 0 <= last_offset - base_offset <= INT32_MAX:
+                    self._ensure_offset_in_range(last_offset)  # raises
+                batch_max_ts = batch.max_timestamp
+                if batch_max_ts > max_ts:
+                    max_ts, max_off = batch_max_ts, last_offset
                     self._max_ts_and_offset = (max_ts, max_off)
-                if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(batch.last_offset, valid_bytes)
-                    self.time_index.maybe_append(max_ts, max_off)
+                if valid_bytes - last_index_entry > interval:
+                    offset_index.append(last_offset, valid_bytes)
+                    time_index.maybe_append(max_ts, max_off)
                     last_index_entry = valid_bytes
                 valid_bytes += batch.size_in_bytes
                 self._maybe_assign_epoch(batch, epoch_cache)
@@ -480,7 +487,7 @@ class LogSegment:
 
     def _batches_checked(self) -> Iterator[Any]:
         for batch in self.log.batches(0):
-            batch.ensure_valid(batch.where())
+            batch.ensure_valid()  # names `file@position` itself, and only when it raises
             yield batch
 
     @staticmethod

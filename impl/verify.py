@@ -279,10 +279,48 @@ def check_time_index(entries: Sequence[tuple[int, int]], scan: SegmentScan, path
     findings = _time_index_entry_findings(entries, scan, path)
     largest = max((b.max_timestamp for b in scan.batches), default=-1)
     last = entries[-1][0] if entries else -1
-    if expect_final_entry and largest >= 0 and last != largest:
+    if expect_final_entry and largest >= 0 and not entries:
+        # Legal: LogSegment.truncateTo re-derives the max timestamp only if the truncated time
+        # index kept an entry, so a segment cut back below its first entry (after a reload, when
+        # the max was not yet loaded) rolls with no entry at all (SEG-13); lookups then scan.
+        findings.append(_note("time_index_empty", path, None,
+                              f"no entry, though the segment's largest timestamp is {largest}",
+                              "SEG-13"))
+    elif expect_final_entry and largest >= 0 and last != largest:
         findings.append(_problem("time_index_missing_final_entry", path, None,
                                  f"last entry has timestamp {last} but the segment's largest "
                                  f"timestamp is {largest}", "SEG-17"))
+    return _explain_forgotten_prefix(findings, entries, scan, path, expect_final_entry)
+
+
+_PREFIX_KINDS = ("time_index_timestamp_mismatch", "time_index_missing_final_entry")
+
+
+def _explain_forgotten_prefix(findings: list[Finding], entries: Sequence[tuple[int, int]],
+                              scan: SegmentScan, path: str, final: bool) -> list[Finding]:
+    """Timestamp mismatches that Kafka itself produces become one note.
+
+    After a reload a segment's max timestamp is loaded lazily; a truncation that empties its
+    time index then forgets the batches before the cut (LogSegment.truncateTo re-derives the
+    max only if it is already >= 0, SEG-13), so every later entry, the final one included, is
+    the max over the batches from some batch k on. Any other mismatch stays a problem.
+    """
+    if not any(f.kind in _PREFIX_KINDS for f in findings):
+        return findings
+    batches = scan.batches
+    for k in range(1, len(batches)):
+        def since_k(offset: int, k: int = k) -> int:
+            return max((b.max_timestamp for b in batches[k:] if b.base_offset <= offset),
+                       default=-1)
+
+        if all(ts == since_k(scan.base_offset + rel) for ts, rel in entries) and (
+            not final or (entries[-1][0] if entries else -1) == since_k(scan.next_offset)
+        ):
+            kept = [f for f in findings if f.kind not in _PREFIX_KINDS]
+            return [*kept, _note("time_index_forgot_prefix", path, None,
+                                 f"entries describe only the batches from offset "
+                                 f"{batches[k].base_offset} on (a reload, then a truncation "
+                                 "that emptied the time index)", "SEG-13")]
     return findings
 
 
@@ -387,14 +425,28 @@ def check_partition_offsets(tp: TopicPartition, checkpoints: RootCheckpoints, lo
     if recovery is None:
         findings.append(_note("no_recovery_point", root, None,
                               f"{tp} has no recovery point (loads as 0)", "FMT-41"))
-    elif recovery != log_end and (clean or recovery > log_end):
+    elif recovery > log_end:
+        # Legal: truncate_to sets the LEO to its target even when the batch-aligned cut landed
+        # lower (LOC-8, KL-TRUNC-2), and a later flush or clean close checkpoints that LEO. Load
+        # takes min(checkpoint, LEO) or the LEO itself (REC-18, REC-19), so nothing is lost.
+        findings.append(_note("recovery_point_above_data", root, None,
+                              f"{tp} recovery point {recovery} above the data's end {log_end} "
+                              "(load clamps it)", "REC-19" if clean else "REC-18"))
+    elif recovery != log_end and clean:
         findings.append(strict("recovery_point_mismatch", root, None,
                                f"{tp} recovery point {recovery} but log end offset {log_end}",
-                               "REC-19" if clean else "REC-10"))
+                               "REC-19"))
     hw = checkpoints.high_watermarks.get(tp)
     if hw is None:
         findings.append(_note("no_high_watermark", root, None,
                               f"{tp} has no high watermark (loads as 0, clamped)", "FMT-41"))
+    elif hw > log_end and not (clean and (recovery is None or hw > recovery)):
+        # As for the recovery point: the HW may equal a truncation target above the data's end
+        # (KL-TRUNC-2), never above the LEO a clean close checkpoints as the recovery point;
+        # load clamps it to the LEO (LOG-5).
+        findings.append(_note("high_watermark_above_data", root, None,
+                              f"{tp} high watermark {hw} above the data's end {log_end} "
+                              "(load clamps it)", "LOG-5"))
     elif hw > log_end or (clean and hw < log_start):
         findings.append(strict("high_watermark_out_of_range", root, None,
                                f"{tp} high watermark {hw} outside [{log_start}, {log_end}]",

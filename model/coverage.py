@@ -205,6 +205,15 @@ def _clock(before: PartitionState, after: PartitionState, result: object) -> Rul
     return rules
 
 
+def _reopen(before: PartitionState, after: PartitionState, result: object) -> Rules:
+    rules = {"KL-RELOAD-1", "KL-RELOAD-2", "KL-RELOAD-3", "KL-RELOAD-4", "KL-RELOAD-5"}
+    if before.epochs:
+        # The reopened cache comes from the checkpoint alone, so state() comparing it with the
+        # model's entries checks that every earlier change was written through (KL-EPOCH-6).
+        rules.add("KL-EPOCH-6")
+    return rules
+
+
 _CLASSIFIERS: dict[str, Callable[[PartitionState, PartitionState, object], Rules]] = {
     "read": _read_rules,
     "update_high_watermark": _hw_update,
@@ -218,9 +227,7 @@ _CLASSIFIERS: dict[str, Callable[[PartitionState, PartitionState, object], Rules
     "assign_epoch": _simple("KL-EPOCH-1"),
     "end_offset_for_epoch": _simple("KL-EPOCH-2"),
     "advance_clock": _clock,
-    "close_and_reopen": _simple(
-        "KL-RELOAD-1", "KL-RELOAD-2", "KL-RELOAD-3", "KL-RELOAD-4", "KL-RELOAD-5"
-    ),
+    "close_and_reopen": _reopen,
 }
 
 

@@ -192,7 +192,16 @@ def test_check_time_index__running_max_entries__clean() -> None:
 def test_check_time_index__timestamp_not_the_running_max__mismatch() -> None:
     """Spec: FMT-19"""
     scan = facts((0, 100, 0, 4, 50), (100, 100, 5, 9, 20))
-    assert kinds(check_time_index([(20, 9)], scan, "t")) == ["time_index_timestamp_mismatch"]
+    assert kinds(check_time_index([(30, 9)], scan, "t")) == ["time_index_timestamp_mismatch"]
+
+
+def test_check_time_index__entries_that_forgot_a_prefix_of_batches__one_note() -> None:
+    """Spec: SEG-13: Kafka's lazily loaded max timestamp, forgotten by a truncation that emptied
+    the time index after a reload, leaves entries that only know the batches after the cut."""
+    scan = facts((0, 100, 0, 4, 50), (100, 100, 5, 9, 20))
+    findings = check_time_index([(20, 9)], scan, "t", expect_final_entry=True)
+    assert kinds(findings) == ["time_index_forgot_prefix"]
+    assert all(f.severity.value == "note" for f in findings)
 
 
 def test_check_time_index__equal_timestamps__not_increasing() -> None:
@@ -391,3 +400,23 @@ def test_verify_log_dir__never_writes__tree_unchanged(tmp_path: Path) -> None:
     before = tree_state(tmp_path)
     verify_log_dir(FileSystem(), tmp_path, deep=True)
     assert tree_state(tmp_path) == before
+
+
+def test_check_partition_offsets__recovery_point_above_the_data_after_a_truncation__only_a_note(
+) -> None:
+    """Spec: REC-19"""
+    # truncate_to(1) cut a batch holding offsets 0-1, so the LEO (and the clean close's
+    # checkpoint) is 1 while the data ends at 0 (KL-TRUNC-2); load resets it to the LEO.
+    cps = RootCheckpoints({TP: 1}, {}, {TP: 1})
+    findings = check_partition_offsets(TP, cps, 0, 0, "r", clean=True)
+    assert [f.kind for f in findings] == ["recovery_point_above_data", "high_watermark_above_data"]
+    assert all(f.severity.value == "note" for f in findings)
+
+
+def test_check_time_index__rolled_segment_with_no_entry_at_all__only_a_note() -> None:
+    """Spec: SEG-13"""
+    scan = facts((0, 100, 0, 4, 50))
+    findings = check_time_index([], scan, "t", expect_final_entry=True)
+    assert kinds(findings) == ["time_index_empty"]
+    assert all(f.severity.value == "note" for f in findings)
+

@@ -99,3 +99,12 @@ def test_rules_exercised__append_argument_errors__name_the_check_that_failed() -
     for message, rule in cases.items():
         error = IllegalArgumentError(message)
         assert rules_exercised("append_as_follower", s, s, error) == {rule}
+
+
+def test_rules_exercised__reopen_with_epoch_entries__names_epoch_durability() -> None:
+    """Spec: KL-EPOCH-6"""
+    empty = log.empty_log(LogConfig())
+    assert "KL-EPOCH-6" not in rules_exercised("close_and_reopen", empty, empty, None)
+    s, _ = log.append_as_leader(empty, (rec(),), 3)
+    rules = rules_exercised("close_and_reopen", s, s, None)
+    assert {"KL-EPOCH-6", "KL-RELOAD-1"} <= rules
