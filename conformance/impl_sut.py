@@ -175,9 +175,9 @@ def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> boo
 
     Index files are created lazily (FMT-31): the last segment may have none, live or after a
     clean close (Kafka closes an unloaded LazyIndex without creating it; KAFKA-13603). The index
-    files of a live active segment are preallocated (FMT-26) and keep stale entries past the
-    valid ones after a truncation (FMT-15 only moves the position), so a read-only scan cannot
-    tell its valid entries; they are checked once the segment is rolled or the log closed.
+    files of a live active segment are preallocated (FMT-26): zeros past the valid entries, and
+    truncation zeroes the entries it drops (FMT-15), so only that untrimmed tail is expected;
+    the entries themselves are checked live like any other.
 
     Epoch findings (a batch's epoch missing from, or contradicting, leader-epoch-checkpoint)
     hold for logs written by the replication protocol, where epochs only grow; the machine also
@@ -190,7 +190,9 @@ def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> boo
         return False
     if kind == "missing_index":
         return True
-    return live and Path(path).suffix in (".index", ".timeindex")
+    # A live active segment's index files are preallocated: zero-filled past the valid
+    # entries, which truncation also zeroes (FMT-26, FMT-15); only that tail is expected.
+    return live and kind == "index_not_trimmed"
 
 
 def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:

@@ -322,13 +322,15 @@ class LogMachine(RuleBasedStateMachine):
             self.do("maybe_increment_log_start_offset", offset=target)
         self.do("delete_old_segments")
 
-    @rule(segment=_INDEX, into=st.integers(0, 3))
-    def truncate_at_boundary(self, segment: int, into: int) -> None:
+    @rule(segment=_INDEX, into=st.integers(0, 3), fully=st.booleans())
+    def truncate_at_boundary(self, segment: int, into: int, fully: bool) -> None:
         """Truncate to a segment's base (empties it) or `into` offsets past it: with one-record
-        batches those are batch boundaries and offset-index keys (FMT-15)."""
+        batches those are batch boundaries and offset-index keys (FMT-15). With `fully`, the
+        whole log restarts there instead (KL-TRUNC-4)."""
         segments = self.view().segments
         base = segments[segment % len(segments)].base_offset
-        self.do("truncate_to", offset=base + into)
+        action = "truncate_fully_and_start_at" if fully else "truncate_to"
+        self.do(action, offset=base + into)
 
     @rule(step=st.sampled_from(("segment_ms", "retention_ms", "one")))
     def roll_clock_after_truncate(self, step: str) -> None:
@@ -359,3 +361,24 @@ class LogMachine(RuleBasedStateMachine):
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("advance_clock", ms=picks.clock_step("retention_ms", 1, self.config))
         self.do("delete_old_segments")
+
+    @precondition(lambda self: "leader_epochs" in self.session.features)
+    @rule()
+    def epoch_boundaries(self) -> None:
+        """One record, then end_offset_for_epoch at the boundary epochs: UNDEFINED (-1), the
+        first, the latest and one past it (KL-EPOCH-2)."""
+        self.append_one()
+        for pick in (("undefined", 0, 0), ("first", 0, 0), ("latest", 0, 0), ("latest", 0, 1)):
+            self.do("end_offset_for_epoch", epoch=self.epoch(pick))
+
+    @rule(into=st.integers(1, 2), replicated=st.booleans())
+    def cut_inside_segment(self, into: int, replicated: bool) -> None:
+        """`into` + 1 one-record batches (with `replicated`, the HW then moves to the LEO), then
+        truncate to the `into`-th of them: a batch boundary that is an offset-index key when
+        every batch is indexed (FMT-15), below the HW when replicated (LOG-40 step 4)."""
+        base = self.view().log_end_offset
+        for _ in range(into + 1):
+            self.append_one()
+        if replicated:
+            self.advance_high_watermark()
+        self.do("truncate_to", offset=base + into)

@@ -164,12 +164,11 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         broken=broken, outcome=DIVERGED, signature=session.best_signature, commit=_commit(),
     )
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
-    if adapter in (None, "model"):  # in-process replays are cheap; an adapter's are not
-        from .minimise import minimise_trace
+    from .minimise import minimise_trace  # replays through the same (still open) adapter
 
-        trace, signature = minimise_trace(trace, signature, session.factory, session.features,
-                                          time_limit_s=MINIMISE_S)
-        trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
+    trace, signature = minimise_trace(trace, signature, session.factory, session.features,
+                                      time_limit_s=MINIMISE_S)
+    trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
     return row(config, session, DIVERGED, signature, dumps_trace(trace))
 
 

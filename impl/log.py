@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kafkalog.model.errors import (
     IllegalArgumentError,
@@ -56,8 +55,8 @@ from .log_retention import (
     retention_size_breached,
 )
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
-from .log_validator import analyze_and_validate, assign_offsets
-from .memory_records import MemoryRecords
+from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
+from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
 from .time import Time
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
@@ -280,12 +279,19 @@ class Log:
         with self.lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
             # One copy so the caller's buffer is never modified; the stamps go into the copy.
-            valid = MemoryRecords(bytearray(records.buffer[: analysis.valid_bytes]))
+            copy = bytearray(records.buffer[: analysis.valid_bytes])
+            if analysis.facts is not None:
+                valid, info = assign_offsets_scanned(
+                    copy, analysis.facts, self.log_end_offset, leader_epoch,
+                    self.config.message_timestamp_type, self.time.milliseconds(),
+                )
+                return self._append_validated(valid, info)
+            records_copy = MemoryRecords(copy)
             info = assign_offsets(
-                valid, self.log_end_offset, leader_epoch, self.config.message_timestamp_type,
-                self.time.milliseconds(),
+                records_copy, self.log_end_offset, leader_epoch,
+                self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(valid, info)
+            return self._append_validated(records_copy, info)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None
@@ -310,7 +316,9 @@ class Log:
                     f"{self.log_end_offset}.",
                     analysis.first_offset, analysis.last_offset,
                 )
-            valid = MemoryRecords(records.buffer[: analysis.valid_bytes])
+            prefix = records.buffer[: analysis.valid_bytes]
+            valid = (MemoryRecords(prefix) if analysis.facts is None
+                     else ScannedRecords(prefix, analysis.facts))
             info = analysis.follower_info()
             return self._append_validated(valid, info)
 
@@ -321,12 +329,17 @@ class Log:
         change), so the epochs are validated first and assigned after the write; Kafka assigns
         them before its segment-size check, which only differs when that check fails.
         """
-        batches = [b for b in valid.batches() if b.magic >= 2]
-        for batch in batches:
-            if batch.partition_leader_epoch < 0:
+        facts = batch_facts(valid)
+        if isinstance(valid, ScannedRecords):  # plain v2 batches only
+            starts = _epoch_starts([(epoch, base) for _, _, base, _, epoch, _, _, _ in facts])
+        else:  # legacy batches carry no epoch (LOG-24 assigns v2 epochs only)
+            starts = _epoch_starts([(b.partition_leader_epoch, b.base_offset)
+                                    for b in valid.batches() if b.magic >= 2])
+        for epoch, base in starts:
+            if epoch < 0:
                 raise IllegalArgumentError(
                     f"Received invalid partition leader epoch entry EpochEntry(epoch="
-                    f"{batch.partition_leader_epoch}, startOffset={batch.base_offset})"
+                    f"{epoch}, startOffset={base})"
                 )
         size = len(valid)
         if size > self.config.segment_bytes:
@@ -334,15 +347,17 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.dir.name} which "
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
             )
-        self._maybe_roll(size, info, list(valid.batches()))
-        self.local_log.append(info.last_offset, valid)
-        for batch in batches:
-            self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+        self._maybe_roll(size, info, facts)
+        scanned = (valid if isinstance(valid, ScannedRecords)
+                   else ScannedRecords(valid.buffer, facts))
+        self.local_log.append(info.last_offset, scanned)
+        for epoch, base in starts:
+            self.leader_epoch_cache.assign(epoch, base)
         self._update_high_watermark_with_log_end_offset()
         return info
 
     def _maybe_roll(
-        self, messages_size: int, info: LogAppendInfo, batches: list[Any]
+        self, messages_size: int, info: LogAppendInfo, batches: list[BatchFacts]
     ) -> LogSegment:
         """Roll when the active segment is full, old, or cannot hold the offsets (LOG-22)."""
         active = self.local_log.segments.active_segment()
@@ -361,7 +376,7 @@ class Log:
         self._ensure_fresh_indexes_fit(new_base, batches)
         return self._roll(roll_offset)
 
-    def _ensure_fresh_indexes_fit(self, base_offset: int, batches: list[Any]) -> None:
+    def _ensure_fresh_indexes_fit(self, base_offset: int, batches: list[BatchFacts]) -> None:
         """The new segment's empty indexes must hold this append's entries (KL-APPEND-9)."""
         size = self.config.segment_index_bytes
         check_index_capacity(
@@ -652,6 +667,23 @@ class Log:
     def __repr__(self) -> str:
         return (f"Log({self.dir}, lso={self.log_start_offset}, hw={self.high_watermark}, "
                 f"leo={self.log_end_offset})")
+
+
+def _epoch_starts(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The (epoch, base offset) pairs of an append's v2 batches whose cache `assign` can matter.
+
+    After assign(e, b) the cache's latest entry is (e, s) with s <= b, so assigning the same
+    epoch again at a base >= b is a no-op (EPO-2: an epoch's start never moves forward): only
+    epoch changes (and bases going backwards) are kept. The first negative epoch is kept too.
+    """
+    out: list[tuple[int, int]] = []
+    prev_epoch: int | None = None
+    prev_base = 0
+    for epoch, base in pairs:
+        if epoch != prev_epoch or base < prev_base:
+            out.append((epoch, base))
+        prev_epoch, prev_base = epoch, base
+    return out
 
 
 def _on_older_segment(old: LogOffsetMetadata, new: LogOffsetMetadata) -> bool:

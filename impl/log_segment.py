@@ -35,7 +35,7 @@ from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, LogConfig, LogOffsetM
 from .file_records import FileRecords
 from .fs import FileSystem
 from .lazy_index import LazyIndex
-from .memory_records import MemoryRecords
+from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
 from .time import Time
 
@@ -77,7 +77,7 @@ def roll_jitter_ms(config: LogConfig, base_offset: int) -> int:
 
 
 def check_index_capacity(
-    batches: list[Any],
+    batches: list[BatchFacts],
     index_interval_bytes: int,
     bytes_since_last_index_entry: int,
     max_timestamp: int,
@@ -88,13 +88,17 @@ def check_index_capacity(
     """Replay SEG-3's index decisions for `batches`; raise if an index would be full (ERR-3/7).
 
     `offset_index` is (entries, max entries); `time_index` is (entries, max entries, last
-    timestamp). Pure, header fields only, O(batches).
+    timestamp). `batches` are `BatchFacts` (memory_records). Pure, O(batches) at worst.
     """
     since, max_ts = bytes_since_last_index_entry, max_timestamp
     off_entries, off_max = offset_index
     time_entries, time_max, last_ts = time_index
-    for batch in batches:
-        max_ts = max(max_ts, batch.max_timestamp)
+    n = len(batches)
+    # Each batch adds at most one entry per index, so with room for n more nothing can fail.
+    if off_entries + n <= off_max and time_entries + n < time_max:
+        return
+    for _, size, _, _, _, batch_max_ts, _, _ in batches:
+        max_ts = max(max_ts, batch_max_ts)
         if since > index_interval_bytes:
             if off_entries >= off_max:
                 raise IllegalArgumentError(
@@ -107,7 +111,7 @@ def check_index_capacity(
             if max_ts > last_ts:
                 time_entries, last_ts = time_entries + 1, max_ts
             since = 0
-        since += batch.size_in_bytes
+        since += size
 
 
 @dataclass(frozen=True)
@@ -260,26 +264,36 @@ class LogSegment:
             return
         position = self.log.size_in_bytes
         self._ensure_offset_in_range(largest_offset)
-        batches = list(records.batches())
+        batches = batch_facts(records)  # carried by the append path, else read from headers
         self._check_index_capacity(batches)
         if position == 0:
-            self.rolling_based_timestamp = batches[0].max_timestamp
+            self.rolling_based_timestamp = batches[0][5]
         self.log.append(records)
         self.last_modified_ms = self.time.milliseconds()
         max_ts, max_off = self.max_timestamp_and_offset_so_far
-        for batch in batches:
-            if batch.max_timestamp > max_ts:
-                max_ts, max_off = batch.max_timestamp, batch.last_offset
-                self._max_ts_and_offset = (max_ts, max_off)
-            if self.bytes_since_last_index_entry > self.index_interval_bytes:
-                self.offset_index.append(batch.last_offset, position)
-                self.time_index.maybe_append(max_ts, max_off)
-                self.bytes_since_last_index_entry = 0
-            size = batch.size_in_bytes
-            position += size
-            self.bytes_since_last_index_entry += size
+        interval, since = self.index_interval_bytes, self.bytes_since_last_index_entry
+        # Both indexes were opened by _check_index_capacity; fetched once, not per entry.
+        append_offset, append_time = self.offset_index.append, self.time_index.maybe_append
+        # A time-index call repeating the previous call's arguments is a no-op (FMT-22: an equal
+        # timestamp adds nothing; capacity was checked above), so it is made once per new max.
+        called_ts, called_off = None, None
+        try:
+            for _, size, base, delta, _, batch_max_ts, _, _ in batches:
+                if batch_max_ts > max_ts:
+                    max_ts, max_off = batch_max_ts, base + delta
+                    self._max_ts_and_offset = (max_ts, max_off)
+                if since > interval:
+                    append_offset(base + delta, position)
+                    if max_ts != called_ts or max_off != called_off:
+                        append_time(max_ts, max_off)
+                        called_ts, called_off = max_ts, max_off
+                    since = 0
+                position += size
+                since += size
+        finally:
+            self.bytes_since_last_index_entry = since  # kept per batch in a local: hot loop
 
-    def _check_index_capacity(self, batches: list[Any]) -> None:
+    def _check_index_capacity(self, batches: list[BatchFacts]) -> None:
         """Raise before writing if this append's index entries would overflow an index.
 
         Kafka writes the bytes first and fails in the index (SEG-5); kafkalog replays the index
@@ -287,6 +301,9 @@ class LogSegment:
         model's KL-APPEND-9). Raises IllegalArgumentError (ERR-3, ERR-7) naming the index.
         """
         oi, ti = self.offset_index, self.time_index
+        n = len(batches)
+        if oi.entries + n <= oi.max_entries and ti.entries + n < ti.max_entries:
+            return  # room for an entry per batch: skip building the error location (a Path)
         check_index_capacity(
             batches, self.index_interval_bytes, self.bytes_since_last_index_entry,
             self.max_timestamp_so_far(), (oi.entries, oi.max_entries),

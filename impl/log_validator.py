@@ -10,6 +10,7 @@ to find the first record holding it (docs/design.md "Leader batches").
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +23,13 @@ from kafkalog.model.errors import (
 from kafkalog.model.values import NO_TIMESTAMP, LogAppendInfo, TimestampType
 
 from .compression import CompressionType
-from .memory_records import MemoryRecords
-from .record_batch import RECORD_BATCH_OVERHEAD
+from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, scan_headers
+from .record_batch import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, RecordBatch
 from .varint import decode_varint, decode_varlong
 
 NO_PARTITION_LEADER_EPOCH = -1
+# baseOffset, batchLength, partitionLeaderEpoch: bytes [0, 16) of a v2 header (FMT-45).
+_PUT_OFFSET_LENGTH_EPOCH = struct.Struct(">qii").pack_into
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Analysis:
     valid_bytes: int = 0
     record_count: int = 0
     monotonic: bool = True  # every batch's last offset exceeds the previous one's
+    facts: list[BatchFacts] | None = None  # scan_headers entries of the accepted batches
 
     def follower_info(self) -> LogAppendInfo:
         """The LogAppendInfo of a follower append, whose offsets are kept as given."""
@@ -63,7 +67,29 @@ def analyze_and_validate(
 
     Raises InvalidRecordError (a client batch with base offset != 0), RecordTooLargeError (leader
     batch > max.message.bytes), CorruptRecordError (CRC or size), OffsetsOutOfOrderError
-    (follower last offsets not strictly increasing). O(batches), header fields only.
+    (follower last offsets not strictly increasing). O(batches), header fields only; plain v2
+    input takes one `scan_headers` pass whose facts later steps reuse (`Analysis.facts`).
+    """
+    facts = scan_headers(records.buffer)
+    if facts is not None:
+        return _analyze_facts(records.buffer, facts, leader, max_message_bytes, where,
+                              leader_epoch)
+    return analyze_batches(records, leader=leader, max_message_bytes=max_message_bytes,
+                           where=where, leader_epoch=leader_epoch)
+
+
+def analyze_batches(
+    records: MemoryRecords,
+    *,
+    leader: bool,
+    max_message_bytes: int,
+    where: str,
+    leader_epoch: int | None = None,
+) -> Analysis:
+    """`analyze_and_validate` through batch objects: any magic, errors in batch order.
+
+    The path for input `scan_headers` declines (legacy or undersized batches); also the
+    reference the single-pass path is tested against.
     """
     a = Analysis()
     for batch in records.batches():
@@ -107,6 +133,60 @@ def analyze_and_validate(
     return a
 
 
+def _analyze_facts(
+    buf: memoryview, facts: list[BatchFacts], leader: bool, max_message_bytes: int, where: str,
+    leader_epoch: int | None,
+) -> Analysis:
+    """`analyze_and_validate` over `scan_headers` facts: the same checks in the same order."""
+    a = Analysis(first_offset=facts[0][2] if facts else -1)
+    stop_above = leader_epoch if not leader and leader_epoch is not None else None
+    last, max_ts, max_at, valid_bytes, count, accepted = -1, NO_TIMESTAMP, -1, 0, 0, 0
+    for pos, size, base, delta, epoch, batch_max_ts, records, crc_ok in facts:
+        if stop_above is not None and epoch != NO_PARTITION_LEADER_EPOCH and epoch > stop_above:
+            break
+        if leader and base != 0:
+            raise InvalidRecordError(
+                f"The baseOffset of the record batch in the append to {where} should be 0, but "
+                f"it is {base}"
+            )
+        if accepted and last >= base + delta:
+            a.monotonic = False
+        last = base + delta
+        if leader and size > max_message_bytes:
+            raise RecordTooLargeError(
+                f"The record batch size in the append to {where} is {size} bytes which exceeds "
+                f"the maximum configured value of {max_message_bytes}."
+            )
+        if not crc_ok:
+            raise CorruptRecordError(
+                f"Record batch is corrupt (CRC or size) in the append to {where}",
+                where=f"batch {accepted} at byte {valid_bytes}",
+            )
+        if batch_max_ts > max_ts:
+            max_ts, max_at = batch_max_ts, pos
+        valid_bytes += size
+        count += records
+        accepted += 1
+    if not leader and not a.monotonic:
+        raise OffsetsOutOfOrderError(
+            f"Out of order offsets found in append to {where}: last offsets do not strictly "
+            f"increase"
+        )
+    a.facts = facts if accepted == len(facts) else facts[:accepted]
+    if not accepted:
+        a.first_offset = -1
+    a.last_offset, a.max_timestamp, a.valid_bytes, a.record_count = last, max_ts, valid_bytes, count
+    if max_at >= 0 and not leader:  # only follower_info needs it; the leader's is re-found
+        a.max_timestamp_batch = _batch_at(buf, max_at)  # after stamping (assign_offsets_scanned)
+    return a
+
+
+def _batch_at(buf: memoryview, pos: int) -> RecordBatch:
+    """The v2 batch object at `pos`, positioned as `MemoryRecords.batches()` would yield it."""
+    size = LOG_OVERHEAD + int.from_bytes(buf[pos + 8 : pos + 12], "big", signed=True)
+    return RecordBatch(buf[pos : pos + size], pos)
+
+
 def assign_offsets(
     valid: MemoryRecords,
     first_offset: int,
@@ -135,6 +215,45 @@ def assign_offsets(
         return LogAppendInfo(first_offset, next_offset - 1, now, first_offset, now, size, count)
     return LogAppendInfo(first_offset, next_offset - 1, max_ts, _offset_of_max_timestamp(max_batch),
                          NO_TIMESTAMP, size, count)
+
+
+def assign_offsets_scanned(
+    valid: bytearray,
+    facts: list[BatchFacts],
+    first_offset: int,
+    leader_epoch: int,
+    timestamp_type: TimestampType,
+    now: int,
+) -> tuple[ScannedRecords, LogAppendInfo]:
+    """`assign_offsets` over the `scan_headers` facts of `valid` (LOG-18), without re-parsing.
+
+    Returns the stamped records carrying facts that describe them after the stamps.
+    """
+    view = memoryview(valid)
+    log_append = timestamp_type is TimestampType.LOG_APPEND_TIME
+    put = _PUT_OFFSET_LENGTH_EPOCH
+    next_offset, max_ts, max_at, count = first_offset, NO_TIMESTAMP, -1, 0
+    stamped: list[BatchFacts] = []
+    for pos, size, _, delta, _, batch_max_ts, records, crc_ok in facts:
+        # Base offset and epoch lie outside the CRC (FMT-47); the length between them is rewritten
+        # unchanged so one pack_into does both stamps.
+        put(view, pos, next_offset, size - LOG_OVERHEAD, leader_epoch)
+        if log_append:
+            _batch_at(view, pos).set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
+            batch_max_ts = now
+        if batch_max_ts > max_ts:
+            max_ts, max_at = batch_max_ts, pos
+        stamped.append((pos, size, next_offset, delta, leader_epoch, batch_max_ts, records, crc_ok))
+        next_offset += delta + 1
+        count += records
+    out = ScannedRecords(valid, stamped)
+    size = len(valid)
+    if log_append:
+        return out, LogAppendInfo(first_offset, next_offset - 1, now, first_offset, now, size,
+                                  count)
+    max_batch = _batch_at(view, max_at) if max_at >= 0 else None
+    return out, LogAppendInfo(first_offset, next_offset - 1, max_ts,
+                              _offset_of_max_timestamp(max_batch), NO_TIMESTAMP, size, count)
 
 
 def _offset_of_max_timestamp(batch: Any) -> int:

@@ -42,6 +42,46 @@ _HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")
 _HEADER_BEFORE_CRC = struct.Struct(">qiib")
 
 
+# The whole 61-byte v2 header in one unpack (FMT-45), skipping (pad bytes) the fields the append
+# path never reads: baseOffset, batchLength, epoch, magic, crc, [attributes], lastOffsetDelta,
+# [baseTimestamp], maxTimestamp, [producerId, producerEpoch, baseSequence], recordCount.
+_V2_HEADER = struct.Struct(">qiibI2xi8xq14xi")
+
+# One `scan_headers` entry per batch: (position, size, base offset, last offset delta, partition
+# leader epoch, max timestamp, record count, crc ok). Tuples, not objects: building and unpacking
+# them is the cheapest per-batch work Python offers, and the append path touches each once.
+BatchFacts = tuple[int, int, int, int, int, int, int, bool]
+
+
+def scan_headers(buf: memoryview) -> list[BatchFacts] | None:
+    """One pass over the whole v2 batches of `buf`: each one's header facts and CRC validity.
+
+    Stops silently at a torn tail (FMT-52) like `MemoryRecords.batches()`. Returns None when a
+    batch is not a plain v2 batch (magic < 2, size < 61 or a size field < 14): callers then take
+    the batch-object path, which raises its errors in batch order. O(batches) plus the CRCs.
+    """
+    unpack, out, pos, end = _V2_HEADER.unpack_from, [], 0, len(buf)
+    append = out.append
+    while pos + RECORD_BATCH_OVERHEAD <= end:
+        # A whole header is there: one unpack gives size, magic and every fact at once.
+        base, length, epoch, magic, crc, delta, max_ts, count = unpack(buf, pos)
+        size = LOG_OVERHEAD + length
+        if size < RECORD_BATCH_OVERHEAD or magic != MAGIC_V2:
+            return None
+        if pos + size > end:
+            return out  # a torn tail (FMT-52)
+        # The CRC covers [attributes, end) (FMT-46); same test as RecordBatch.is_valid.
+        append((pos, size, base, delta, epoch, max_ts, count,
+                crc == crc32c(buf[pos + 21 : pos + size])))
+        pos += size
+    if pos + HEADER_SIZE_UP_TO_MAGIC < end:
+        # Fewer than 61 bytes left but more than 17: a torn tail only if its size field says so.
+        size = LOG_OVERHEAD + _OFFSET_AND_SIZE.unpack_from(buf, pos)[1]
+        if size < RECORD_BATCH_OVERHEAD or buf[pos + MAGIC_OFFSET] != MAGIC_V2:
+            return None
+    return out
+
+
 def batch_of(view: memoryview, position: int = -1, source: str | None = None) -> RecordBatch:
     """The right view class for a whole batch: v2 (`RecordBatch`) or v0/v1 (legacy)."""
     if view[MAGIC_OFFSET] in (0, 1):
@@ -139,6 +179,36 @@ class MemoryRecords:
                 out += build_batch(spec.records, spec.base_offset, spec.partition_leader_epoch,
                                    spec.timestamp_type, spec.log_append_time, CompressionType.NONE)
         return cls(out)
+
+
+class ScannedRecords(MemoryRecords):
+    """Validated batches plus their `scan_headers` facts, so later steps need not re-parse them.
+
+    The facts must describe the buffer as it is: whoever stamps the buffer passes new facts.
+    """
+
+    __slots__ = ("facts",)
+
+    def __init__(self, buffer: bytes | bytearray | memoryview, facts: list[BatchFacts]) -> None:
+        super().__init__(buffer)
+        self.facts = facts
+
+
+def batch_facts(records: MemoryRecords) -> list[BatchFacts]:
+    """The `BatchFacts` of `records`: the carried ones, else read from batch objects.
+
+    The fallback serves legacy (v0/v1) batches and callers outside the append path; it reads
+    header fields only (crc ok is reported True: nothing is checked) and keeps position, size,
+    offsets and max timestamp exact for every magic, epoch as the batch reports it.
+    """
+    if isinstance(records, ScannedRecords):
+        return records.facts
+    out: list[BatchFacts] = []
+    for b in records.batches():
+        base = b.base_offset
+        out.append((b.position, b.size_in_bytes, base, b.last_offset - base,
+                    b.partition_leader_epoch, b.max_timestamp, b.record_count, True))
+    return out
 
 
 def encode_record(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> bytes:

@@ -214,6 +214,11 @@ def parse_index(data: bytes, entry: struct.Struct) -> tuple[list[tuple[int, int]
     zeros = 0
     while zeros < len(entries) and entries[len(entries) - 1 - zeros] == (0, 0):
         zeros += 1
+    if zeros == len(entries) == 1 and len(data) == entry.size:
+        # A file of exactly one all-zero entry is a trimmed index holding one real entry:
+        # (timestamp 0, base offset) or (base offset, position 0); preallocation (FMT-26)
+        # makes files of many entries.
+        zeros = 0
     return entries[: len(entries) - zeros], len(data) % entry.size, zeros
 
 

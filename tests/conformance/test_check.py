@@ -56,7 +56,7 @@ def test_check__builtin_through_serve_adapter__conforms(tmp_path: Path) -> None:
 
 def test_replay_cli__saved_failure__exits_1_and_marks_the_divergence(tmp_path: Path) -> None:
     """A trace saved by `check --broken` replays to the same divergence (exit 1)."""
-    code, _ = run_check("--broken", "truncate_fully_keeps_hw", "--examples", "6", "--steps", "25",
+    code, _ = run_check("--broken", "truncate_fully_keeps_hw", "--examples", "6", "--steps", "30",
                         "--family", "tiny", "--time-limit", "8", out=tmp_path)
     assert code == 1
     saved = sorted(tmp_path.glob("*.jsonl"))

@@ -420,3 +420,11 @@ def test_check_time_index__rolled_segment_with_no_entry_at_all__only_a_note() ->
     assert kinds(findings) == ["time_index_empty"]
     assert all(f.severity.value == "note" for f in findings)
 
+
+
+def test_parse_index__one_entry_file_of_zeros__is_a_real_entry_not_zero_fill() -> None:
+    """Spec: FMT-22, FMT-26"""
+    entries, left_over, zeros = parse_index(bytes(TIME_INDEX_ENTRY.size), TIME_INDEX_ENTRY)
+    assert (entries, left_over, zeros) == ([(0, 0)], 0, 0)
+    entries, _, zeros = parse_index(bytes(3 * TIME_INDEX_ENTRY.size), TIME_INDEX_ENTRY)
+    assert (entries, zeros) == ([], 3)

@@ -1,0 +1,105 @@
+"""The single-pass append path (`scan_headers` facts) agrees with the batch-object path (#6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafkalog.impl.compression import CompressionType
+from kafkalog.impl.log_validator import (
+    analyze_and_validate,
+    analyze_batches,
+    assign_offsets,
+    assign_offsets_scanned,
+)
+from kafkalog.impl.memory_records import MemoryRecords, batch_facts, build_batch, scan_headers
+from kafkalog.model.errors import KafkalogError
+from kafkalog.model.values import NO_TIMESTAMP, Record, TimestampType
+
+_BATCH = st.tuples(
+    st.integers(0, 40),  # base offset
+    st.integers(1, 4),  # records
+    st.integers(-1, 3),  # partition leader epoch
+    st.lists(st.integers(-1, 50), min_size=4, max_size=4),  # record timestamps
+)
+
+
+def _buffer(specs: list[tuple[int, int, int, list[int]]], corrupt: int | None, cut: int) -> bytes:
+    out = bytearray()
+    for base, count, epoch, stamps in specs:
+        records = [Record(None, b"v%d" % i, stamps[i]) for i in range(count)]
+        out += build_batch(records, base, epoch, TimestampType.CREATE_TIME, NO_TIMESTAMP,
+                           CompressionType.NONE)
+    if corrupt is not None and out:
+        out[(corrupt * 7919) % len(out)] ^= 0x5A
+    return bytes(out[: max(0, len(out) - cut)])
+
+
+def _outcome(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    try:
+        a = fn(*args, **kwargs)
+    except KafkalogError as e:
+        return (type(e).__name__, str(e))
+    except Exception as e:  # noqa: BLE001 - untyped failures must match between paths too
+        return ("untyped", type(e).__name__)
+    info = a.follower_info() if not kwargs["leader"] else None
+    return (a.first_offset, a.last_offset, a.max_timestamp, a.valid_bytes, a.record_count,
+            a.monotonic, info)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_BATCH, max_size=5), st.one_of(st.none(), st.integers(0, 10_000)),
+       st.integers(0, 30), st.booleans(), st.one_of(st.none(), st.integers(-1, 3)),
+       st.integers(20, 400))
+def test_validation__single_pass__matches_the_batch_object_path(
+    specs: list[Any], corrupt: int | None, cut: int, leader: bool, leader_epoch: int | None,
+    max_bytes: int,
+) -> None:
+    """Same errors (type and message) or the same facts, whatever the batches, bytes and tails."""
+    records = MemoryRecords(_buffer(specs, corrupt, cut))
+    kwargs = dict(leader=leader, max_message_bytes=max_bytes, where="t-0",
+                  leader_epoch=leader_epoch)
+    assert _outcome(analyze_and_validate, records, **kwargs) == _outcome(
+        analyze_batches, records, **kwargs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_BATCH, min_size=1, max_size=5), st.integers(0, 30))
+def test_scan_headers__facts__match_batch_headers(specs: list[Any], cut: int) -> None:
+    """Every whole batch's facts equal its header fields; a torn tail is left out."""
+    records = MemoryRecords(_buffer(specs, None, cut))
+    facts = scan_headers(records.buffer)
+    assert facts is not None
+    assert [f[:7] for f in facts] == [f[:7] for f in batch_facts(records)]
+    assert all(f[7] for f in facts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_BATCH, min_size=1, max_size=5), st.integers(0, 1000), st.integers(0, 5),
+       st.sampled_from(list(TimestampType)))
+def test_assign_offsets__single_pass__stamps_the_same_bytes_and_info(
+    specs: list[Any], first: int, epoch: int, ts_type: TimestampType,
+) -> None:
+    """Stamped bytes, LogAppendInfo and carried facts agree with the batch-object path."""
+    raw = _buffer([(0, *rest) for _, *rest in specs], None, 0)
+    facts = scan_headers(memoryview(raw))
+    assert facts is not None
+    slow = MemoryRecords(bytearray(raw))
+    slow_info = assign_offsets(slow, first, epoch, ts_type, 99)
+    fast, fast_info = assign_offsets_scanned(bytearray(raw), facts, first, epoch, ts_type, 99)
+    assert fast.to_bytes() == slow.to_bytes()
+    assert fast_info == slow_info
+    assert [f[:7] for f in fast.facts] == [f[:7] for f in batch_facts(slow)]
+
+
+def test_scan_headers__legacy_or_undersized_batch__declines() -> None:
+    """A batch that is not plain v2 sends the caller to the batch-object path (None)."""
+    raw = bytearray(build_batch([Record(None, b"v", 5)], 0, 0, TimestampType.CREATE_TIME,
+                                NO_TIMESTAMP, CompressionType.NONE))
+    raw[16] = 1  # magic 1
+    assert scan_headers(memoryview(raw)) is None
+    small = bytearray(26)
+    small[8:12] = (14).to_bytes(4, "big")
+    small[16] = 2
+    assert scan_headers(memoryview(small)) is None
