@@ -138,7 +138,10 @@ def roll(s: Offsets, t: Offsets, a: Args, *, clamp_flush: bool = True) -> z3.Boo
 def truncate_to(s: Offsets, t: Offsets, a: Args, *, clamp_hw: bool = True) -> z3.BoolRef:
     """log.truncate_to: nothing at or above the LEO, full truncation below the first base."""
     x = a["x"]
-    everything_at_x = z3.And(*(getattr(t, f) == x for f in ("lso", "hw", "leo", "rp", "fb")))
+    # Below the first base it is a full truncation (KL-TRUNC-4): the recovery point only lowers.
+    everything_at_x = z3.And(
+        *(getattr(t, f) == x for f in ("lso", "hw", "leo", "fb")), t.rp == zmin(s.rp, x)
+    )
     partial = z3.And(
         t.leo == x, t.rp == zmin(s.rp, x), t.lso == zmin(x, s.lso),
         t.hw == (z3.If(s.hw >= x, x, s.hw) if clamp_hw else s.hw), t.fb == s.fb,
