@@ -372,9 +372,10 @@ def check_epochs(entries: Sequence[EpochEntry], scans: Sequence[SegmentScan],
                                      f"entry {b.epoch} {b.start_offset} follows "
                                      f"{a.epoch} {a.start_offset}", "EPO-1"))
     if entries and entries[-1].start_offset > log_end_offset:
+        # Legal even after a clean close: a leader assigns (epoch, LEO) and the LEO may sit above
+        # the data after a mid-batch cut (LOC-8, KL-TRUNC-2); load truncates it (REC-13).
         last = entries[-1]
-        make = _problem if clean else _note
-        findings.append(make("epoch_beyond_log_end", path, len(entries) + 2,
+        findings.append(_note("epoch_beyond_log_end", path, len(entries) + 2,
                              f"epoch {last.epoch} starts at {last.start_offset} beyond the log "
                              f"end offset {log_end_offset}", "REC-13"))
     findings.extend(_batch_epoch_findings(entries, scans, path))

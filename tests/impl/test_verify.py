@@ -244,12 +244,16 @@ def test_check_epochs__batch_epoch_differs__mismatch_names_the_batch() -> None:
     assert kinds(found) == ["epoch_mismatch"] and found[0].position == 100
 
 
-def test_check_epochs__entry_beyond_leo__problem_when_clean_note_when_unclean() -> None:
-    """Spec: REC-13"""
+def test_check_epochs__entry_beyond_leo__a_note_even_after_a_clean_close() -> None:
+    """A leader's (epoch, LEO) may sit above the data after a mid-batch cut; load trims it.
+
+    Found by a campaign (tests/regressions/KL-EPOCH-6-*). Spec: REC-13, KL-TRUNC-2
+    """
     scan = SegmentScan("l", 0, 100, (BatchFacts(0, 100, 0, 4, 2, 1, 0),), ())
     entries = [EpochEntry(1, 0), EpochEntry(2, 9)]
-    assert check_epochs(entries, [scan], 5, "c", clean=True)[0].severity is Severity.PROBLEM
-    assert check_epochs(entries, [scan], 5, "c", clean=False)[0].severity is Severity.NOTE
+    for clean in (True, False):
+        finding = check_epochs(entries, [scan], 5, "c", clean=clean)[0]
+        assert (finding.kind, finding.severity) == ("epoch_beyond_log_end", Severity.NOTE)
 
 
 def test_check_epochs__decreasing_entries__not_increasing() -> None:
