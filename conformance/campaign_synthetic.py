@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any
+
+from .runner import RunOutcome
 
 DIVERGE_EVERY = 7
 ACTIONS = ("append_as_leader", "read", "roll", "truncate_to", "advance_clock")
@@ -22,23 +22,6 @@ SIGNATURES = (
     "truncate_to|OffsetOutOfRangeError|ok|result|LOG-40",
     "roll|ok|InvalidRollError|result|SEG-8",
 )
-
-
-@dataclass(frozen=True)
-class SyntheticOutcome:
-    """Mirrors runner.RunOutcome's fields."""
-
-    seed: int
-    config_family: str
-    config: dict[str, Any]
-    adapter: str | None
-    steps_executed: int
-    actions: dict[str, int]
-    rules: list[str]
-    duration_s: float
-    outcome: str
-    signature: str | None
-    trace_jsonl: str | None = field(default=None)
 
 
 def synthetic_run_seed(
@@ -50,7 +33,7 @@ def synthetic_run_seed(
     time_limit_s: float = 120,
     broken: str | None = None,
     delay_s: float = 0.0,
-) -> SyntheticOutcome:
+) -> RunOutcome:
     """A deterministic fake run of `steps` steps; see the module docstring for its failures.
 
     `delay_s` sleeps first, to stand in for real work (tests that interrupt a running wave).
@@ -66,7 +49,7 @@ def synthetic_run_seed(
     rules = sorted({RULES[(seed + step) % len(RULES)] for step in range(min(executed, 3))})
     diverged = seed % DIVERGE_EVERY == 0
     signature = SIGNATURES[(seed // DIVERGE_EVERY) % 2] if diverged else None
-    return SyntheticOutcome(
+    return RunOutcome(
         seed=seed,
         config_family=config_family,
         config={"segment_bytes": 256 + seed % 3, "family": config_family},
