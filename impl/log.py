@@ -42,6 +42,7 @@ from kafkalog.model.values import (
     TimestampAndOffset,
 )
 
+from .bounds import require_end_offset_fits, require_int32, require_int64
 from .checkpoint import LeaderEpochCheckpointFile
 from .epoch_cache import LeaderEpochCache
 from .fs import FileSystem
@@ -117,6 +118,7 @@ class Log:
         Creates the directory when missing. Raises KafkaStorageError / LogDirError on I/O
         failures, CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
         """
+        require_int64(log_start_offset, "log start offset", "Log.open")
         d = Path(dir_path)
         fs.mkdir(d)
         epoch_cache = LeaderEpochCache(
@@ -180,6 +182,8 @@ class Log:
 
     def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
         """Clamp `hw` into [LSO, LEO] and store it; may decrease the HW (LOG-5)."""
+        require_int64(hw if isinstance(hw, int) else hw.message_offset, "high watermark",
+                      "update_high_watermark")
         with self.lock:
             md = hw if isinstance(hw, LogOffsetMetadata) else LogOffsetMetadata(hw)
             end = self.log_end_offset_metadata
@@ -195,6 +199,7 @@ class Log:
 
         Raises IllegalArgumentError when `new_hw` is above the LEO (ERR-28).
         """
+        require_int64(new_hw.message_offset, "high watermark", "maybe_increment_high_watermark")
         with self.lock:
             if new_hw.message_offset > self.log_end_offset:
                 raise IllegalArgumentError(
@@ -248,6 +253,7 @@ class Log:
 
         Raises OffsetOutOfRangeError above the HW (ERR-30), LogClosedError after close.
         """
+        require_int64(new_log_start_offset, "log start offset", "maybe_increment_log_start_offset")
         with self.lock:
             if new_log_start_offset > self.high_watermark:
                 raise OffsetOutOfRangeError(
@@ -270,6 +276,7 @@ class Log:
         Raises InvalidRecordError (base offset != 0), RecordTooLargeError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
         """
+        require_int32(leader_epoch, "leader epoch", "append_as_leader")
         analysis = analyze_and_validate(
             records, leader=True, max_message_bytes=self.config.max_message_bytes,
             where=self.dir.name,
@@ -301,6 +308,8 @@ class Log:
         Raises OffsetsOutOfOrderError, UnexpectedAppendOffsetError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
         """
+        if leader_epoch is not None:
+            require_int32(leader_epoch, "leader epoch", "append_as_follower")
         analysis = analyze_and_validate(
             records, leader=False, max_message_bytes=self.config.max_message_bytes,
             where=self.dir.name, leader_epoch=leader_epoch,
@@ -335,6 +344,7 @@ class Log:
         else:  # legacy batches carry no epoch (LOG-24 assigns v2 epochs only)
             starts = _epoch_starts([(b.partition_leader_epoch, b.base_offset)
                                     for b in valid.batches() if b.magic >= 2])
+        require_end_offset_fits(info.last_offset, "append")
         for epoch, base in starts:
             if epoch < 0:
                 raise IllegalArgumentError(
@@ -410,6 +420,8 @@ class Log:
         Raises OffsetOutOfRangeError below the LSO (ERR-31), above the LEO or below the first
         segment (ERR-32); IllegalArgumentError for a negative `max_bytes` (ERR-15).
         """
+        require_int64(start_offset, "start offset", "read")
+        require_int32(max_bytes, "max bytes", "read")
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.dir.name}, but "
@@ -425,6 +437,8 @@ class Log:
 
     def roll(self, expected_next_offset: int | None = None) -> int:
         """Start a new active segment; returns its base offset (LOG-25, LOC-6)."""
+        if expected_next_offset is not None:
+            require_int64(expected_next_offset, "expected next offset", "roll")
         with self.lock:
             return self._roll(expected_next_offset).base_offset
 
@@ -440,6 +454,8 @@ class Log:
 
         Raises IllegalArgumentError when `offset` is outside [0, LEO].
         """
+        if offset is not None:
+            require_int64(offset, "flush offset", "flush")
         with self.lock:
             if offset is None:
                 self._flush_to(self.log_end_offset, including=True)
@@ -511,6 +527,7 @@ class Log:
 
         Raises IllegalArgumentError for a negative target (ERR-33).
         """
+        require_int64(target_offset, "offset", "truncate_to")
         if target_offset < 0:
             raise IllegalArgumentError(
                 f"Cannot truncate partition {self.dir.name} to a negative offset "
@@ -537,6 +554,7 @@ class Log:
 
         Raises IllegalArgumentError for a negative offset (as the model does).
         """
+        require_int64(new_offset, "offset", "truncate_fully_and_start_at")
         if new_offset < 0:
             raise IllegalArgumentError(f"Cannot start the log at negative offset {new_offset}")
         with self.lock:
@@ -554,6 +572,8 @@ class Log:
 
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
         """LOG-50: record (epoch, start offset), e.g. (new epoch, LEO) on becoming leader."""
+        require_int32(epoch, "epoch", "assign_epoch")
+        require_int64(start_offset, "start offset", "assign_epoch")
         with self.lock:
             self.leader_epoch_cache.assign(epoch, start_offset)
 
@@ -561,6 +581,7 @@ class Log:
 
     def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset | None:
         """LOG-51 / EPO-4: where `epoch` ends, or None when undefined."""
+        require_int32(epoch, "epoch", "end_offset_for_epoch")
         found_epoch, offset = self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
         if offset == -1:
             return None
@@ -574,6 +595,7 @@ class Log:
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets for one partition (LOG-43..49): special targets or a timestamp search."""
+        require_int64(target_timestamp, "timestamp", "fetch_offset_by_timestamp")
         cache = self.leader_epoch_cache
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             earliest = cache.earliest_entry

@@ -35,6 +35,8 @@ from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
 from kafkalog.model.values import INT64_MAX, NO_TIMESTAMP, BatchSpec, TimestampType
 from kafkalog.model.values import Record as ProducerRecord
 
+from .bounds import require_int32, require_int64, require_records
+
 _OFFSET_AND_SIZE = struct.Struct(">qi")
 # Header after the CRC: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
 # producerEpoch, baseSequence, recordCount.
@@ -237,6 +239,9 @@ def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_l
                 timestamp_type: TimestampType, log_append_time: int,
                 codec: CompressionType) -> bytearray:
     """The bytes of one v2 batch, CRC included. IllegalArgumentError on impossible input."""
+    require_records(records, "record batch")
+    require_int32(partition_leader_epoch, "partition leader epoch", "record batch")
+    require_int64(log_append_time, "log append time", "record batch")
     base_ts = records[0].timestamp
     check_header_args(MAGIC_V2, base_ts)
     for r in records:

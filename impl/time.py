@@ -19,6 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kafkalog.model.errors import IllegalArgumentError
+
+from .bounds import INT64_MAX, require_int64
+
 Task = Callable[[], None]
 
 
@@ -94,6 +98,7 @@ class MockTime:
     """A manual clock: `sleep(ms)` / `advance(ms)` move it forward and run due scheduler tasks."""
 
     def __init__(self, start_ms: int = 0) -> None:
+        require_int64(start_ms, "clock", "MockTime")
         self._now_ms = start_ms
         self.scheduler = MockScheduler(self)
 
@@ -103,8 +108,12 @@ class MockTime:
     def sleep(self, ms: int) -> None:
         """Advance by `ms` (>= 0), running every task that falls due on the way, in order."""
         if ms < 0:
-            raise ValueError(f"cannot sleep a negative duration: {ms} ms")
+            raise IllegalArgumentError(f"cannot move the clock back by {ms} ms",
+                                       where="advance_clock")
         target = self._now_ms + ms
+        if target > INT64_MAX:
+            raise IllegalArgumentError(f"advancing the clock by {ms} ms passes Long.MAX",
+                                       where="advance_clock")
         self.scheduler.run_until(target)
         self._now_ms = target
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .bounds import require_end_offset_fits, require_int32, require_int64, require_records
 from .errors import (
     IllegalArgumentError,
     OffsetsOutOfOrderError,
@@ -100,7 +101,11 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
 
 
 def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
-    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW. Spec: KL-APPEND-5."""
+    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW.
+
+    Spec: KL-APPEND-5, KL-BOUND-1 (the new LEO must fit a long).
+    """
+    require_end_offset_fits(batches[-1].last_offset, "append")
     for batch in batches:
         if batch.partition_leader_epoch < 0:
             raise IllegalArgumentError(
@@ -154,11 +159,14 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
     """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`.
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10. Raises RecordTooLargeError (ERR-23), IllegalArgumentError for a
+    KL-APPEND-9, KL-APPEND-10, KL-BOUND-1. Raises IllegalArgumentError for an epoch outside
+    int32 or a record outside KL-BOUND-1, RecordTooLargeError (ERR-23), IllegalArgumentError for a
     negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError (ERR-24), in that order.
     """
+    require_int32(leader_epoch, "leader epoch", "append_as_leader")
     if not records:
         return state, EMPTY_APPEND_INFO
+    require_records(records, "append_as_leader")
     _check_timestamps(records, "append_as_leader")
     config = state.config
     log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
@@ -179,6 +187,14 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
 def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) -> tuple[Batch, ...]:
     """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch."""
     kept = []
+    where = "append_as_follower"
+    if leader_epoch is not None:
+        require_int32(leader_epoch, "leader epoch", where)
+    for spec in specs:
+        require_int64(spec.base_offset, "base offset", where)
+        require_int32(spec.partition_leader_epoch, "partition leader epoch", where)
+        require_int64(spec.log_append_time, "log append time", where)
+        require_records(spec.records, where)
     for spec in specs:
         epoch = spec.partition_leader_epoch
         if leader_epoch is not None and epoch != -1 and epoch > leader_epoch:

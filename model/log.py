@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .bounds import INT64_MAX, require_int32, require_int64
 from .append import append_as_follower, append_as_leader
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
@@ -87,10 +88,12 @@ def validate_config(config: LogConfig) -> None:
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
     """A new log: one empty segment at `log_start_offset`; LSO = HW = LEO = recovery point.
 
-    Spec: KL-STATE-1, KL-STATE-2. Raises IllegalArgumentError for a bad config or a negative
-    start offset.
+    Spec: KL-STATE-1, KL-STATE-2, KL-BOUND-1. Raises IllegalArgumentError for a bad config, a
+    negative start offset, or a clock or offset outside int64.
     """
     validate_config(config)
+    require_int64(now_ms, "clock", "empty_log")
+    require_int64(log_start_offset, "log start offset", "empty_log")
     if log_start_offset < 0:
         raise IllegalArgumentError(
             f"log start offset {log_start_offset} is negative", where="empty_log"
@@ -115,6 +118,8 @@ def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Is
     by caching the materialised HW metadata. Raises OffsetOutOfRangeError (ERR-31, ERR-32),
     IllegalArgumentError for a negative `max_bytes` reaching a segment (ERR-15).
     """
+    require_int64(start_offset, "start offset", "read")
+    require_int32(max_bytes, "max bytes", "read")
     if start_offset < state.log_start_offset:
         raise OffsetOutOfRangeError(
             f"Received request for offset {start_offset}, but the log start offset is "
@@ -133,6 +138,7 @@ def update_high_watermark(state: PartitionState, offset: int) -> tuple[Partition
 
     Spec: KL-HW-1, KL-HW-2.
     """
+    require_int64(offset, "high watermark", "update_high_watermark")
     metadata = clamped_high_watermark(state, offset)
     assert metadata.message_offset == clamp_high_watermark(
         offset, state.log_start_offset, state.log_end_offset
@@ -154,6 +160,7 @@ def maybe_increment_high_watermark(
 
     Spec: KL-HW-3, KL-HW-4. Raises IllegalArgumentError above the LEO (ERR-28).
     """
+    require_int64(hw.message_offset, "high watermark", "maybe_increment_high_watermark")
     if hw.message_offset > state.log_end_offset:
         raise IllegalArgumentError(
             f"High watermark {hw.message_offset} update exceeds current log end offset "
@@ -184,6 +191,7 @@ def maybe_increment_log_start_offset(state: PartitionState,
 
     Spec: KL-LSO-1, KL-LSO-2. Raises OffsetOutOfRangeError above the HW (ERR-30).
     """
+    require_int64(offset, "log start offset", "maybe_increment_log_start_offset")
     if offset > state.high_watermark.message_offset:
         raise OffsetOutOfRangeError(
             f"Cannot increment the log start offset to {offset} since it is larger than the "
@@ -202,6 +210,8 @@ def roll(state: PartitionState,
 
     Spec: KL-ROLL-3, KL-ROLL-5, KL-ROLL-6, KL-ROLL-7. Raises InvalidRollError (ERR-34).
     """
+    if expected_next_offset is not None:
+        require_int64(expected_next_offset, "expected next offset", "roll")
     return roll_log(state, expected_next_offset)
 
 
@@ -210,6 +220,7 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
 
     Spec: KL-TRUNC-4. Raises IllegalArgumentError for a negative offset (ERR-29).
     """
+    require_int64(offset, "offset", "truncate_fully_and_start_at")
     if offset < 0:
         raise IllegalArgumentError(
             f"Cannot start the log at negative offset {offset}", where="truncate_fully_and_start_at"
@@ -231,6 +242,7 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
     Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3. Returns true iff something
     was truncated. Raises IllegalArgumentError for a negative offset (ERR-33).
     """
+    require_int64(offset, "offset", "truncate_to")
     if offset < 0:
         raise IllegalArgumentError(
             f"Cannot truncate partition to a negative offset ({offset})", where="truncate_to"
@@ -264,6 +276,8 @@ def flush(state: PartitionState, offset: int | None = None) -> tuple[PartitionSt
 
     Spec: KL-FLUSH-1, KL-FLUSH-2. Raises IllegalArgumentError outside [0, LEO].
     """
+    if offset is not None:
+        require_int64(offset, "flush offset", "flush")
     target = state.log_end_offset if offset is None else offset
     if not 0 <= target <= state.log_end_offset:
         raise IllegalArgumentError(
@@ -281,6 +295,8 @@ def assign_epoch(
 
     Spec: KL-EPOCH-1. Raises IllegalArgumentError for negatives (ERR-27).
     """
+    require_int32(epoch, "epoch", "assign_epoch")
+    require_int64(start_offset, "start offset", "assign_epoch")
     return replace(state, epochs=epoch_cache.assign(state.epochs, epoch, start_offset)), None
 
 
@@ -290,6 +306,7 @@ def end_offset_for_epoch(state: PartitionState,
 
     Spec: KL-EPOCH-2.
     """
+    require_int32(epoch, "epoch", "end_offset_for_epoch")
     result = epoch_cache.end_offset_for(state.epochs, epoch, state.log_end_offset)
     return state, (None if result.end_offset == -1 else result)
 
@@ -297,10 +314,14 @@ def end_offset_for_epoch(state: PartitionState,
 def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
     """Move the clock forward; asynchronous deletions that fall due happen (LOC-11).
 
-    Spec: KL-CLOCK-1, KL-DEL-2. Raises IllegalArgumentError for negative `ms`.
+    Spec: KL-CLOCK-1, KL-DEL-2, KL-BOUND-1. Raises IllegalArgumentError for negative `ms` or a
+    clock beyond Long.MAX.
     """
     if ms < 0:
         raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    if state.now_ms + ms > INT64_MAX:
+        raise IllegalArgumentError(f"advancing the clock by {ms} ms passes Long.MAX",
+                                   where="advance_clock")
     state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
     return state, state.now_ms
 
