@@ -16,7 +16,7 @@ from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
 from .errors import ProtocolError, UnknownActionError, WireFormatError
-from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request
+from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request, readable_request_id
 from .sut import Sut, UnsupportedError, execute
 from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode
 
@@ -41,6 +41,7 @@ class Server:
             ident = request.id
             return {"id": ident, **self._dispatch(request)}
         except (ProtocolError, UnknownActionError, WireFormatError) as error:
+            ident = ident if ident is not None else readable_request_id(line)
             return {"id": ident, "error": {"code": error.code, "message": str(error)}}
         except KafkalogError as error:  # e.g. the log could not open its directory
             message = f"{error.code}: {error}"
@@ -67,7 +68,8 @@ class Server:
 
     def _handshake(self, args: dict[str, Json]) -> Json:
         version = args.get("protocol_version")
-        if version != PROTOCOL_VERSION:
+        # An integer exactly: JSON's 1.0 and true compare equal to 1 in Python but are not it.
+        if type(version) is not int or version != PROTOCOL_VERSION:
             raise ProtocolError(
                 f"unsupported protocol_version {version!r}; this adapter speaks {PROTOCOL_VERSION}"
             )
@@ -82,8 +84,12 @@ class Server:
         config = decode(v.LogConfig, args.get("config", {}), "args.config")
         now_ms = decode(int, args.get("now_ms", 0), "args.now_ms")
         log_start_offset = decode(int, args.get("log_start_offset", 0), "args.log_start_offset")
-        if self._sut is not None:
-            self._sut.close()
+        old, self._sut = self._sut, None
+        if old is not None:
+            try:
+                old.close()
+            except Exception:  # a broken log must not block opening a fresh one
+                traceback.print_exc(file=sys.stderr)
         self._sut = self._factory(config, now_ms, log_start_offset)
 
     def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
@@ -116,18 +122,41 @@ class Server:
             self._sut = None
 
 
+def _decoded(raw: str | bytes, line_no: int) -> str | dict[str, Any]:
+    """A request line as text, or the error reply for a line that is not UTF-8.
+
+    stdin is read as bytes and decoded line by line, so one bad line costs one error reply
+    instead of the process (a strict text decoder raises outside the per-line handling).
+    """
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        message = (f"request is not UTF-8: {error.reason} at byte {error.start} "
+                   f"(stdin line {line_no})")
+        ident = readable_request_id(raw.decode("utf-8", errors="replace"))
+        return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+
+
 def serve(
     factory: SutFactory,
     implementation: str,
     features: frozenset[str],
-    stdin: IO[str] | None = None,
+    stdin: IO[str] | IO[bytes] | None = None,
     stdout: IO[str] | None = None,
 ) -> int:
     """Answer requests until end of input; returns the process exit status (0)."""
-    inp, out = stdin or sys.stdin, stdout or sys.stdout
+    inp: IO[str] | IO[bytes] = stdin or sys.stdin.buffer
+    out = stdout or sys.stdout
     server = Server(factory, implementation, features)
     try:
-        for line_no, line in enumerate(inp, start=1):
+        for line_no, raw in enumerate(inp, start=1):
+            line = _decoded(raw, line_no)
+            if isinstance(line, dict):
+                out.write(dumps(line) + "\n")
+                out.flush()
+                continue
             if not line.strip():
                 continue
             try:

@@ -145,6 +145,10 @@ def _load(line: str, source: str, line_no: int) -> dict[str, Any]:
         value = json.loads(line)
     except json.JSONDecodeError as error:
         raise TraceFormatError(f"not JSON: {error.msg}", where=f"{source}:{line_no}") from None
+    except (ValueError, RecursionError) as error:
+        # json raises these for integers past Python's digit limit and for very deep nesting.
+        raise TraceFormatError(f"not readable JSON: {type(error).__name__}: "
+                               f"{str(error)[:120]}", where=f"{source}:{line_no}") from None
     if not isinstance(value, dict):
         raise TraceFormatError("each line must be a JSON object", where=f"{source}:{line_no}")
     return value
@@ -189,6 +193,8 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
         raise TraceFormatError(f"step number {data.get('step')!r}, expected {expected}",
                                where=where)
     action, args = data.get("action"), data.get("args", {})
+    if args is None:
+        args = {}  # as the adapter protocol reads it: no arguments
     if not isinstance(action, str):
         raise TraceFormatError("step without an action name", where=where)
     try:

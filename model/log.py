@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
-from .bounds import INT64_MAX, require_int32, require_int64
 from .append import append_as_follower, append_as_leader
+from .bounds import INT64_MAX, require_int32, require_int64
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
     OFFSET_INDEX_ENTRY_SIZE,
