@@ -120,6 +120,25 @@ class FileHandle:
         except OSError as e:
             raise KafkaStorageError(f"stat failed: {e.strerror or e}", where=str(self.path)) from e
 
+    def data_end(self) -> int:
+        """Where the file's last data region ends: past it is a hole that reads as zeros (a
+        sparse, preallocated index). The size when the file system cannot tell (no SEEK_HOLE).
+        """
+        fd = self._require_fd()
+        size = self.size()
+        seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+        if seek_data is None or seek_hole is None:
+            return size
+        end = pos = 0
+        try:
+            while pos < size:
+                pos = os.lseek(fd, os.lseek(fd, pos, seek_data), seek_hole)
+                end = pos
+        except OSError as e:
+            if e.errno != errno.ENXIO:  # ENXIO: no data after `pos`
+                return size
+        return min(end, size)
+
     def truncate(self, size: int) -> None:
         """Set the file's length to `size` (shrinks, or extends with zeros)."""
         fd = self._require_fd()

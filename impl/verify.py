@@ -24,11 +24,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kafkalog.model.errors import CorruptCheckpointError, CorruptRecordError, KafkalogError
+from kafkalog.model.errors import (
+    CorruptCheckpointError,
+    CorruptRecordError,
+    InvalidLogDirNameError,
+    KafkalogError,
+    KafkaStorageError,
+    LogDirError,
+)
 from kafkalog.model.values import EpochEntry
 
 from .checkpoint import LEADER_EPOCH_CHECKPOINT_FILENAME, LeaderEpochCheckpointFile
 from .fs import FileSystem
+from .index_file import open_index
+from .index_file import parse_index as parse_index  # re-exported for dump and tests
 from .log_dir import (
     LogDirLayout,
     RootCheckpoints,
@@ -36,11 +45,15 @@ from .log_dir import (
     TopicPartition,
     classify_partition_file,
     inspect_log_dir,
+    parse_partition_dir_name,
     read_root_checkpoints,
 )
 from .memory_records import batch_of, next_batch_size
 
 INT32_MAX = 2**31 - 1
+# Per index file: after this many problems the rest of the file is summarised in one note, so a
+# garbage index of any size costs bounded memory and output (issue 13).
+MAX_INDEX_PROBLEMS = 100
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
 TIME_INDEX_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
 
@@ -206,22 +219,6 @@ def scan_segment(fs: FileSystem, path: Path, base_offset: int, deep: bool = Fals
 # --- Index checks (FMT-10..18, FMT-19..25, BUG-26) ---
 
 
-def parse_index(data: bytes, entry: struct.Struct) -> tuple[list[tuple[int, int]], int, int]:
-    """(entries, bytes left over, trailing all-zero entries). A zero tail is a preallocated,
-    untrimmed file (FMT-27); its entries are not returned."""
-    count = len(data) // entry.size
-    entries = [entry.unpack_from(data, n * entry.size) for n in range(count)]
-    zeros = 0
-    while zeros < len(entries) and entries[len(entries) - 1 - zeros] == (0, 0):
-        zeros += 1
-    if zeros == len(entries) == 1 and len(data) == entry.size:
-        # A file of exactly one all-zero entry is a trimmed index holding one real entry:
-        # (timestamp 0, base offset) or (base offset, position 0); preallocation (FMT-26)
-        # makes files of many entries.
-        zeros = 0
-    return entries[: len(entries) - zeros], len(data) % entry.size, zeros
-
-
 def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
                      rule: str) -> Iterator[Finding]:
     if left_over:
@@ -231,6 +228,16 @@ def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
         yield _problem("index_not_trimmed", path, None,
                        f"{zeros} zero-filled preallocated entries at the end (unclean shutdown; "
                        f"recovery rebuilds the index)", "FMT-27")
+
+
+def _over_limit(findings: list[Finding], path: str, n: int, count: int) -> bool:
+    """Whether MAX_INDEX_PROBLEMS is reached; if so, add the one note that says so."""
+    if sum(f.severity is Severity.PROBLEM for f in findings) < MAX_INDEX_PROBLEMS:
+        return False
+    findings.append(_note("index_check_stopped", path, None,
+                          f"stopped after {MAX_INDEX_PROBLEMS} problems; entries {n}..{count - 1}"
+                          " not checked", "FMT-18"))
+    return True
 
 
 def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
@@ -246,6 +253,8 @@ def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
     for n, (relative, position) in enumerate(entries):
+        if _over_limit(findings, path, n, len(entries)):
+            break
         at, key = n * OFFSET_INDEX_ENTRY.size, scan.base_offset + relative
         if relative < 0:
             findings.append(_problem("index_offset_below_base", path, at,
@@ -334,6 +343,8 @@ def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: Segment
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
     for n, (timestamp, relative) in enumerate(entries):
+        if _over_limit(findings, path, n, len(entries)):
+            break
         at, offset = n * TIME_INDEX_ENTRY.size, scan.base_offset + relative
         if previous is not None and (timestamp <= previous[0] or offset < previous[1]):
             findings.append(_problem("time_index_not_increasing", path, at,
@@ -516,12 +527,24 @@ class VerifyReport:
         }
 
 
+def _symlink_finding(path: str) -> Finding:
+    return _problem("symlink_refused", path, None, "a symbolic link, not followed (it could "
+                    "point outside the log directory); LogDir.open refuses it", "FMT-1")
+
+
+def _unreadable(report: PartitionReport, path: Path | str, error: KafkaStorageError) -> None:
+    report.findings.append(_problem("unreadable_file", str(path), None, error.message, "ERR-36"))
+
+
 def _classify_files(fs: FileSystem, partition_dir: Path,
                     report: PartitionReport) -> dict[int, set[str]]:
     """Segment base offset -> the plain suffixes present (`.log`, `.index`, ...)."""
     segments: dict[int, set[str]] = {}
     for name in fs.list_dir(partition_dir):
         path = str(partition_dir / name)
+        if fs.is_symlink(path):
+            report.findings.append(_symlink_finding(path))
+            continue
         kind = classify_partition_file(name)
         if isinstance(kind, SegmentFileName):
             if kind.status:
@@ -546,6 +569,8 @@ def _read_epochs(fs: FileSystem, partition_dir: Path, report: PartitionReport) -
         return
     try:
         report.epoch_entries = LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read()
+    except KafkaStorageError as error:
+        _unreadable(report, path, error)
     except CorruptCheckpointError as error:
         report.findings.append(_problem("corrupt_checkpoint", str(path), None, str(error),
                                         "FMT-39"))
@@ -562,17 +587,20 @@ def _check_indexes(fs: FileSystem, partition_dir: Path, base: int, suffixes: set
                                             "index file is missing (the loader rebuilds it)",
                                             "REC-6"))
             continue
-        entries, left_over, zeros = parse_index(fs.read_file(path), entry)
-        report.findings.extend(_length_findings(path, left_over, zeros, entry.size, rule))
-        if suffix == ".index":
-            report.findings.extend(check_offset_index(entries, scan, path))
-        else:
-            report.findings.extend(check_time_index(entries, scan, path, final_entry))
+        try:
+            with open_index(fs, path, entry) as (entries, left_over, zeros):
+                report.findings.extend(_length_findings(path, left_over, zeros, entry.size, rule))
+                if suffix == ".index":
+                    report.findings.extend(check_offset_index(entries, scan, path))
+                else:
+                    report.findings.extend(check_time_index(entries, scan, path, final_entry))
+        except KafkaStorageError as error:
+            _unreadable(report, path, error)
 
 
 def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                      checkpoints: RootCheckpoints, clean: bool, deep: bool = False,
-                     ) -> PartitionReport:
+                     check_root_offsets: bool = True) -> PartitionReport:
     """Every check of one partition directory; read-only."""
     report = PartitionReport(tp, str(partition_dir))
     segments = _classify_files(fs, partition_dir, report)
@@ -587,7 +615,11 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                              "index without a .log (the loader deletes it)",
                                              "REC-6"))
             continue
-        scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
+        try:
+            scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
+        except KafkaStorageError as error:
+            _unreadable(report, partition_dir / f"{base:020d}.log", error)
+            continue
         report.findings.extend(scan.findings)
         if previous is not None and previous.next_offset > base:
             report.findings.append(_problem("segments_overlap", scan.path, None,
@@ -606,6 +638,8 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
     epoch_path = str(partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME)
     report.findings.extend(check_epochs(report.epoch_entries, report.segments,
                                         report.log_end_offset, epoch_path, clean))
+    if not check_root_offsets:
+        return report
     start = max(checkpoints.log_start_offsets.get(tp, 0), report.first_base_offset)
     report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
                                                    str(partition_dir.parent), clean))
@@ -618,6 +652,7 @@ def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[F
                 for e in layout.invalid_dirs]
     findings += [_problem("corrupt_checkpoint", e.where or root, None, e.message, "FMT-41")
                  for e in checkpoints.problems]
+    findings += [_symlink_finding(str(link)) for link in layout.symlinks]
     findings += [_note("partition_dir_not_live", str(p), None,
                        f"{name.topic_partition} is marked {name.kind.value}; not loaded", "FMT-2")
                  for name, p in layout.other_partition_dirs]
@@ -635,9 +670,52 @@ def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[F
     return findings
 
 
+def is_partition_dir(fs: FileSystem, path: Path) -> bool:
+    """A `<topic>-<partition>` name and no subdirectories (a log dir named `data-1` has them)."""
+    try:
+        parse_partition_dir_name(path.name)
+    except InvalidLogDirNameError:
+        return False
+    return not any(fs.is_dir(path / name) and not fs.is_symlink(path / name)
+                   for name in fs.list_dir(path))
+
+
+def verify_partition_alone(fs: FileSystem, path: Path, deep: bool = False) -> VerifyReport:
+    """Check one partition directory given on its own, reading nothing outside it.
+
+    The root checkpoints and the clean-shutdown marker live in the parent, which is not read:
+    the partition is checked as after an unclean shutdown (the lenient reading of REC-10) and
+    its offsets are not compared with any checkpoint.
+    """
+    name = parse_partition_dir_name(path.name, where=str(path))
+    report = VerifyReport(str(path), clean_shutdown=False)
+    report.partitions.append(verify_partition(fs, name.topic_partition, path,
+                                              RootCheckpoints({}, {}, {}), False, deep,
+                                              check_root_offsets=False))
+    report.findings.append(_note("partition_dir_alone", str(path), None,
+                                 "verified as a partition directory; the log directory's "
+                                 "checkpoints and clean-shutdown marker were not read", "FMT-1"))
+    return report
+
+
+def verify_path(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:
+    """`verify_partition_alone` for a partition directory, else `verify_log_dir`."""
+    target = Path(path)
+    if fs.is_dir(target) and is_partition_dir(fs, target):
+        return verify_partition_alone(fs, target, deep)
+    return verify_log_dir(fs, target, deep)
+
+
 def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:
-    """Check a whole log directory without writing to it. Raises LogDirError if unreadable."""
+    """Check a whole log directory without writing to it.
+
+    Raises LogDirError if it is missing, unreadable or empty (an empty directory is no log
+    directory: a broker writes checkpoints into its log dirs at start-up).
+    """
     layout = inspect_log_dir(fs, path)
+    if not (layout.partitions or layout.root_files or layout.symlinks or layout.invalid_dirs
+            or layout.other_partition_dirs):
+        raise LogDirError("the directory is empty: not a Kafka log directory", where=str(path))
     # A corrupt HW file is fatal for LogDir.open; verify reports it and checks the rest.
     checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
     report = VerifyReport(str(layout.path), layout.clean_shutdown_marker)
