@@ -32,6 +32,8 @@ from kafkalog.model.errors import (
 from kafkalog.model.values import INT32_MAX
 
 WARM_SECTION_BYTES = 8192  # FMT-17: Kafka searches the last 8 KiB of entries first
+# Entries per chunk of the O(n) sanity scans: memory stays O(chunk) for an index of any size.
+CHECK_CHUNK_ENTRIES = 1 << 16
 
 
 class Column(NamedTuple):
