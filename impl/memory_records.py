@@ -105,9 +105,17 @@ def next_batch_size(buf: memoryview, pos: int, end: int, base_position: int,
         raise CorruptRecordError(
             f"record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})",
             where=f"{source or '<memory>'}@{base_position + pos}")
+    if size < V2_MIN_SIZE_FIELD and buf[pos + MAGIC_OFFSET] >= 2:
+        # A v2 header is 61 bytes; a smaller one cannot be read (FMT-45).
+        raise CorruptRecordError(
+            f"record batch size {LOG_OVERHEAD + size} is less than the v2 header size "
+            f"({RECORD_BATCH_OVERHEAD})", where=f"{source or '<memory>'}@{base_position + pos}")
     if pos + LOG_OVERHEAD + size > end:
         return None
     return LOG_OVERHEAD + size
+
+
+V2_MIN_SIZE_FIELD = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49: the size field of an empty batch
 
 
 class MemoryRecords:
