@@ -35,6 +35,7 @@ RECOVERY_POINT_CHECKPOINT_FILENAME = "recovery-point-offset-checkpoint"  # FMT-9
 LOG_START_OFFSET_CHECKPOINT_FILENAME = "log-start-offset-checkpoint"  # FMT-9
 REPLICATION_OFFSET_CHECKPOINT_FILENAME = "replication-offset-checkpoint"  # FMT-9 (HW)
 CURRENT_VERSION = 0
+MAX_CHECKPOINT_BYTES = 64 << 20
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -135,6 +136,12 @@ class CheckpointFile(Generic[T]):
         return entries
 
     def _read_text(self) -> str:
+        size = self.fs.file_size(self.path)
+        if size > MAX_CHECKPOINT_BYTES:
+            # Bounded memory (issue 13): a checkpoint of a million partitions is ~40 MB.
+            raise CorruptCheckpointError(
+                f"checkpoint file of {size} bytes exceeds {MAX_CHECKPOINT_BYTES}",
+                where=str(self.path))
         data = self.fs.read_file(self.path)
         try:
             return bytes(data).decode("utf-8")
@@ -150,7 +157,7 @@ class CheckpointFile(Generic[T]):
             version = None
         if version != self.version:
             raise CorruptCheckpointError(
-                f"Unrecognised version {line!r} in checkpoint file (expected "
+                f"Unrecognised version {line[:80]!r} in checkpoint file (expected "
                 f"{self.version})",
                 where=f"{self.path}:1",
             )
@@ -160,7 +167,7 @@ class CheckpointFile(Generic[T]):
             count = _parse_int(line, 0, INT32_MAX)
         except ValueError as exc:
             raise CorruptCheckpointError(
-                f"Malformed line in checkpoint file: {line!r} (expected the entry count)",
+                f"Malformed line in checkpoint file: {line[:80]!r} (expected the entry count)",
                 where=f"{self.path}:2",
             ) from exc
         return count
@@ -170,7 +177,8 @@ class CheckpointFile(Generic[T]):
             return self._from_line(line)
         except ValueError as exc:
             raise CorruptCheckpointError(
-                f"Malformed line in checkpoint file: {line!r}", where=f"{self.path}:{line_number}"
+                f"Malformed line in checkpoint file: {line[:80]!r}",
+                where=f"{self.path}:{line_number}"
             ) from exc
 
 

@@ -66,6 +66,7 @@ FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
 LOG_FILE_SUFFIX = ".log"
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 # FMT-2: "<topic>-<partition>.<unique id><suffix>", each part non-blank (Java's \S+, whole match).
 _SUFFIXED_DIR = {
@@ -170,9 +171,10 @@ def classify_partition_file(name: str) -> SegmentFileName | InvalidFileNameError
     "known" for the other files Kafka keeps in a partition directory, else "unknown". Pure."""
     match = _SEGMENT_FILE.fullmatch(name)
     if match is not None:
-        if _TWENTY_DIGITS.fullmatch(match["prefix"]) is None:
-            return InvalidFileNameError(f"'{name}' does not start with a 20-digit offset",
-                                        where=name)
+        if _TWENTY_DIGITS.fullmatch(match["prefix"]) is None or \
+                int(match["prefix"]) > INT64_MAX:
+            return InvalidFileNameError(f"'{name}' does not start with a 20-digit offset "
+                                        "within Long.MAX", where=name)
         return SegmentFileName(int(match["prefix"]), match["suffix"], match["status"] or "")
     if name in KNOWN_PARTITION_FILES or _RAFT_SNAPSHOT.fullmatch(name):
         return "known"

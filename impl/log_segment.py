@@ -59,7 +59,9 @@ def filename_prefix_from_offset(offset: int) -> str:
 def offset_from_file_name(name: str) -> int:
     """FMT-5: the offset before the first dot; InvalidFileNameError (ERR-48) names the file."""
     prefix = name.split(".", 1)[0]
-    if len(prefix) != 20 or not prefix.isdigit():
+    # ASCII digits only (str.isdigit also takes "²", which int() rejects), within Long.MAX.
+    if len(prefix) != 20 or not (prefix.isascii() and prefix.isdigit()) \
+            or int(prefix) > 2**63 - 1:
         raise InvalidFileNameError(f"not a 20-digit offset file name: {name!r}", where=name)
     return int(prefix)
 

@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 
 import cramjam
+from kafkalog.impl.compression import CompressionType, compress
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log_dir import LogDir, TopicPartition
 from kafkalog.impl.memory_records import MemoryRecords
@@ -29,6 +30,42 @@ def build_log_dir(root: Path, count: int = 20) -> Path:
     log.update_high_watermark(count)
     log_dir.close()
     return root
+
+
+def build_every_codec_dir(root: Path) -> Path:
+    """A cleanly closed log dir for fuzzing: `t-0` (leader appends, several segments), one
+    partition per codec written by follower appends (`gzip-0`, `snappy-0`, `lz4-0`, `zstd-0`),
+    and `legacy-0` holding v0 and v1 messages and gzip/snappy/lz4 wrappers. Every file type the
+    log reads is present: `.log`, `.index`, `.timeindex`, `leader-epoch-checkpoint`, the three
+    root checkpoints and the clean-shutdown marker."""
+    build_log_dir(root, count=12)
+    log_dir = LogDir.open(FileSystem(), root, CONFIG, MockTime(2_000))
+    for codec in (CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4,
+                  CompressionType.ZSTD):
+        log = log_dir.get_or_create_log(TopicPartition(codec.name.lower(), 0))
+        for base in range(0, 9, 3):
+            records = [Record(b"k%d" % i, b"value-%d" % i * 5, 2_000 + i) for i in range(3)]
+            log.append_as_follower(MemoryRecords.with_records(
+                records, base_offset=base, partition_leader_epoch=base // 3, compression=codec))
+        log.update_high_watermark(9)
+    legacy = log_dir.get_or_create_log(TopicPartition("legacy", 0))
+    legacy_dir = legacy.dir
+    log_dir.close()
+    (legacy_dir / "00000000000000000000.log").write_bytes(legacy_segment())
+    for suffix in (".index", ".timeindex"):
+        (legacy_dir / f"00000000000000000000{suffix}").write_bytes(b"")
+    return root
+
+
+def legacy_segment() -> bytes:
+    """v0 and v1 plain messages, then v1 wrappers in gzip, snappy (xerial) and lz4 (FMT-51)."""
+    out = legacy_message(0, b"plain-v0", magic=0) + legacy_message(1, b"plain-v1")
+    offset = 2
+    for codec in (CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4):
+        inner = b"".join(legacy_message(i, b"inner-%d" % i) for i in range(3))
+        offset += 3
+        out += legacy_message(offset - 1, compress(codec, inner), attributes=int(codec))
+    return out
 
 
 def legacy_message(offset: int, value: bytes | None, *, magic: int = 1, attributes: int = 0,
