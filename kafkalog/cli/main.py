@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
     "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
+    "fuzz": ("kafkalog.cli.fuzz_cmd", "fuzz", "Run the hostile-input fuzz suite (issue 13)."),
 }
 
 
