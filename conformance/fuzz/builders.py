@@ -79,15 +79,15 @@ def legacy_message(offset: int, value: bytes | None, *, magic: int = 1, attribut
 
 
 def gzip_stream(total: int, chunk: int = 4 << 20) -> bytes:
-    """A gzip stream of `total` zero bytes, compressed without holding them (a bomb)."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
-    zeros = bytes(min(chunk, total))
-    parts, left = [], total
-    while left > 0:
-        parts.append(compressor.compress(zeros[: min(chunk, left)]))
-        left -= chunk
-    parts.append(compressor.flush())
-    return b"".join(parts)
+    """A gzip stream of `total` zero bytes, built as concatenated members (as Java's
+    GZIPInputStream reads them): 1.5 GiB costs 384 copies of one 4 KB member, not 1.5 GiB of
+    compression work."""
+    def member(size: int) -> bytes:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        return compressor.compress(bytes(size)) + compressor.flush()
+
+    whole, rest = divmod(total, chunk)
+    return member(chunk) * whole + (member(rest) if rest or not whole else b"")
 
 
 def legacy_gzip_bomb(offset: int, inflated: int) -> bytes:

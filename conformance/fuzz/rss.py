@@ -1,0 +1,87 @@
+"""Peak memory of `kafkalog verify` on hostile directories, measured in a child process.
+
+Each scenario builds a log directory, then runs `verify` in a fresh interpreter that reports its
+own `resource.getrusage(RUSAGE_SELF).ru_maxrss` at exit, so the number is that command's peak
+resident set and nothing else. `python -m kafkalog.conformance.fuzz.rss` prints the table the
+README's "Reliability" section quotes; tests/fuzz asserts each stays under `BOUND_MIB`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from .builders import build_log_dir, legacy_gzip_bomb, sparse_file, v2_bomb
+
+BOUND_MIB = 100  # issue 13's goal for each scenario
+GIB = 1 << 30
+FIRST = "00000000000000000000"
+
+_CHILD = """
+import resource, sys
+from kafkalog.cli.main import main
+sys.argv = ["kafkalog", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as done:
+    code = done.code
+print("RSS_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code, file=sys.stderr)
+"""
+
+
+def _baseline(root: Path) -> list[str]:
+    build_log_dir(root)
+    return ["verify", str(root)]
+
+
+def _sparse_index(root: Path) -> list[str]:
+    build_log_dir(root)
+    index = root / "t-0" / f"{FIRST}.index"
+    sparse_file(index, GIB, index.read_bytes())
+    return ["verify", str(root)]
+
+
+def _legacy_bomb(root: Path) -> list[str]:
+    build_log_dir(root)
+    (root / "u-0").mkdir()
+    (root / "u-0" / f"{FIRST}.log").write_bytes(legacy_gzip_bomb(0, 3 * GIB // 2))
+    return ["verify", str(root)]
+
+
+def _v2_bomb(root: Path) -> list[str]:
+    build_log_dir(root)
+    (root / "u-0").mkdir()
+    (root / "u-0" / f"{FIRST}.log").write_bytes(v2_bomb(3 * GIB // 2, codec=1))
+    return ["verify", "--deep", str(root)]
+
+
+SCENARIOS: dict[str, Callable[[Path], list[str]]] = {
+    "verify, small clean dir (baseline)": _baseline,
+    "verify, 1 GiB sparse .index": _sparse_index,
+    "verify, 1.5 GiB legacy gzip wrapper (1.5 MB on disk)": _legacy_bomb,
+    "verify --deep, 1.5 GiB v2 gzip batch": _v2_bomb,
+}
+
+
+def measure(build: Callable[[Path], list[str]]) -> tuple[int, int]:
+    """(peak RSS in MiB, exit status) of verify on the scenario `build` makes."""
+    with tempfile.TemporaryDirectory(prefix="kafkalog-rss-") as tmp:
+        argv = build(Path(tmp) / "logs")
+        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True,
+                              text=True, timeout=600, check=False)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("RSS_KIB"))
+    _, kib, code = line.split()
+    return int(kib) // 1024, int(code) if code != "None" else 0
+
+
+def main() -> None:
+    for name, build in SCENARIOS.items():
+        mib, code = measure(build)
+        print(f"{name}: peak RSS {mib} MiB (exit {code})")
+
+
+if __name__ == "__main__":
+    main()
