@@ -231,8 +231,11 @@ def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
             reader = GuardedFileSystem(root, read_only=True)
             guarded(result, "verify", lambda: verify_path(reader, root, deep))
             for path in {root, *(Path(t) for t in touched if t)}:
-                # A directory link named as the argument is the user's choice to follow.
-                if path.exists() and not (path.is_symlink() and path.is_dir()):
+                # A path through (or naming) a directory link is the user's choice to follow,
+                # so only paths whose directories resolve inside the root are dumped.
+                parent, real_root = os.path.realpath(path.parent), os.path.realpath(root)
+                inside = parent == real_root or parent.startswith(real_root + os.sep)
+                if path.exists() and inside and not (path.is_symlink() and path.is_dir()):
                     guarded(result, f"dump {path.name}", lambda p=path: dump_path(reader, p, deep))
             if snapshot(root) != before:
                 result.broken("verify or dump changed the directory")
