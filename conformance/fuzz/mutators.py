@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,32 +70,62 @@ class FileMutation:
         return str(path)
 
 
+EDIT_LIMIT = 1 << 20  # a file larger than this (a sparse extension) is edited in its head
+
+
+def _edit(path: Path, change: Callable[[bytes], bytes]) -> None:
+    """Apply a pure edit to the file's bytes, or to its first EDIT_LIMIT bytes when larger
+    (a shorter result then cuts the file there), so mutating never loads 1.5 GiB."""
+    if path.stat().st_size <= EDIT_LIMIT:
+        path.write_bytes(change(path.read_bytes()))
+        return
+    with open(path, "r+b") as f:
+        head = f.read(EDIT_LIMIT)
+        new = change(head)
+        f.seek(0)
+        f.write(new)
+        if len(new) < len(head):
+            f.truncate(len(new))
+
+
 def _flip(m: FileMutation, path: Path, _: Path) -> None:
-    data = bytearray(path.read_bytes())
-    if data:
-        data[m.position % len(data)] ^= 1 << (m.value % 8)
-        path.write_bytes(bytes(data))
+    def change(data: bytes) -> bytes:
+        if not data:
+            return data
+        out = bytearray(data)
+        out[m.position % len(out)] ^= 1 << (m.value % 8)
+        return bytes(out)
+
+    _edit(path, change)
 
 
 def _overwrite(m: FileMutation, path: Path, _: Path) -> None:
-    data = bytearray(path.read_bytes())
-    at = m.position % (len(data) + 1)
-    data[at : at + len(m.data)] = m.data
-    path.write_bytes(bytes(data))
+    def change(data: bytes) -> bytes:
+        out = bytearray(data)
+        at = m.position % (len(out) + 1)
+        out[at : at + len(m.data)] = m.data
+        return bytes(out)
+
+    _edit(path, change)
 
 
 def _field(m: FileMutation, path: Path, _: Path) -> None:
-    data = bytearray(path.read_bytes())
     offset, fmt = FIELDS[m.position % len(FIELDS)]
     size = struct.calcsize(fmt)
-    # A batch header at the start of the file, or at one of the first batches' starts.
-    base = 0 if not data else (m.value >> 8) % max(1, len(data) // 64) * 64
-    value = EXTREMES[m.value % len(EXTREMES)]
     bits = 8 * size
+    value = EXTREMES[m.value % len(EXTREMES)]
     value = ((value + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))
-    if base + offset + size <= len(data):
-        struct.pack_into(fmt, data, base + offset, value)
-        path.write_bytes(bytes(data))
+
+    def change(data: bytes) -> bytes:
+        # A batch header at the start of the file, or at one of the first 64-byte boundaries.
+        base = 0 if not data else (m.value >> 8) % max(1, len(data) // 64) * 64
+        if base + offset + size > len(data):
+            return data
+        out = bytearray(data)
+        struct.pack_into(fmt, out, base + offset, value)
+        return bytes(out)
+
+    _edit(path, change)
 
 
 def _truncate(m: FileMutation, path: Path, _: Path) -> None:
@@ -128,19 +159,23 @@ def _payload(m: FileMutation, path: Path, _: Path) -> None:
                 lambda: legacy_message(0, b"", attributes=1),
                 lambda: legacy_message(0, None, attributes=2),
                 lambda: legacy_message(0, m.data, attributes=m.value % 8, magic=m.value % 2))
-    data = bytearray(path.read_bytes())
-    data[m.position % (len(data) + 1):] = payloads[m.value % len(payloads)]()
-    path.write_bytes(bytes(data))
+
+    def change(data: bytes) -> bytes:
+        return data[: m.position % (len(data) + 1)] + payloads[m.value % len(payloads)]()
+
+    _edit(path, change)
 
 
 def _text(m: FileMutation, path: Path, _: Path) -> None:
-    text = path.read_bytes().decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    n = m.position % len(lines)
-    tokens = lines[n].split(" ")
-    tokens[m.value % len(tokens)] = m.text
-    lines[n] = " ".join(tokens)
-    path.write_bytes("\n".join(lines).encode("utf-8", errors="surrogatepass"))
+    def change(data: bytes) -> bytes:
+        lines = data.decode("utf-8", errors="replace").split("\n")
+        n = m.position % len(lines)
+        tokens = lines[n].split(" ")
+        tokens[m.value % len(tokens)] = m.text
+        lines[n] = " ".join(tokens)
+        return "\n".join(lines).encode("utf-8", errors="surrogatepass")
+
+    _edit(path, change)
 
 
 def _delete(m: FileMutation, path: Path, _: Path) -> None:
@@ -149,7 +184,8 @@ def _delete(m: FileMutation, path: Path, _: Path) -> None:
 
 def _symlink(m: FileMutation, path: Path, outside: Path) -> None:
     target = outside / f"canary-{path.name}"
-    target.write_bytes(path.read_bytes())
+    with open(path, "rb") as f:
+        target.write_bytes(f.read(EDIT_LIMIT))
     path.unlink()
     path.symlink_to(target)
 
