@@ -58,20 +58,40 @@ def _v2_bomb(root: Path) -> list[str]:
     return ["verify", "--deep", str(root)]
 
 
+def _adapter_huge_index(root: Path) -> list[str]:
+    """The adapter case of issue 13: segment_index_bytes = Int.MAX (valid in Kafka), appends,
+    close_and_reopen and verify; the index files are 2 GiB sparse preallocations."""
+    lines = [b'{"id":1,"action":"handshake","args":{"protocol_version":1}}',
+             b'{"id":2,"action":"open","args":{"config":{"segment_index_bytes":2147483647}}}']
+    lines += [b'{"id":%d,"action":"append_as_leader","args":{"records":[{"key":null,'
+              b'"value":"eA==","timestamp":%d}],"leader_epoch":0}}' % (i, i) for i in range(3, 40)]
+    lines += [b'{"id":50,"action":"verify"}', b'{"id":51,"action":"close_and_reopen"}',
+              b'{"id":52,"action":"roll"}', b'{"id":53,"action":"verify"}']
+    root.mkdir(parents=True)
+    (root / "stdin").write_bytes(b"\n".join(lines) + b"\n")
+    return ["serve-adapter"]
+
+
 SCENARIOS: dict[str, Callable[[Path], list[str]]] = {
     "verify, small clean dir (baseline)": _baseline,
     "verify, 1 GiB sparse .index": _sparse_index,
     "verify, 1.5 GiB legacy gzip wrapper (1.5 MB on disk)": _legacy_bomb,
     "verify --deep, 1.5 GiB v2 gzip batch": _v2_bomb,
+    "serve-adapter, segment_index_bytes=2147483647, appends, reopen, verify": _adapter_huge_index,
 }
 
 
 def measure(build: Callable[[Path], list[str]]) -> tuple[int, int]:
     """(peak RSS in MiB, exit status) of verify on the scenario `build` makes."""
     with tempfile.TemporaryDirectory(prefix="kafkalog-rss-") as tmp:
-        argv = build(Path(tmp) / "logs")
+        root = Path(tmp) / "logs"
+        argv = build(root)
+        stdin = root / "stdin"
         done = subprocess.run([sys.executable, "-c", _CHILD, *argv], capture_output=True,
-                              text=True, timeout=600, check=False)
+                              text=True, timeout=600, check=False,
+                              input=stdin.read_text() if stdin.exists() else None)
+        if argv == ["serve-adapter"] and ('"error"' in done.stdout or not done.stdout):
+            return 1 << 30, 3  # every request must have succeeded: fail the bound loudly
     line = next(x for x in done.stderr.splitlines() if x.startswith("RSS_KIB"))
     _, kib, code = line.split()
     return int(kib) // 1024, int(code) if code != "None" else 0
