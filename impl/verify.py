@@ -27,7 +27,6 @@ from typing import Any
 from kafkalog.model.errors import (
     CorruptCheckpointError,
     CorruptRecordError,
-    InvalidLogDirNameError,
     KafkalogError,
     KafkaStorageError,
     LogDirError,
@@ -45,7 +44,6 @@ from .log_dir import (
     TopicPartition,
     classify_partition_file,
     inspect_log_dir,
-    parse_partition_dir_name,
     read_root_checkpoints,
 )
 from .memory_records import batch_of, next_batch_size
@@ -230,14 +228,24 @@ def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
                        f"recovery rebuilds the index)", "FMT-27")
 
 
-def _over_limit(findings: list[Finding], path: str, n: int, count: int) -> bool:
-    """Whether MAX_INDEX_PROBLEMS is reached; if so, add the one note that says so."""
-    if sum(f.severity is Severity.PROBLEM for f in findings) < MAX_INDEX_PROBLEMS:
-        return False
-    findings.append(_note("index_check_stopped", path, None,
-                          f"stopped after {MAX_INDEX_PROBLEMS} problems; entries {n}..{count - 1}"
-                          " not checked", "FMT-18"))
-    return True
+class _ProblemBudget:
+    """Stops an index check after MAX_INDEX_PROBLEMS problems, adding one note that says so.
+    Counts only the findings added since the last call, so each entry costs O(1)."""
+
+    def __init__(self, findings: list[Finding], path: str, count: int) -> None:
+        self.findings, self.path, self.count = findings, path, count
+        self.seen = self.problems = 0
+
+    def exhausted(self, n: int) -> bool:
+        for finding in self.findings[self.seen :]:
+            self.problems += finding.severity is Severity.PROBLEM
+        self.seen = len(self.findings)
+        if self.problems < MAX_INDEX_PROBLEMS:
+            return False
+        self.findings.append(_note("index_check_stopped", self.path, None,
+                                   f"stopped after {MAX_INDEX_PROBLEMS} problems; entries "
+                                   f"{n}..{self.count - 1} not checked", "FMT-18"))
+        return True
 
 
 def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
@@ -252,8 +260,9 @@ def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
     last_offsets = {b.last_offset for b in scan.batches}
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
+    budget = _ProblemBudget(findings, path, len(entries))
     for n, (relative, position) in enumerate(entries):
-        if _over_limit(findings, path, n, len(entries)):
+        if budget.exhausted(n):
             break
         at, key = n * OFFSET_INDEX_ENTRY.size, scan.base_offset + relative
         if relative < 0:
@@ -342,8 +351,9 @@ def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: Segment
                                path: str) -> list[Finding]:
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
+    budget = _ProblemBudget(findings, path, len(entries))
     for n, (timestamp, relative) in enumerate(entries):
-        if _over_limit(findings, path, n, len(entries)):
+        if budget.exhausted(n):
             break
         at, offset = n * TIME_INDEX_ENTRY.size, scan.base_offset + relative
         if previous is not None and (timestamp <= previous[0] or offset < previous[1]):
@@ -668,42 +678,6 @@ def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[F
                               f"checkpoints list {len(absent)} partitions with no directory "
                               f"here: {shown}{more}", "FMT-40"))
     return findings
-
-
-def is_partition_dir(fs: FileSystem, path: Path) -> bool:
-    """A `<topic>-<partition>` name and no subdirectories (a log dir named `data-1` has them)."""
-    try:
-        parse_partition_dir_name(path.name)
-    except InvalidLogDirNameError:
-        return False
-    return not any(fs.is_dir(path / name) and not fs.is_symlink(path / name)
-                   for name in fs.list_dir(path))
-
-
-def verify_partition_alone(fs: FileSystem, path: Path, deep: bool = False) -> VerifyReport:
-    """Check one partition directory given on its own, reading nothing outside it.
-
-    The root checkpoints and the clean-shutdown marker live in the parent, which is not read:
-    the partition is checked as after an unclean shutdown (the lenient reading of REC-10) and
-    its offsets are not compared with any checkpoint.
-    """
-    name = parse_partition_dir_name(path.name, where=str(path))
-    report = VerifyReport(str(path), clean_shutdown=False)
-    report.partitions.append(verify_partition(fs, name.topic_partition, path,
-                                              RootCheckpoints({}, {}, {}), False, deep,
-                                              check_root_offsets=False))
-    report.findings.append(_note("partition_dir_alone", str(path), None,
-                                 "verified as a partition directory; the log directory's "
-                                 "checkpoints and clean-shutdown marker were not read", "FMT-1"))
-    return report
-
-
-def verify_path(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:
-    """`verify_partition_alone` for a partition directory, else `verify_log_dir`."""
-    target = Path(path)
-    if fs.is_dir(target) and is_partition_dir(fs, target):
-        return verify_partition_alone(fs, target, deep)
-    return verify_log_dir(fs, target, deep)
 
 
 def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:

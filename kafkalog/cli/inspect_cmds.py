@@ -46,12 +46,11 @@ from kafkalog.impl.verify import (
     Severity,
     check_offset_index,
     check_time_index,
-    is_partition_dir,
     scan_segment,
     verify_log_dir,
     verify_partition,
-    verify_path,
 )
+from kafkalog.impl.verify_target import is_partition_dir, verify_path
 from kafkalog.model.errors import KafkalogError, LogDirError
 from kafkalog.model.values import TimestampType
 

@@ -22,7 +22,8 @@ from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir
 from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir, verify_path
+from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify_target import verify_path
 from kafkalog.model.errors import CorruptRecordError, KafkaStorageError, LogDirError
 from kafkalog.model.values import Isolation
 
@@ -354,3 +355,15 @@ def test_memory_records__legacy_batch_read__header_fields_without_inflating() ->
     """A legacy wrapper's last offset and size come from its header, never its payload."""
     batch = next(MemoryRecords(legacy_gzip_bomb(41, 64 << 20)).batches())
     assert batch.last_offset == 41 and batch.size_in_bytes > 0
+
+
+def test_verify__garbage_index_of_many_entries__stops_after_the_problem_budget(
+        logs: Path) -> None:
+    """A large garbage index yields at most MAX_INDEX_PROBLEMS problems and one stop note."""
+    from kafkalog.impl.verify import MAX_INDEX_PROBLEMS
+
+    (logs / "t-0" / f"{FIRST}.index").write_bytes(os.urandom(8 * 50_000))
+    report = verify_log_dir(FileSystem(), logs)
+    index_problems = [f for f in report.problems if f.path.endswith(f"{FIRST}.index")]
+    assert MAX_INDEX_PROBLEMS <= len(index_problems) < MAX_INDEX_PROBLEMS + 4  # one entry: <= 4
+    assert any(f.kind == "index_check_stopped" for f in report.all_findings())
