@@ -72,9 +72,11 @@ def limit_memory(mib: int) -> None:
 
 
 def run(cases: int, seed: int = 0, kinds: tuple[str, ...] = KINDS,
-        progress: Callable[[int, Summary], None] | None = None) -> Summary:
-    """Run `cases` cases (split between `kinds` 3:1:1 files:adapter:trace) and summarise."""
-    summary = Summary()
+        progress: Callable[[int, Summary], None] | None = None,
+        summary: Summary | None = None) -> Summary:
+    """Run `cases` cases (split between `kinds` 3:1:1 files:adapter:trace) and summarise into
+    `summary` (a fresh one by default; pass one to keep the counts if the run is interrupted)."""
+    summary = Summary() if summary is None else summary
     sandbox = Sandbox() if "files" in kinds else None
     traces = seed_traces()
     weighted = [k for k in kinds for _ in range(3 if k == "files" else 1)]

@@ -8,10 +8,16 @@ stderr; exits 1 when any case was ungraceful, printing each with its input so it
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
+from types import FrameType
 
 import click
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 @click.command()
@@ -43,18 +49,29 @@ def fuzz(cases: int, seed: int, kinds: str, memory_limit_mib: int, as_json: bool
             click.echo(f"fuzz: {done}/{cases} cases, {summary.ungraceful_count} ungraceful, "
                        f"{rate:.1f} cases/s", err=True)
 
-    summary = campaign.run(cases, seed=seed, kinds=chosen, progress=progress)
+    summary = campaign.Summary()
+    interrupted = False
+    # SIGTERM (and SIGINT, even when a shell started this in the background with SIGINT
+    # ignored) stops the run and still prints the counts of the cases run so far.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        campaign.run(cases, seed=seed, kinds=chosen, progress=progress, summary=summary)
+    except KeyboardInterrupt:  # Ctrl-C (SIGINT): report the cases run so far
+        interrupted = True
     elapsed = time.monotonic() - started
     counts = {f"{kind}/{verdict}": n for (kind, verdict), n in sorted(summary.counts.items())}
     if as_json:
         click.echo(json.dumps({"cases": summary.cases, "seed": seed, "seconds": round(elapsed, 1),
+                               "interrupted": interrupted,
                                "ungraceful": summary.ungraceful_count, "counts": counts,
                                "findings": [{"kind": k, "case": c, "details": d}
                                             for k, c, d in summary.ungraceful]}, indent=2))
     else:
         for kind, case, details in summary.ungraceful:
             click.echo(f"UNGRACEFUL {kind}: {'; '.join(details)[:500]}\n  case: {case[:1000]}")
-        click.echo(f"{summary.cases} cases in {elapsed:.0f} s (seed {seed}): "
+        stopped = " (interrupted)" if interrupted else ""
+        click.echo(f"{summary.cases} cases in {elapsed:.0f} s (seed {seed}){stopped}: "
                    + ", ".join(f"{k} {n}" for k, n in counts.items())
                    + f"; {summary.ungraceful_count} ungraceful")
     sys.exit(1 if summary.ungraceful_count else 0)
