@@ -218,7 +218,7 @@ class Sandbox:
 def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
                   deep: bool) -> CaseResult:
     """Damage a copy of the directory, then verify, dump and open it (invariants 1-4)."""
-    from kafkalog.impl.verify import verify_path
+    from kafkalog.impl.verify_target import verify_path
 
     from kafkalog.cli.inspect_cmds import dump_path
 
