@@ -220,7 +220,7 @@ def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
     """Damage a copy of the directory, then verify, dump and open it (invariants 1-4)."""
     from kafkalog.impl.verify_target import verify_path
 
-    from kafkalog.cli.inspect_cmds import dump_path
+    from kafkalog.cli.inspect_cmds import dump_path, render_text
 
     result = CaseResult("files")
     root, outside = sandbox.fresh(n)
@@ -240,7 +240,8 @@ def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
                 parent, real_root = os.path.realpath(path.parent), os.path.realpath(root)
                 inside = parent == real_root or parent.startswith(real_root + os.sep)
                 if path.exists() and inside and not (path.is_symlink() and path.is_dir()):
-                    guarded(result, f"dump {path.name}", lambda p=path: dump_path(reader, p, deep))
+                    guarded(result, f"dump {path.name}",
+                            lambda p=path: list(render_text(dump_path(reader, p, deep))))
             if snapshot(root) != before:
                 result.broken("verify or dump changed the directory")
             writer = GuardedFileSystem(root, read_only=False)

@@ -199,13 +199,50 @@ def dump_index(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
         else:
             check = check_time_index if is_time else check_offset_index
             findings += check(entries, scan, str(path))
-        if is_time:
-            rows = [{"timestamp": ts, "offset": name.base_offset + rel} for ts, rel in entries]
-        else:
-            rows = [{"offset": name.base_offset + rel, "position": pos} for rel, pos in entries]
     return {"type": "timeindex" if is_time else "index", "path": str(path),
-            "base_offset": name.base_offset, "entries": rows,
+            "base_offset": name.base_offset,
+            "entries": IndexRows(fs, path, entry, name.base_offset, is_time),
             "findings": [f.to_json() for f in findings]}
+
+
+class IndexRows:
+    """The rows of an index dump, read from the file in chunks each time they are iterated, so
+    dumping an index of any size never holds a list of its entries."""
+
+    def __init__(self, fs: FileSystem, path: Path, entry: struct.Struct, base_offset: int,
+                 is_time: bool) -> None:
+        self.fs, self.path, self.entry = fs, path, entry
+        self.base_offset, self.is_time = base_offset, is_time
+
+    def __iter__(self) -> Iterator[dict[str, int]]:
+        base = self.base_offset
+        with open_index(self.fs, self.path, self.entry) as (entries, _, _):
+            for a, b in entries:
+                yield ({"timestamp": a, "offset": base + b} if self.is_time
+                       else {"offset": base + a, "position": b})
+
+
+def echo_json(dumped: dict[str, Any]) -> None:
+    """Print a dump as one JSON document, streaming index rows one line each."""
+    rows = dumped.get("entries")
+    if not isinstance(rows, IndexRows):
+        click.echo(json.dumps(dumped, indent=2))
+        return
+    head = json.dumps({k: v for k, v in dumped.items() if k != "entries"}, indent=2)
+    click.echo(head[: head.rindex("}")].rstrip() + ',\n  "entries": [')
+    out = click.get_text_stream("stdout")
+    batch: list[str] = []  # rows are written a thousand at a time: fast, and bounded
+    separator = ""
+    for row in rows:
+        batch.append(json.dumps(row))
+        if len(batch) == 1000:
+            out.write(separator + "    " + ",\n    ".join(batch))
+            separator, batch = ",\n", []
+    if batch:
+        out.write(separator + "    " + ",\n    ".join(batch))
+        separator = ",\n"
+    out.write("\n" if separator else "")
+    click.echo("  ]\n}")
 
 
 # --- checkpoints ---
@@ -381,7 +418,7 @@ def dump(path: Path, deep: bool, as_json: bool) -> None:
     """
     dumped = dump_path(FileSystem(), path, deep)
     if as_json:
-        click.echo(json.dumps(dumped, indent=2))
+        echo_json(dumped)
     else:
         for line in render_text(dumped):
             click.echo(line)
