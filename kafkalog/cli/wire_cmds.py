@@ -1,0 +1,38 @@
+"""`kafkalog wire-adapter`: drive a Kafka-compatible broker as an adapter (specs/wire.md)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+#: The families a wire run cycles through: every family except LogAppendTime, whose batches
+#: carry the broker's wall clock (KL-WIRE-5).
+WIRE_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "time_roll",
+                             "hw_retention", "roomy")
+
+
+def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
+                         broker_log: Path | None = None) -> str:
+    """The command line `check --wire` starts: this interpreter running `wire-adapter`."""
+    argv = [sys.executable, "-c", "from kafkalog.cli.main import main; main()", "wire-adapter",
+            "--bootstrap", bootstrap, "--topic-prefix", topic_prefix]
+    if broker_log is not None:
+        argv += ["--broker-log", str(broker_log)]
+    return shlex.join(argv)
+
+
+@click.command(name="wire-adapter")
+@click.option("--bootstrap", required=True, metavar="HOST:PORT",
+              help="A broker of the cluster to check (its partition leaders are found from it).")
+@click.option("--topic-prefix", default="kafkalog-", show_default=True,
+              help="Each run creates a fresh one-partition topic named PREFIX<random>.")
+@click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="The broker's log file, quoted when the broker crashes or drops a request.")
+def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None) -> None:
+    """Serve the adapter protocol on stdin/stdout against a broker over Kafka's protocol."""
+    from kafkalog.conformance.broker_adapter import serve_broker
+
+    sys.exit(serve_broker(bootstrap, topic_prefix=topic_prefix, broker_log=broker_log))
