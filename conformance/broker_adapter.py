@@ -32,13 +32,17 @@ def broker_features(broker: Broker) -> frozenset[str]:
 
 
 def serve_broker(bootstrap: str, topic_prefix: str = "kafkalog-",
-                 broker_log: Path | None = None) -> int:
-    """Serve the adapter protocol until end of input; returns the exit status."""
+                 broker_log: Path | None = None, exclude: frozenset[str] = frozenset()) -> int:
+    """Serve the adapter protocol until end of input; returns the exit status.
+
+    `exclude` names actions answered `unsupported` although the broker offers them: a way to
+    look past a divergence already recorded as a finding (docs/brokers.md).
+    """
     broker = Broker(bootstrap, broker_log=broker_log, topic_prefix=topic_prefix)
     features = broker_features(broker)
 
     def open_log(config: v.LogConfig, now_ms: int, log_start_offset: int) -> BrokerSut:
-        return BrokerSut(broker, features, config, log_start_offset)
+        return BrokerSut(broker, features, config, log_start_offset, exclude=exclude)
 
     try:
         return serve(open_log, f"kafka-wire {bootstrap} (kafkalog {__version__})", features)

@@ -147,7 +147,7 @@ class BrokerSut:
     name = "broker"
 
     def __init__(self, broker: Broker, features: frozenset[str], config: v.LogConfig,
-                 log_start_offset: int = 0) -> None:
+                 log_start_offset: int = 0, exclude: frozenset[str] = frozenset()) -> None:
         if log_start_offset != 0:
             raise e.IllegalArgumentError("a fresh topic starts at offset 0 (KL-WIRE-4)")
         if config.message_timestamp_type is v.TimestampType.LOG_APPEND_TIME:
@@ -156,6 +156,7 @@ class BrokerSut:
                 "runs (KL-WIRE-5)")
         self.broker = broker
         self.features = features
+        self.exclude = exclude
         self.topic = f"{broker.topic_prefix}{uuid.uuid4().hex[:12]}"
         self._create(config)
         self.leader, self.leader_epoch = self._await_leader()
@@ -193,6 +194,11 @@ class BrokerSut:
             if time.monotonic() > deadline:
                 raise self.broker.crashed(f"no leader for {self.topic}-0 within {WAIT_MS} ms")
             time.sleep(0.05)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in object.__getattribute__(self, "exclude"):
+            raise UnsupportedError(f"{name} is excluded (--exclude-action)")
+        return object.__getattribute__(self, name)
 
     def _send(self, message: Any) -> Any:
         return self.broker.call(self.leader, message)

@@ -12,15 +12,21 @@ import click
 #: carry the broker's wall clock (KL-WIRE-5).
 WIRE_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "time_roll",
                              "hw_retention", "roomy")
+#: The actions a wire adapter may answer (black_box.py); `--exclude-action` takes these.
+WIRE_ACTIONS: tuple[str, ...] = ("append_as_leader", "read", "update_high_watermark",
+                                 "maybe_increment_log_start_offset", "fetch_offset_by_timestamp",
+                                 "end_offset_for_epoch")
 
 
 def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
-                         broker_log: Path | None = None) -> str:
+                         broker_log: Path | None = None, exclude: tuple[str, ...] = ()) -> str:
     """The command line `check --wire` starts: this interpreter running `wire-adapter`."""
     argv = [sys.executable, "-c", "from kafkalog.cli.main import main; main()", "wire-adapter",
             "--bootstrap", bootstrap, "--topic-prefix", topic_prefix]
     if broker_log is not None:
         argv += ["--broker-log", str(broker_log)]
+    for action in exclude:
+        argv += ["--exclude-action", action]
     return shlex.join(argv)
 
 
@@ -31,8 +37,12 @@ def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
               help="Each run creates a fresh one-partition topic named PREFIX<random>.")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="The broker's log file, quoted when the broker crashes or drops a request.")
-def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None) -> None:
+@click.option("--exclude-action", "exclude", multiple=True, type=click.Choice(WIRE_ACTIONS),
+              help="Answer this action `unsupported` (repeatable): looks past a known finding.")
+def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None,
+                 exclude: tuple[str, ...]) -> None:
     """Serve the adapter protocol on stdin/stdout against a broker over Kafka's protocol."""
     from kafkalog.conformance.broker_adapter import serve_broker
 
-    sys.exit(serve_broker(bootstrap, topic_prefix=topic_prefix, broker_log=broker_log))
+    sys.exit(serve_broker(bootstrap, topic_prefix=topic_prefix, broker_log=broker_log,
+                          exclude=frozenset(exclude)))
