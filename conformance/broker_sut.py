@@ -329,7 +329,7 @@ class BrokerSut:
         if action not in ACTIONS:
             raise AttributeError(action)
 
-        def unsupported(**_: Any) -> Any:
+        def unsupported(*_: Any, **__: Any) -> Any:
             raise UnsupportedError(f"Kafka's client API has no counterpart of {action}")
 
         return unsupported
