@@ -22,6 +22,7 @@ answers at all is an `AdapterCrashedError`.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from pathlib import Path
@@ -39,6 +40,8 @@ from .errors import AdapterCrashedError, UnexpectedException
 from .impl_sut import batch_view
 from .kafka_wire import BrokerConnectionError, KafkaConnection
 from .sut import UnsupportedError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 #: Kafka's numeric error codes (the protocol's error table) -> specs/errors.md names.
 KAFKA_ERRORS: dict[int, type[e.KafkalogError]] = {
@@ -98,14 +101,22 @@ class Broker:
         self._connections: dict[tuple[str, int], KafkaConnection] = {}
         self.control = self.connection(self.bootstrap)
 
-    def log_tail(self, limit: int = 600) -> str:
-        """The last bytes of the broker's log file, when the adapter was told where it is."""
+    def log_size(self) -> int:
+        try:
+            return self.broker_log.stat().st_size if self.broker_log is not None else 0
+        except OSError:
+            return 0
+
+    def log_tail(self, since: int = 0, limit: int = 600) -> str:
+        """What the broker logged since byte `since` (its last `limit` characters, colours
+        stripped), when the adapter was told where the broker's log is."""
         if self.broker_log is None:
             return ""
         try:
-            text = self.broker_log.read_bytes()[-4 * limit:].decode("utf-8", "replace")
+            data = self.broker_log.read_bytes()
         except OSError:
             return ""
+        text = _ANSI.sub("", data[since:][-8 * limit:].decode("utf-8", "replace"))
         return " ".join(text.split())[-limit:]
 
     def connection(self, address: tuple[str, int]) -> KafkaConnection:
@@ -125,12 +136,14 @@ class Broker:
 
     def call(self, address: tuple[str, int], message: Any) -> Any:
         """Send one request; a dropped connection is a result if the broker still answers."""
+        since = self.log_size()
         try:
             return self.connection(address).request(message)
         except BrokerConnectionError as error:
             self._connections.pop(address).close()
             self.connection(address)  # raises AdapterCrashedError if the broker is gone
-            tail = self.log_tail()
+            time.sleep(0.05)  # the broker logs the failure after it closed the socket
+            tail = self.log_tail(since)
             raise UnexpectedException(
                 f"{error} (the broker accepts new connections: its request handler failed)"
                 + (f"; broker log: {tail}" if tail else ""), where="broker") from None

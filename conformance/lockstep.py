@@ -102,7 +102,12 @@ class Lockstep:
             model = dataclasses.replace(model, value=black_box.project_result(model.value))
             impl = dataclasses.replace(impl, value=black_box.project_result(impl.value))
         if not model.same_as(impl):
-            return "result", f"results differ: model {model.describe()} | impl {impl.describe()}"
+            text = f"results differ: model {model.describe()} | impl {impl.describe()}"
+            if model.ok and impl.ok:
+                where = first_difference(model.value, impl.value)
+                text = f"results differ at {where[0]}: model {where[1]!r} | impl {where[2]!r}; " \
+                    + text[len("results differ: "):]
+            return "result", text
         try:
             model_state, impl_state = self.model.state(), self.sut.state()
         except AdapterError:

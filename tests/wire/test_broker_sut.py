@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from kafkalog.cli.wire_cmds import wire_adapter_command
 from kafkalog.conformance.broker_adapter import broker_features
 from kafkalog.conformance.broker_process import TansuBroker
 from kafkalog.conformance.broker_sut import Broker, BrokerSut, error_for, topic_configs
@@ -13,6 +12,8 @@ from kafkalog.conformance.subprocess_sut import AdapterProcess
 from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
+
+from kafkalog.cli.wire_cmds import wire_adapter_command
 
 TINY = config_family("tiny")
 
