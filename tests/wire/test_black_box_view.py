@@ -27,7 +27,8 @@ def test_asks__a_full_adapter__is_asked_every_action_of_its_features() -> None:
 
 
 def test_asks__a_black_box_adapter__is_never_asked_what_a_broker_cannot_do() -> None:
-    """Roll, truncation, flush, retention, clock, reopen and epoch assignment are left out."""
+    """Roll, truncation, flush, retention, clock and epoch assignment are left out
+    (KL-WIRE-1)."""
     features = frozenset({"black_box", "timestamps", "leader_epochs", "reopen"})
     asked = {a for a in ACTIONS if black_box.asks(features, a)}
     assert asked == {"append_as_leader", "read", "update_high_watermark",
@@ -37,7 +38,8 @@ def test_asks__a_black_box_adapter__is_never_asked_what_a_broker_cannot_do() -> 
 
 
 def test_project_state__keeps_only_log_start_and_log_end() -> None:
-    """Segments, HW, recovery point, epochs and pending deletions are not on the wire."""
+    """Segments, HW, recovery point, epochs and pending deletions are not on the wire
+    (KL-WIRE-3)."""
     a = v.LogStateView(1, 3, 5, 4, (v.SegmentView(0, 72, 1),), (v.EpochEntry(0, 0),), ())
     b = v.LogStateView(1, 5, 5, -1, (), (), ())
     assert black_box.project_state(a) == black_box.project_state(b)
@@ -46,7 +48,8 @@ def test_project_state__keeps_only_log_start_and_log_end() -> None:
 
 
 def test_project_result__hides_produce_fields_the_response_does_not_carry() -> None:
-    """Max timestamp, its offset and the validated size are not in a ProduceResponse."""
+    """Max timestamp, its offset and the validated size are not in a ProduceResponse
+    (KL-WIRE-3)."""
     model = v.LogAppendInfo(0, 1, 1000, 0, -1, 84, 2)
     broker = v.LogAppendInfo(0, 1, -1, -1, -1, 84, 2)
     assert black_box.project_result(model) == black_box.project_result(broker)

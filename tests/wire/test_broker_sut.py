@@ -33,7 +33,8 @@ def test_error_for__maps_kafka_codes_to_the_error_catalogue() -> None:
 
 
 def test_topic_configs__map_sizes_and_switch_off_broker_clock_retention() -> None:
-    """Size limits map one to one; retention is off because it runs on the broker's clock."""
+    """Size limits map one to one (KL-WIRE-4); retention is off because it runs on the
+    broker's clock (KL-WIRE-5)."""
     configs = topic_configs(TINY)
     assert configs["max.message.bytes"] == "300"
     assert configs["segment.bytes"] == "400"
@@ -52,7 +53,8 @@ def test_wire_adapter__handshake__lists_black_box_and_only_apis_the_broker_offer
 
 
 def test_broker_log__append_then_read__returns_the_records_produced(tansu: TansuBroker) -> None:
-    """Produce carries the exact batch; Fetch returns it with the offsets the broker assigned."""
+    """Produce carries the exact batch (KL-WIRE-6); Fetch returns it with the offsets the broker
+    assigned (KL-WIRE-7) and the HW at the LEO (KL-WIRE-2)."""
     conn, log = _log(tansu)
     try:
         records = (v.Record(None, b"test", 1000), v.Record(b"k", b"v", 1001,
@@ -71,9 +73,12 @@ def test_broker_log__append_then_read__returns_the_records_produced(tansu: Tansu
 
 
 def test_broker_log__actions_without_a_client_api__are_unsupported(tansu: TansuBroker) -> None:
-    """Truncation, another leader epoch, empty batches: skipped, never compared."""
+    """Truncation, another leader epoch, empty batches, a read without min_one_message:
+    skipped, never compared (KL-WIRE-1, KL-WIRE-7)."""
     conn, log = _log(tansu)
     try:
+        with pytest.raises(UnsupportedError):
+            log.read(0, 100, v.Isolation.HIGH_WATERMARK, False)
         with pytest.raises(UnsupportedError):
             log.truncate_to(0)
         with pytest.raises(UnsupportedError):
@@ -109,5 +114,18 @@ def test_broker_log__a_stopped_broker__is_an_adapter_error_with_its_log_tail(
         own_tansu.stop(grace_s=0)  # SIGKILL at once: a crash
         with pytest.raises(AdapterCrashedError, match="broker log: .*tansu"):
             log.read(0, 100, v.Isolation.HIGH_WATERMARK, True)
+    finally:
+        conn.close()
+
+
+def test_broker_log__a_log_append_time_config__is_refused(tansu: TansuBroker) -> None:
+    """LogAppendTime batches carry the broker's wall clock: left out of wire runs (KL-WIRE-5),
+    and a fresh topic starts at offset 0 (KL-WIRE-4)."""
+    conn = Broker(tansu.address)
+    try:
+        with pytest.raises(e.IllegalArgumentError, match="KL-WIRE-5"):
+            BrokerSut(conn, frozenset({"black_box"}), config_family("log_append_time"))
+        with pytest.raises(e.IllegalArgumentError, match="KL-WIRE-4"):
+            BrokerSut(conn, frozenset({"black_box"}), TINY, log_start_offset=3)
     finally:
         conn.close()
