@@ -42,7 +42,12 @@ def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
 def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None,
                  exclude: tuple[str, ...]) -> None:
     """Serve the adapter protocol on stdin/stdout against a broker over Kafka's protocol."""
-    from kafkalog.conformance.broker_adapter import serve_broker
+    try:
+        from kafkalog.conformance.broker_adapter import serve_broker
+    except ModuleNotFoundError as error:
+        raise click.ClickException(
+            f"{error.name} is missing: install the broker extra (pip install -e '.[broker]')"
+        ) from None
 
     sys.exit(serve_broker(bootstrap, topic_prefix=topic_prefix, broker_log=broker_log,
                           exclude=frozenset(exclude)))
