@@ -209,7 +209,7 @@ class BrokerSut:
             time.sleep(0.05)
 
     def __getattribute__(self, name: str) -> Any:
-        if name in object.__getattribute__(self, "exclude"):
+        if name in object.__getattribute__(self, "__dict__").get("exclude", ()):
             raise UnsupportedError(f"{name} is excluded (--exclude-action)")
         return object.__getattribute__(self, name)
 

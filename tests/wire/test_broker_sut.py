@@ -129,3 +129,23 @@ def test_broker_log__a_log_append_time_config__is_refused(tansu: TansuBroker) ->
             BrokerSut(conn, frozenset({"black_box"}), TINY, log_start_offset=3)
     finally:
         conn.close()
+
+
+def test_wire_adapter__broker_gone_mid_run__is_an_adapter_error_quoting_the_broker_log(
+        own_tansu: TansuBroker) -> None:
+    """Through the adapter protocol, a dead broker is an AdapterError (the run ends as
+    adapter_error, never as a pass or a divergence) whose message carries the broker's log
+    (KL-WIRE-8)."""
+    from kafkalog.conformance.errors import AdapterError
+    from kafkalog.conformance.subprocess_sut import SubprocessSut
+
+    process = AdapterProcess(wire_adapter_command(own_tansu.address,
+                                                  broker_log=own_tansu.log_path))
+    try:
+        log = SubprocessSut(process, TINY)
+        own_tansu.stop(grace_s=0)
+        with pytest.raises(AdapterError, match="broker log: .*tansu"):
+            log.read(start_offset=0, max_bytes=100, isolation=v.Isolation.HIGH_WATERMARK,
+                     min_one_message=True)
+    finally:
+        process.close()
