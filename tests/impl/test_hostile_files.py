@@ -367,3 +367,31 @@ def test_verify__garbage_index_of_many_entries__stops_after_the_problem_budget(
     index_problems = [f for f in report.problems if f.path.endswith(f"{FIRST}.index")]
     assert MAX_INDEX_PROBLEMS <= len(index_problems) < MAX_INDEX_PROBLEMS + 4  # one entry: <= 4
     assert any(f.kind == "index_check_stopped" for f in report.all_findings())
+
+
+def test_log_dir_open__segment_name_beyond_long_max__invalid_file_name(logs: Path) -> None:
+    """Found by the fuzz suite: `99999999999999999999.log` is InvalidFileNameError, not a
+    struct.error from packing its base offset."""
+    from kafkalog.model.errors import InvalidFileNameError
+
+    (logs / "t-0" / "99999999999999999999.log").write_bytes(b"\x93[\x8bj")
+    with pytest.raises(InvalidFileNameError, match="99999999999999999999"):
+        LogDir.open(FileSystem(), logs, CONFIG, MockTime(0))
+
+
+def test_log_dir_open__sparse_time_index_of_1_5_gib__recovery_resets_it_in_constant_memory(
+        logs: Path) -> None:
+    """Found by the fuzz suite: resetting a huge corrupt index no longer zeroes it through one
+    1.5 GiB bytes object; the file is cut and preallocated sparse again."""
+    import tracemalloc
+
+    index = logs / "t-0" / f"{FIRST}.timeindex"
+    sparse_file(index, 3 << 29, b"\x01" * 12)
+    (logs / CLEAN_SHUTDOWN_FILE_NAME).unlink()
+    tracemalloc.start()
+    try:
+        LogDir.open(FileSystem(), logs, CONFIG, MockTime(0)).close()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20 and index.stat().st_size < 1 << 20
