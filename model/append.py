@@ -65,13 +65,16 @@ def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
 
 
 def _max_timestamp_and_offset(batches: tuple[Batch, ...]) -> tuple[int, int]:
-    """KL-APPEND-3: the max timestamp and the first record carrying it ((-1, -1) if none)."""
+    """KL-APPEND-3: the max timestamp and the last offset of the first batch carrying it.
+
+    Kafka 3.8+ (`LogValidator.assignOffsetsNonCompressed`, `UnifiedLog.analyzeAndValidateRecords`):
+    `shallowOffsetOfMaxTimestamp` is the batch's last offset, found without iterating records;
+    (-1, -1) when no batch has a max timestamp above -1.
+    """
     best = (NO_TIMESTAMP, -1)
     for batch in batches:
-        for i in range(len(batch.records)):
-            ts = batch.record_timestamp(i)
-            if ts > best[0]:
-                best = (ts, batch.base_offset + i)
+        if batch.max_timestamp > best[0]:
+            best = (batch.max_timestamp, batch.last_offset)
     return best
 
 

@@ -152,7 +152,7 @@ def maybe_increment_high_watermark(
 ) -> tuple[PartitionState, LogOffsetMetadata | None]:
     """The leader's monotonic HW update; returns the old HW metadata iff it changed (LOG-7).
 
-    Spec: KL-HW-3, KL-HW-4. Raises IllegalArgumentError above the LEO (ERR-28).
+    Spec: KL-HW-3, KL-HW-4, KL-HW-6. Raises IllegalArgumentError above the LEO (ERR-28).
     """
     if hw.message_offset > state.log_end_offset:
         raise IllegalArgumentError(
