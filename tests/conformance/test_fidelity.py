@@ -19,7 +19,7 @@ TRACES = sorted(CORPUS.glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.stem)
-def test_regression_trace__replayed__the_model_gives_exactly_the_recorded_answers(path: Path) -> None:
+def test_regression_trace__replayed__the_model_gives_the_recorded_answers(path: Path) -> None:
     """Spec: KL-APPEND-3 (no drift between the model and any recorded trace)."""
     trace = read_trace(path)
     result = replay_trace(trace)

@@ -46,7 +46,7 @@ def test_append_as_leader__second_batch__starts_where_the_first_ended() -> None:
     assert s.active.size == 144
 
 
-def test_append_as_leader__create_time__reports_the_batch_last_offset_for_the_max_timestamp() -> None:
+def test_append_as_leader__create_time__reports_the_last_offset_for_the_max_timestamp() -> None:
     """Spec: KL-APPEND-3 (Kafka 3.8+: shallowOffsetOfMaxTimestamp is the batch's last offset)"""
     s = log.empty_log(LogConfig())
     s, info = log.append_as_leader(s, (rec(5), rec(9), rec(9), rec(7)), 0)
