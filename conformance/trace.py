@@ -25,7 +25,7 @@ _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
     "log_start_offset", "adapter", "broken", "outcome", "signature",
 }
-_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence"}
+_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,9 @@ class TraceStep:
     model: Json = None  # {"ok": ...} | {"error": {...}}
     impl: Json = None  # {"ok": ...} | {"error": {...}} | {"unsupported": {...}}
     divergence: str | None = None  # set on the step where the sides first disagreed
+    # The Kafka-legal choices (KL-ALLOW-1) the model took to match the implementation, e.g.
+    # "roll_jitter=1"; None when kafkalog's own choices matched.
+    choice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ def step_json(index: int, step: TraceStep) -> dict[str, Json]:
                             "model": step.model, "impl": step.impl}
     if step.divergence is not None:
         out["divergence"] = step.divergence
+    if step.choice is not None:
+        out["choice"] = step.choice
     return out
 
 
@@ -204,7 +209,10 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
     divergence = data.get("divergence")
     if divergence is not None and not isinstance(divergence, str):
         raise TraceFormatError("divergence must be a string", where=where)
-    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence)
+    choice = data.get("choice")
+    if choice is not None and not isinstance(choice, str):
+        raise TraceFormatError("choice must be a string", where=where)
+    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence, choice)
 
 
 def _check_result(value: Json, side: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .choices import choose
 from .errors import (
     IllegalArgumentError,
     OffsetsOutOfOrderError,
@@ -78,10 +79,37 @@ def _max_timestamp_and_offset(batches: tuple[Batch, ...]) -> tuple[int, int]:
     return best
 
 
+def _time_roll(state: PartitionState, waited: int) -> tuple[PartitionState, bool]:
+    """KL-ROLL-2 under Kafka's random jitter: roll iff `waited > segment_ms - jitter`.
+
+    Spec: KL-ALLOW-2. kafkalog's jitter decides by default (KL-ROLL-4); when another jitter
+    Kafka may have drawn, and that agrees with every earlier decision on this segment, decides the
+    other way, that decision is allowed too. The decision taken narrows the segment's bounds.
+    """
+    active = state.active
+    segment_ms = state.config.segment_ms
+    default = should_roll_for_time(active.size, waited, segment_ms, active.roll_jitter_ms)
+    lo, hi = active.roll_jitter_bounds
+    threshold = segment_ms - waited  # roll iff jitter > threshold
+    can_roll = active.size > 0 and hi > threshold
+    can_stay = active.size == 0 or lo <= threshold
+    other = not default
+    options = [default, other] if (can_roll if other else can_stay) else [default]
+    decision = choose("roll_jitter", options)
+    if decision:
+        return state, True  # the segment becomes inactive: its jitter no longer matters
+    if active.size > 0 and hi > threshold:
+        bounds = (lo, threshold)
+        jitter = min(max(active.roll_jitter_ms, lo), threshold)
+        narrowed = replace(active, roll_jitter_bounds=bounds, roll_jitter_ms=jitter)
+        state = replace(state, segments=(*state.segments[:-1], narrowed))
+    return state, False
+
+
 def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
     """LOG-22 / SEG-6: roll before the append when size, time, index or offset range demand it.
 
-    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9.
+    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9, KL-ALLOW-2.
     """
     active = state.active
     messages_size = sum(b.size for b in batches)
@@ -91,12 +119,14 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
         state.now_ms, max_ts, rolling if rolling is not None else -1, active.created_ms
     )
     config = state.config
-    if (
+    must_roll = (
         should_roll_for_size(active.size, messages_size, config.segment_bytes)
-        or should_roll_for_time(active.size, waited, config.segment_ms, active.roll_jitter_ms)
         or indexes_full(active)
         or not relative_offset_fits(batches[-1].last_offset, active.base_offset)
-    ):
+    )
+    if not must_roll:
+        state, must_roll = _time_roll(state, waited)
+    if must_roll:
         # KAFKA-6530: v2 data always knows its first offset, so the new base is exactly it.
         state, _ = roll_log(state, batches[0].base_offset)
     return state

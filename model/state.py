@@ -65,6 +65,9 @@ class Segment:
     created_ms: int  # SEG-1: the clock at construction (including load)
     last_modified_ms: int  # SEG-19 fallback: the clock at the last write/truncation of `.log`
     roll_jitter_ms: int  # SEG-8 drawn deterministically (KL-ROLL-4)
+    # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
+    # so far (inclusive bounds); Invariant: lo <= roll_jitter_ms <= hi.
+    roll_jitter_bounds: tuple[int, int] = (0, 0)
 
     @property
     def is_empty(self) -> bool:
@@ -116,6 +119,8 @@ class PartitionState:
     deleted_files: tuple[int, ...] = ()
     # Timers of asynchronous deletions: (due_ms, base offset), in scheduling order (LOC-11).
     deletion_timers: tuple[tuple[int, int], ...] = ()
+    # KL-ALLOW-3: bases of rolls whose asynchronous flush Kafka may not have run yet.
+    pending_flushes: tuple[int, ...] = ()
 
     @property
     def active(self) -> Segment:
