@@ -81,6 +81,14 @@ def git_commit() -> str:
     return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
+def with_kafka_version(trace: Trace, version: str) -> Trace:
+    """The same trace checked against another Kafka version profile (KL-VERSION-1)."""
+    from dataclasses import replace
+
+    config = replace(trace.header.config, kafka_version=version)
+    return Trace(replace(trace.header, config=config), trace.steps)
+
+
 def header_json(header: TraceHeader) -> dict[str, Json]:
     return {
         "kafkalog_trace": TRACE_FORMAT_VERSION,

@@ -33,6 +33,7 @@ from .values import (
     Record,
     TimestampType,
 )
+from .versions import follower_skips_newer_epochs, index_entry_per_batch
 
 EMPTY_APPEND_INFO = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
 
@@ -133,7 +134,10 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
 
 
 def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
-    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW. Spec: KL-APPEND-5."""
+    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW.
+
+    Spec: KL-APPEND-5, KL-VERSION-4.
+    """
     for batch in batches:
         if batch.partition_leader_epoch < 0:
             raise IllegalArgumentError(
@@ -155,7 +159,8 @@ def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState
         placed.append(replace(batch, position=position))
         position += batch.size
     active = append_batches(
-        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes
+        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes,
+        index_entry_per_batch(state.config.kafka_version),
     )
     entries = state.epochs
     for batch in batches:
@@ -169,8 +174,30 @@ def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState
     return update_high_watermark_with_log_end(state)
 
 
-def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendInfo:
+def _leader_offset_of_max_timestamp(batch: Batch, version: str) -> int:
+    """KL-VERSION-2: what a leader append of one uncompressed v2 batch reports.
+
+    3.6 (`LogValidator.assignOffsetsNonCompressed` @ 3.6.2): CreateTime -> the first record whose
+    timestamp is strictly greater than every earlier one from -1 (-1 if none); LogAppendTime ->
+    the last offset. 3.7 (@ 3.7.1): `toMagic >= V2` -> the last offset, always. 3.8+ -> the last
+    offset of the batch carrying the max (-1 if none), as `_max_timestamp_and_offset`.
+    """
+    if version == "3.7":
+        return batch.last_offset
+    if version == "3.6" and batch.timestamp_type is TimestampType.CREATE_TIME:
+        best = (NO_TIMESTAMP, -1)
+        for i, record in enumerate(batch.records):
+            if record.timestamp > best[0]:
+                best = (record.timestamp, batch.base_offset + i)
+        return best[1]
+    return _max_timestamp_and_offset((batch,))[1]
+
+
+def _append_info(batches: tuple[Batch, ...], log_append_time: int,
+                 leader_offset: int | None = None) -> LogAppendInfo:
     max_ts, max_offset = _max_timestamp_and_offset(batches)
+    if leader_offset is not None:
+        max_offset = leader_offset
     return LogAppendInfo(
         first_offset=batches[0].base_offset,
         last_offset=batches[-1].last_offset,
@@ -187,8 +214,9 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
     """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`.
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10. Raises RecordTooLargeError (ERR-23), IllegalArgumentError for a
-    negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError (ERR-24), in that order.
+    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2. Raises RecordTooLargeError (ERR-23),
+    IllegalArgumentError for a negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError
+    (ERR-24), in that order.
     """
     if not records:
         return state, EMPTY_APPEND_INFO
@@ -205,12 +233,22 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
             f"{config.max_message_bytes}",
             where="append_as_leader",
         )
+    reported = _leader_offset_of_max_timestamp(batch, config.kafka_version)
+    if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
+        batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
     new_state = _append(state, (batch,))
-    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)
+    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP,
+                                   reported)
 
 
-def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) -> tuple[Batch, ...]:
-    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch."""
+def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
+                      version: str) -> tuple[Batch, ...]:
+    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch.
+
+    Spec: KL-VERSION-5 (before trunk, KAFKA-18723, every batch is kept).
+    """
+    if not follower_skips_newer_epochs(version):
+        leader_epoch = None
     kept = []
     for spec in specs:
         epoch = spec.partition_leader_epoch
@@ -234,7 +272,7 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
     Raises OffsetsOutOfOrderError (ERR-25), UnexpectedAppendOffsetError (ERR-26),
     IllegalArgumentError for a negative epoch (ERR-27), RecordBatchTooLargeError (ERR-24).
     """
-    kept = _follower_batches(batches, leader_epoch)
+    kept = _follower_batches(batches, leader_epoch, state.config.kafka_version)
     if not kept:
         return state, EMPTY_APPEND_INFO
     for previous, batch in zip(kept, kept[1:], strict=False):

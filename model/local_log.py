@@ -14,6 +14,7 @@ from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment
 from .values import FetchDataInfo, LogOffsetMetadata
+from .versions import read_reports_batch_base
 
 
 def segment_bases(state: PartitionState) -> list[int]:
@@ -142,7 +143,9 @@ def _position_bound(segment: Segment, bound: LogOffsetMetadata) -> int | None:
 
 def local_read(state: PartitionState, start_offset: int, max_length: int, min_one_message: bool,
                bound: LogOffsetMetadata) -> FetchDataInfo:
-    """LOC-4: read from the floor segment onwards, bounded by `bound`. Spec: KL-READ-2, KL-READ-3.
+    """LOC-4: read from the floor segment onwards, bounded by `bound`.
+
+    Spec: KL-READ-2, KL-READ-3, KL-VERSION-3.
 
     Raises OffsetOutOfRangeError (ERR-32) above the LEO or below the first segment.
     """
@@ -160,7 +163,8 @@ def local_read(state: PartitionState, start_offset: int, max_length: int, min_on
         return FetchDataInfo(convert_to_offset_metadata(state, start_offset))
     for segment in state.segments[index:]:
         result = segment_read(
-            segment, start_offset, max_length, _position_bound(segment, bound), min_one_message
+            segment, start_offset, max_length, _position_bound(segment, bound), min_one_message,
+            read_reports_batch_base(state.config.kafka_version),
         )
         if result is not None:
             return result

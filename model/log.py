@@ -42,6 +42,7 @@ from .values import (
     LogStateView,
     SegmentView,
 )
+from .versions import check_profile
 
 __all__ = [
     "append_as_follower",
@@ -66,7 +67,7 @@ __all__ = [
 
 
 def validate_config(config: LogConfig) -> None:
-    """KL-STATE-2: reject configurations Kafka would refuse or could not index."""
+    """KL-STATE-2: reject configurations Kafka would refuse or could not index; KL-VERSION-1."""
     checks = [
         (config.segment_bytes >= 14, "segment_bytes must be >= 14"),
         (config.segment_ms >= 1, "segment_ms must be >= 1"),
@@ -82,6 +83,7 @@ def validate_config(config: LogConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise IllegalArgumentError(message, where="LogConfig")
+    check_profile(config.kafka_version)
 
 
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:

@@ -29,6 +29,14 @@ class Batch:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
+    # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
+    reported_max_offset: int | None = None
+
+    @property
+    def max_timestamp_offset(self) -> int:
+        """The offset paired with this batch's max timestamp in the segment's max so far."""
+        return self.last_offset if self.reported_max_offset is None else self.reported_max_offset
 
     def record_timestamp(self, index: int) -> int:
         """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
@@ -87,7 +95,7 @@ class Segment:
         best = (NO_TIMESTAMP, -1)
         for batch in self.batches:
             if batch.max_timestamp > best[0]:
-                best = (batch.max_timestamp, batch.last_offset)
+                best = (batch.max_timestamp, batch.max_timestamp_offset)
         return best
 
     @property

@@ -53,6 +53,9 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # The Kafka version profile the model checks against (KL-VERSION-1): "3.6", "3.7", "3.8",
+    # "3.9" or "trunk". A checker setting: kafkalog's implementation ignores it (it is trunk).
+    kafka_version: str = "trunk"
 
 
 @dataclass(frozen=True)
