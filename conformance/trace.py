@@ -25,7 +25,8 @@ _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
     "log_start_offset", "adapter", "broken", "outcome", "signature",
 }
-_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice"}
+# `state` is the expected state() after the step in a conformance vector (specs/vectors.md).
+_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice", "state"}
 
 
 @dataclass(frozen=True)
