@@ -43,19 +43,24 @@ class RunReport:
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
-    """The manifest, validated against the corpus's own JSON Schema."""
-    import jsonschema
-
+    """The manifest, validated against the corpus's own JSON Schema (when jsonschema is
+    installed; otherwise only its format version is checked)."""
     try:
         manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
         schema = json.loads((directory / "vectors.schema.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise TraceFormatError(f"not a vector corpus: {error}", where=str(directory)) from None
+    if not isinstance(manifest, dict) or manifest.get("kafkalog_vectors") != 1:
+        raise TraceFormatError("manifest: not kafkalog_vectors format 1", where=str(directory))
+    try:
+        import jsonschema
+    except ImportError:  # an optional dependency; the format check above still ran
+        return manifest
     try:
         jsonschema.validate(manifest, {**schema, "$ref": "#/$defs/Manifest"})
     except jsonschema.ValidationError as error:
         raise TraceFormatError(f"manifest: {error.message}", where=str(directory)) from None
-    return manifest  # type: ignore[no-any-return]
+    return manifest
 
 
 class _Adapter:
