@@ -26,6 +26,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_adapter",
         "Serve the built-in log over the JSON-lines adapter protocol.",
     ),
+    "wire-adapter": (
+        "kafkalog.cli.wire_cmds",
+        "wire_adapter",
+        "Serve the adapter protocol against a Kafka-compatible broker.",
+    ),
     "vectors": ("kafkalog.cli.vectors_cmds", "vectors", "Export or run the conformance vectors."),
     "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
