@@ -18,6 +18,7 @@ from .errors import (
 )
 from .helpers import (
     relative_offset_fits,
+    roll_jitter_limit,
     should_roll_for_size,
     should_roll_for_time,
     time_waited_for_roll,
@@ -91,6 +92,8 @@ def _time_roll(state: PartitionState, waited: int) -> tuple[PartitionState, bool
     segment_ms = state.config.segment_ms
     default = should_roll_for_time(active.size, waited, segment_ms, active.roll_jitter_ms)
     lo, hi = active.roll_jitter_bounds
+    if hi < lo:  # JITTER_UNCONSTRAINED: a new segment object (or one opened at load)
+        lo, hi = 0, roll_jitter_limit(state.config.segment_jitter_ms, segment_ms) - 1
     threshold = segment_ms - waited  # roll iff jitter > threshold
     can_roll = active.size > 0 and hi > threshold
     can_stay = active.size == 0 or lo <= threshold

@@ -16,13 +16,18 @@ from .helpers import (
 )
 from .local_log import clamped_high_watermark
 from .segment import become_inactive, new_segment
-from .state import PartitionState, Segment
+from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
 from .values import LogOffsetMetadata
 
 
 def _reopened(segment: Segment, now_ms: int) -> Segment:
-    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk."""
-    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0)
+    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk.
+
+    A new object draws a new jitter in Kafka, so no earlier roll decision constrains it
+    (KL-ALLOW-2).
+    """
+    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0,
+                   roll_jitter_bounds=JITTER_UNCONSTRAINED)
 
 
 def _resize_active(segment: Segment, segment_index_bytes: int) -> Segment:

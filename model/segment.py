@@ -22,7 +22,6 @@ from .helpers import (
     index_max_entries,
     offset_index_full,
     relative_offset_fits,
-    roll_jitter_limit,
     roll_jitter_ms,
     time_index_full,
     truncation_cut,
@@ -54,7 +53,6 @@ def new_segment(base_offset: int, config: LogConfig, now_ms: int) -> Segment:
         created_ms=now_ms,
         last_modified_ms=now_ms,
         roll_jitter_ms=roll_jitter_ms(base_offset, config.segment_jitter_ms, config.segment_ms),
-        roll_jitter_bounds=(0, roll_jitter_limit(config.segment_jitter_ms, config.segment_ms) - 1),
     )
 
 

@@ -56,6 +56,10 @@ class Batch:
         return self.last_offset + 1
 
 
+#: `Segment.roll_jitter_bounds` before any decision: every jitter of the config's range.
+JITTER_UNCONSTRAINED = (0, -1)
+
+
 @dataclass(frozen=True)
 class Segment:
     """One segment: its batches, its two indexes and its roll clock (SEG-1)."""
@@ -74,8 +78,8 @@ class Segment:
     last_modified_ms: int  # SEG-19 fallback: the clock at the last write/truncation of `.log`
     roll_jitter_ms: int  # SEG-8 drawn deterministically (KL-ROLL-4)
     # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
-    # so far (inclusive bounds); Invariant: lo <= roll_jitter_ms <= hi.
-    roll_jitter_bounds: tuple[int, int] = (0, 0)
+    # so far (inclusive bounds); JITTER_UNCONSTRAINED (hi < lo) = the config's whole range.
+    roll_jitter_bounds: tuple[int, int] = JITTER_UNCONSTRAINED
 
     @property
     def is_empty(self) -> bool:

@@ -70,6 +70,17 @@ def test_time_roll__decisions_on_one_segment__narrow_the_jitters_kafka_may_have_
     assert rolls == {1, 2}  # jitter in (50, 100] rolls, [0, 50] does not
 
 
+def test_time_roll__segment_opened_at_load__draws_afresh() -> None:
+    """Spec: KL-ALLOW-2 (a reload makes new segment objects: earlier decisions no longer bind)."""
+    s = log.empty_log(TIME_ROLL, START_MS)
+    s, _ = log.append_as_leader(s, (rec(START_MS),), 0)
+    s, _ = log.append_as_leader(s, (rec(START_MS + 900),), 0)
+    s, _ = log.close_and_reopen(s)
+    rolls = {len(o.value[0].segments)
+             for o in outcomes(log.append_as_leader, s, (rec(START_MS + 850),), 0)}
+    assert rolls == {1, 2}
+
+
 def test_machine__impl_with_random_jitter__conforms_on_the_time_roll_family(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
