@@ -27,9 +27,11 @@ def export(directory: Path, no_verify: bool) -> None:
 
     manifest = export_corpus(directory, verify=not no_verify)
     kinds = Counter(entry["kind"] for entry in manifest["vectors"])
-    rules = {rule for entry in manifest["vectors"] for rule in entry["rules"]}
+    rules = {rule for entry in manifest["vectors"] for rule in entry["rules"]
+             if rule.startswith("KL-")}
     click.echo(f"{len(manifest['vectors'])} vectors ({kinds['rule']} rule, {kinds['profile']} "
-               f"profile, {kinds['broken']} broken) covering {len(rules)} rules -> {directory}")
+               f"profile, {kinds['broken']} broken) covering {len(rules)} spec rules "
+               f"-> {directory}")
 
 
 @vectors.command()
