@@ -113,8 +113,25 @@ def roll_log(state: PartitionState, expected_next_offset: int | None) -> tuple[P
     return choose("roll_flush", (synchronous, pending)), base
 
 
+def _run_flush(state: PartitionState, base: int) -> PartitionState:
+    """One pending `flushUptoOffsetExclusive(base)` runs (KL-ALLOW-3)."""
+    left = tuple(b for b in state.pending_flushes if b != base)
+    point = state.recovery_point
+    if point < base <= state.log_end_offset:
+        point = base
+    return replace(state, pending_flushes=left, recovery_point=point)
+
+
+def complete_pending_flushes(state: PartitionState) -> PartitionState:
+    """KL-ALLOW-3: when the clock moves, the scheduler runs every pending roll flush (delay 0)."""
+    for base in state.pending_flushes:
+        state = _run_flush(state, base)
+    return state
+
+
 def fire_pending_flushes(state: PartitionState) -> PartitionState:
-    """KL-ALLOW-3: Kafka's scheduler may run pending roll flushes at any moment.
+    """KL-ALLOW-3: Kafka's scheduler may run pending roll flushes at any moment before the clock
+    next moves (`complete_pending_flushes` then runs them all).
 
     Each pending `flushUptoOffsetExclusive(base)` either stays pending (kafkalog's choice) or runs
     now: the recovery point becomes `base` if that is higher. A run that would lift the recovery
@@ -122,13 +139,8 @@ def fire_pending_flushes(state: PartitionState) -> PartitionState:
     (KL-INV-2); that flush is dropped instead.
     """
     for base in state.pending_flushes:
-        if not choose("pending_flush", (False, True)):
-            continue
-        left = tuple(b for b in state.pending_flushes if b != base)
-        point = state.recovery_point
-        if point < base <= state.log_end_offset:
-            point = base
-        state = replace(state, pending_flushes=left, recovery_point=point)
+        if choose("pending_flush", (False, True)):
+            state = _run_flush(state, base)
     return state
 
 

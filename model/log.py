@@ -21,6 +21,7 @@ from .helpers import (
 )
 from .local_log import (
     clamped_high_watermark,
+    complete_pending_flushes,
     fire_due_deletions,
     local_read,
     materialise_high_watermark,
@@ -299,10 +300,11 @@ def end_offset_for_epoch(state: PartitionState,
 def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
     """Move the clock forward; asynchronous deletions that fall due happen (LOC-11).
 
-    Spec: KL-CLOCK-1, KL-DEL-2. Raises IllegalArgumentError for negative `ms`.
+    Spec: KL-CLOCK-1, KL-DEL-2, KL-ALLOW-3. Raises IllegalArgumentError for negative `ms`.
     """
     if ms < 0:
         raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    state = complete_pending_flushes(state)  # KL-ALLOW-3: the scheduler runs the due roll flushes
     state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
     return state, state.now_ms
 

@@ -155,3 +155,14 @@ def test_machine__sut_taking_other_kafka_choices_everywhere__conforms(family: st
                       max_steps=40)
     run_state_machine_as_test(seed(5)(make_machine(session)), settings=run_settings(40))
     assert session.best is None, session.best_signature
+
+
+def test_roll_flush__pending__runs_at_the_latest_when_the_clock_moves() -> None:
+    """Spec: KL-ALLOW-3 (a roll that never flushes is caught at the next advance_clock)."""
+    s = log.empty_log(LogConfig(), START_MS)
+    s, _ = log.append_as_leader(s, (rec(START_MS), rec(START_MS)), 0)
+    lagging = next(o.value[0] for o in outcomes(log.roll, s, None) if o.choices)
+    assert (lagging.recovery_point, lagging.pending_flushes) == (0, (2,))
+    moved, _ = log.advance_clock(lagging, 1)
+    assert (moved.recovery_point, moved.pending_flushes) == (2, ())
+    assert {o.value[0].recovery_point for o in outcomes(log.advance_clock, lagging, 1)} == {2}
