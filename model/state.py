@@ -1,12 +1,13 @@
 """The state of one partition log: frozen values only (specs/log.md, "State").
 
-Not modelled here: transactions, producer state, compaction, tiered storage (specs/log.md).
+Not modelled here: transactions, compaction, tiered storage (specs/log.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .producer_state import ProducerBatch, ProducerState
 from .values import (
     NO_TIMESTAMP,
     EpochEntry,
@@ -29,6 +30,16 @@ class Batch:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    producer_id: int = -1  # FMT-45 producer fields (PST-6); -1 = not idempotent
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False  # reserved for issue 15
+
+    def producer_batch(self) -> ProducerBatch:
+        """The producer facts the producer-state manager reads from this batch (PST-6)."""
+        return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
+                             self.base_offset, self.last_offset, self.max_timestamp,
+                             self.is_transactional)
 
     def record_timestamp(self, index: int) -> int:
         """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
@@ -116,6 +127,8 @@ class PartitionState:
     deleted_files: tuple[int, ...] = ()
     # Timers of asynchronous deletions: (due_ms, base offset), in scheduling order (LOC-11).
     deletion_timers: tuple[tuple[int, int], ...] = ()
+    # Producer state, its snapshots and expiry schedule (KL-PROD-*).
+    producer_state: ProducerState = ProducerState()
 
     @property
     def active(self) -> Segment:

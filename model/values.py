@@ -53,6 +53,9 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
+    # PST-22: period of the expiration check (an internal broker setting in Kafka).
+    producer_id_expiration_check_interval_ms: int = 600_000
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,11 @@ class BatchSpec:
     # With LOG_APPEND_TIME the batch's max timestamp is this value (the leader's clock), not the
     # records' own timestamps.
     log_append_time: int = NO_TIMESTAMP
+    # FMT-45 producer fields (PST-6); -1 = not idempotent. `is_transactional` is reserved (#15).
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False
 
     @property
     def last_offset(self) -> int:
@@ -187,6 +195,29 @@ class SegmentView:
 
 
 @dataclass(frozen=True)
+class ProducerBatchView:
+    """One cached batch of a producer (PST-4): sequences and offsets inclusive."""
+
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class ProducerView:
+    """One producer-state entry as `state()` shows it (PST-3, PST-25)."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    last_timestamp: int
+    current_txn_first_offset: int  # -1 when no transaction is open (issue 15)
+    batches: tuple[ProducerBatchView, ...]  # oldest first, at most 5
+
+
+@dataclass(frozen=True)
 class LogStateView:
     """The observable state of one partition log: what conformance compares after every step."""
 
@@ -198,3 +229,7 @@ class LogStateView:
     epoch_entries: tuple[EpochEntry, ...]  # strictly increasing in epoch and start offset
     # Base offsets whose files are renamed `.deleted` and wait for file_delete_delay_ms (LOC-11).
     pending_deletions: tuple[int, ...] = field(default=())
+    # The producer table sorted by id, and the offsets of the live `.snapshot` files (PSF-1).
+    # None = the adapter does not report them (no `producer_state` feature); never compared then.
+    producers: tuple[ProducerView, ...] | None = None
+    producer_snapshots: tuple[int, ...] | None = None
