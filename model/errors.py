@@ -113,6 +113,10 @@ class LogClosedError(KafkaStorageError):
 # --- Bad input from outside: files, names and directories (impl; never compared as results) ---
 
 
+class CorruptSnapshotError(KafkalogError):
+    """PSE-8: a producer `.snapshot` file with a bad version, size or CRC (PSF-5)."""
+
+
 class CorruptCheckpointError(KafkalogError):
     """ERR-43: a checkpoint file with a bad version, malformed line or wrong entry count."""
 
