@@ -1,9 +1,8 @@
-"""Producer state in the model: validation, duplicates, expiry, snapshots and rebuilds (KL-PROD-*)."""
+"""Producer state in the model: validation, duplicates, expiry, snapshots, rebuilds (KL-PROD)."""
 
 from __future__ import annotations
 
 import pytest
-
 from kafkalog.model import log
 from kafkalog.model import producer_state as ps
 from kafkalog.model.errors import (
