@@ -115,11 +115,12 @@ def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> 
         recovery_point=log_start_offset,
         epochs=(),
         now_ms=now_ms,
-        # PSR-5 on a new log: no snapshot, map end = log start; the expiry check is scheduled
-        # one interval after construction (PST-22).
-        producer_state=ProducerState(
-            last_map_offset=log_start_offset, last_snap_offset=log_start_offset,
-            expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,
+        # A new log is loaded as after a clean shutdown (PSR-5 shortcut: an empty snapshot at
+        # a start offset above 0); the expiry check runs one interval later (PST-22).
+        producer_state=rebuild(
+            ProducerState(expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms),
+            ((log_start_offset, ()),), log_start_offset, log_start_offset, now_ms,
+            config.producer_id_expiration_ms, clean_shutdown=True,
         ),
     )
 

@@ -237,18 +237,37 @@ def validate(producers: Producers, batch: ProducerBatch,
     return None
 
 
+def merge(current: ProducerEntry | None, updated: ProducerEntry) -> ProducerEntry:
+    """PST-19 update: adopt the working copy's epoch (clearing on change), push its batches,
+    copy its coordinator epoch, transaction start and last timestamp. Spec: KL-PROD-4."""
+    if current is None:
+        return updated
+    kept = current.batches if current.producer_epoch == updated.producer_epoch else ()
+    return replace(updated, batches=(*kept, *updated.batches)[-NUM_BATCHES_TO_RETAIN:])
+
+
 def apply_batches(producers: Producers, batches: Iterable[ProducerBatch],
                   origin: Origin) -> Producers:
-    """PST-18 / PST-19: validate (per `origin`) and apply batches in order; pid -1 is skipped.
+    """PST-8, PST-18, PST-19: validate (per `origin`) and apply one append's batches; pid -1 is
+    skipped. As in Kafka each producer's batches build one working copy (stored entry without
+    its batches) that is merged once at the end (`merge`).
 
     Spec: KL-PROD-4, KL-PROD-8.
     """
+    working: dict[int, ProducerEntry] = {}
     for batch in batches:
         if batch.producer_id < 0:
             continue
-        validate(producers, batch, origin)
-        entry = lookup(producers, batch.producer_id) or ProducerEntry(batch.producer_id)
-        producers = put(producers, add_batch(entry, batch))
+        stored = lookup(producers, batch.producer_id)
+        updated = working.get(batch.producer_id)
+        if updated is None:
+            updated = replace(stored or ProducerEntry(batch.producer_id), batches=())
+        check_epoch(updated, batch, origin)
+        if origin is Origin.CLIENT:
+            check_sequence(stored, batch)
+        working[batch.producer_id] = add_batch(updated, batch)
+    for pid, updated in working.items():
+        producers = put(producers, merge(lookup(producers, pid), updated))
     return producers
 
 

@@ -20,7 +20,7 @@ def test_empty_log__one_empty_segment_and_all_offsets_at_the_start() -> None:
     """Spec: KL-STATE-1"""
     s = log.empty_log(LogConfig(), now_ms=42, log_start_offset=7)
     assert log.view(s) == LogStateView(7, 7, 7, 7, (SegmentView(7, 0, 7),), (), (),
-                                      producers=(), producer_snapshots=())
+                                      producers=(), producer_snapshots=(7,))
     assert s.high_watermark == LogOffsetMetadata(7)
     assert (s.active.created_ms, s.now_ms) == (42, 42)
 
