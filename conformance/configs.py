@@ -98,6 +98,16 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
     ),
 }
 
+def _producer_families() -> dict[str, LogConfig]:
+    from .producers import PRODUCER_FAMILIES
+
+    return PRODUCER_FAMILIES
+
+
+# Producer actors (issue 14; conformance/producers.py): not in DEFAULT_MIX, so the default
+# seeds keep their machine; `check --family producers` and campaigns name them.
+CONFIG_FAMILIES.update(_producer_families())
+
 #: The mix `check` and campaigns cycle through by seed (family = MIX[seed % len(MIX)]).
 DEFAULT_MIX: tuple[str, ...] = (
     "tiny", "index_full", "size_retention", "time_roll", "hw_retention", "log_append_time",

@@ -72,8 +72,14 @@ class ImplSut:
 
     # --- the vocabulary -----------------------------------------------------------------------
 
-    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
-        return self.log.append_as_leader(MemoryRecords.with_records(records), leader_epoch)
+    def append_as_leader(
+        self, records: tuple[v.Record, ...], leader_epoch: int, producer_id: int = -1,
+        producer_epoch: int = -1, base_sequence: int = -1, is_transactional: bool = False,
+    ) -> v.LogAppendInfo:
+        batch = MemoryRecords.with_records(
+            records, producer=(producer_id, producer_epoch, base_sequence),
+            is_transactional=is_transactional)
+        return self.log.append_as_leader(batch, leader_epoch)
 
     def append_as_follower(
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crc32c import crc32c
-
 from kafkalog.model.errors import CorruptSnapshotError
 
 from .fs import FileSystem

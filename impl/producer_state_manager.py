@@ -13,19 +13,24 @@ close and rebuilds: fsync), deleted synchronously by reloads and full truncation
 
 from __future__ import annotations
 
+import struct
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from kafkalog.model.errors import (
     CorruptSnapshotError,
     InvalidProducerEpochError,
+    InvalidRecordError,
     OutOfOrderSequenceError,
 )
+from kafkalog.model.values import ProducerBatchView, ProducerView
 
 from .fs import FileSystem
+from .memory_records import MemoryRecords, ScannedRecords
 from .producer_snapshot import (
     SnapshotEntry,
     java_hash_map_capacity,
@@ -156,13 +161,13 @@ class AppendInfo:
 
     def _check_epoch(self, batch: ProducerBatch) -> None:
         """PST-12: a lower epoch is fenced except on replication."""
-        if batch.producer_epoch < self.updated.producer_epoch:
-            if self.origin is not AppendOrigin.REPLICATION:
-                raise InvalidProducerEpochError(
-                    f"Epoch of producer {batch.producer_id} at offset {batch.base_offset} is "
-                    f"{batch.producer_epoch}, which is smaller than the last seen epoch "
-                    f"{self.updated.producer_epoch}"
-                )
+        if (batch.producer_epoch < self.updated.producer_epoch
+                and self.origin is not AppendOrigin.REPLICATION):
+            raise InvalidProducerEpochError(
+                f"Epoch of producer {batch.producer_id} at offset {batch.base_offset} is "
+                f"{batch.producer_epoch}, which is smaller than the last seen epoch "
+                f"{self.updated.producer_epoch}"
+            )
 
     def _check_sequence(self, batch: ProducerBatch) -> None:
         """PST-14 checkSequence (client only)."""
@@ -396,5 +401,117 @@ class ProducerStateManager:
         for info in infos.values():
             self.update(info)
 
-    def delete_snapshot_files_on_close(self) -> None:
-        """Nothing to release: snapshot files are never held open."""
+    # --- the append path (PST-7 steps 4-6, PST-9) ---------------------------------------------
+
+    def analyze(self, batches: list[ProducerBatch], origin: AppendOrigin
+                ) -> tuple[dict[int, AppendInfo], BatchMetadata | None]:
+        """PST-8: per batch, the duplicate check (client) then validation on working copies.
+
+        Returns the working copies to `apply` and, for a duplicate, the original batch's cached
+        metadata. Raises InvalidProducerEpochError, OutOfOrderSequenceError; nothing changes.
+        """
+        infos: dict[int, AppendInfo] = {}
+        for batch in batches:
+            if batch.producer_id < 0:
+                continue
+            if origin is AppendOrigin.CLIENT:
+                stored = self.producers.get(batch.producer_id)
+                if stored is not None:
+                    duplicate = stored.find_duplicate(batch.producer_epoch, batch.base_sequence,
+                                                      batch.last_sequence)
+                    if duplicate is not None:
+                        return {}, duplicate
+            info = infos.get(batch.producer_id)
+            if info is None:
+                info = infos[batch.producer_id] = self.prepare_update(batch.producer_id, origin)
+            info.append_data_batch(batch)
+        return infos, None
+
+    def apply(self, infos: dict[int, AppendInfo], end_offset: int) -> None:
+        """PST-9 steps 3 and 5: merge the working copies, then the map end = the new LEO."""
+        for info in infos.values():
+            self.update(info)
+        self.update_map_end_offset(end_offset)
+
+
+def check_client_batches(batches: list[ProducerBatch], where: str) -> None:
+    """PSE-5 (LogValidator): a client batch with a producer id must carry a sequence."""
+    for batch in batches:
+        if batch.producer_id >= 0 and batch.base_sequence < 0:
+            raise InvalidRecordError(
+                f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
+                f"{batch.producer_id}",
+                where=where,
+            )
+
+
+# --- reading producer facts from batches, and the rebuild (PSR-5) -------------------------------
+
+_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at +43
+_PRODUCER_FIELDS_AT = 43
+
+
+def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
+    """The producer facts of every v2 batch of an append (legacy batches carry none)."""
+    if isinstance(records, ScannedRecords):
+        buf = records.buffer
+        out = []
+        for pos, _, base, delta, _, max_ts, _, _ in records.facts:
+            pid, epoch, seq = _PRODUCER_FIELDS.unpack_from(buf, pos + _PRODUCER_FIELDS_AT)
+            out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts))
+        return out
+    return [ProducerBatch(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset,
+                          b.last_offset, b.max_timestamp)
+            for b in records.batches() if b.magic >= 2]
+
+
+def _segment_producer_batches(segment: Any, start: int, end: int) -> Iterator[ProducerBatch]:
+    """PSR-5 step 3: batches read from `start`, stopping before the first whose last offset is
+    at or above `end`; only v2 batches feed producer state (PST-6)."""
+    for b in segment.log.batches(0):
+        last = b.last_offset
+        if last >= end:
+            return
+        if last >= start and b.magic >= 2:
+            yield ProducerBatch(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset,
+                                last, b.max_timestamp)
+
+
+def rebuild_producer_state(psm: ProducerStateManager, segments: Sequence[Any], log_start: int,
+                           last_offset: int, now_ms: int, clean_shutdown: bool) -> None:
+    """PSR-5 `rebuildProducerState` over `segments` (LogSegment objects, ascending)."""
+    bases = [s.base_offset for s in segments]
+    to_snapshot = {*bases[-2:], last_offset}
+    if clean_shutdown and psm.latest_snapshot_offset() is None:
+        for offset in [*bases[-2:], last_offset]:  # the shortcut: empty snapshots, no scan
+            psm.update_map_end_offset(offset)
+            psm.take_snapshot()
+        return
+    empty_before = psm.is_empty() and psm.last_map_offset >= last_offset
+    psm.truncate_and_reload(log_start, last_offset, now_ms)
+    if last_offset > psm.last_map_offset and not empty_before:
+        map_end = psm.last_map_offset
+        for i, segment in enumerate(segments):
+            upper = bases[i + 1] if i + 1 < len(bases) else None
+            if upper is not None and upper <= map_end:
+                continue
+            if segment.base_offset >= last_offset:
+                break
+            start = max(segment.base_offset, psm.last_map_offset, log_start)
+            psm.update_map_end_offset(start)
+            if segment.base_offset in to_snapshot:
+                psm.take_snapshot()
+            psm.load_producers_from_batches(_segment_producer_batches(segment, start, last_offset))
+    psm.update_map_end_offset(last_offset)
+    psm.take_snapshot()
+
+
+def producer_views(psm: ProducerStateManager) -> tuple[ProducerView, ...]:
+    """The table as `LogStateView.producers` shows it: sorted by id, batches oldest first."""
+    return tuple(
+        ProducerView(e.producer_id, e.producer_epoch, e.coordinator_epoch, e.last_timestamp,
+                     e.current_txn_first_offset,
+                     tuple(ProducerBatchView(b.first_seq, b.last_seq, b.first_offset,
+                                             b.last_offset, b.timestamp) for b in e.batches))
+        for _, e in sorted(psm.producers.items())
+    )

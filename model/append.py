@@ -196,8 +196,8 @@ def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendI
 
 
 def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_epoch: int,
-                     producer_id: int = -1, producer_epoch: int = -1,
-                     base_sequence: int = -1) -> tuple[PartitionState, LogAppendInfo]:
+                     producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                     is_transactional: bool = False) -> tuple[PartitionState, LogAppendInfo]:
     """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`; a batch with
     a producer id is validated against the producer state and deduplicated (origin CLIENT).
 
@@ -209,6 +209,9 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
     """
     if not records:
         return state, EMPTY_APPEND_INFO
+    if is_transactional:
+        raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                   where="append_as_leader")
     check_producer_fields(producer_id, producer_epoch, base_sequence, "append_as_leader")
     _check_timestamps(records, "append_as_leader")
     config = state.config
@@ -248,6 +251,9 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) ->
         _check_timestamps(spec.records, "append_as_follower")
         check_producer_fields(spec.producer_id, spec.producer_epoch, spec.base_sequence,
                               "append_as_follower")
+        if spec.is_transactional:
+            raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                       where="append_as_follower")
         kept.append(_make_batch(spec.base_offset, epoch, spec.records, spec.timestamp_type,
                                 spec.log_append_time,
                                 (spec.producer_id, spec.producer_epoch, spec.base_sequence)))
