@@ -148,6 +148,23 @@ class ProducerLogMachine(LogMachine):
         self.do("truncate_to", offset=start + keep)
         self.produce(index, "next", 1, 0, "now")
 
+    @precondition(lambda self: "producer_state" in self.session.features
+                  and "reopen" in self.session.features)
+    @rule(index=st.integers(0, 2))
+    def reroll_after_truncation(self, index: int) -> None:
+        """A roll at B, truncation below B (B's snapshot is deleted after the file-delete
+        delay), a new roll at B, the delay passes, a reload: the new B snapshot must survive
+        the old deletion timer (PSR-2, KAFKA-12964)."""
+        self.produce(index, "next", 1, 0, "now")
+        self.do("roll", expected_next_offset=None)
+        base = self.view().log_end_offset
+        self.produce(index, "next", 1, 0, "now")
+        self.do("truncate_to", offset=max(base - 1, 0))
+        self.produce(index, "next", 1, 0, "now")
+        self.do("roll", expected_next_offset=None)
+        self.do("advance_clock", ms=self.config.file_delete_delay_ms)
+        self.do("close_and_reopen")
+
 
 def is_producer_config(config: Any) -> bool:
     """True for the configs of the producer families (the machine with producer rules)."""
