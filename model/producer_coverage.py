@@ -23,9 +23,9 @@ def producer_rules(action: str, before: PartitionState, after: PartitionState,
         rule = _ERRORS.get(type(outcome))
         return {rule, "KL-PROD-3"} if rule == "KL-PROD-7" else ({rule} if rule else set())
     old, new = before.producer_state, after.producer_state
-    rules: set[str] = set()
-    if old.producers or new.producers:
-        rules.add("KL-PROD-1")
+    if not (old.producers or new.producers):
+        return set()  # empty snapshots of producer-less logs: no producer rule was at stake
+    rules = {"KL-PROD-1"}
     old_snaps = {o for o, _ in old.snapshots}
     new_snaps = {o for o, _ in new.snapshots}
     if new_snaps - old_snaps:
@@ -42,6 +42,6 @@ def producer_rules(action: str, before: PartitionState, after: PartitionState,
             rules.add("KL-PROD-5")
     if action == "advance_clock" and len(new.producers) < len(old.producers):
         rules.add("KL-PROD-9")
-    if action in ("truncate_to", "close_and_reopen") and (old.producers or old.snapshots):
+    if action in ("truncate_to", "close_and_reopen"):
         rules.add("KL-PROD-12")
     return rules
