@@ -57,14 +57,8 @@ from .log_retention import (
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
-from .producer_state_manager import (
-    AppendOrigin,
-    ProducerStateManager,
-    check_client_batches,
-    producer_batches,
-    producer_views,
-    rebuild_producer_state,
-)
+from .producer_rebuild import producer_batches, producer_views, rebuild_producer_state
+from .producer_state_manager import AppendOrigin, ProducerStateManager, check_client_batches
 from .time import Time
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)

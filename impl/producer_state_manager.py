@@ -13,13 +13,11 @@ close and rebuilds: fsync), deleted synchronously by reloads and full truncation
 
 from __future__ import annotations
 
-import struct
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from kafkalog.model.errors import (
     CorruptSnapshotError,
@@ -27,10 +25,8 @@ from kafkalog.model.errors import (
     InvalidRecordError,
     OutOfOrderSequenceError,
 )
-from kafkalog.model.values import ProducerBatchView, ProducerView
 
 from .fs import FileSystem
-from .memory_records import MemoryRecords, ScannedRecords
 from .producer_snapshot import (
     SnapshotEntry,
     java_hash_map_capacity,
@@ -134,6 +130,15 @@ class ProducerStateEntry:
 
 
 @dataclass(frozen=True)
+class EndTxnMarker:
+    """PSF-11: the control record of a COMMIT/ABORT marker batch (TXN-3 reads only these)."""
+
+    is_abort: bool
+    coordinator_epoch: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
 class ProducerBatch:
     """The header facts of one v2 batch that producer state reads (PST-6)."""
 
@@ -143,6 +148,10 @@ class ProducerBatch:
     base_offset: int
     last_offset: int
     max_timestamp: int
+    is_transactional: bool = False
+    # Control batches (TXN-1): the end-transaction marker read from the first record, if any.
+    is_control: bool = False
+    marker: EndTxnMarker | None = None
 
     @property
     def last_sequence(self) -> int:
@@ -194,6 +203,24 @@ class AppendInfo:
                 "sequence number)"
             )
 
+    def append(self, batch: ProducerBatch) -> None:
+        """PAI.append: a marker (TXN-3) or a data batch (PST-18)."""
+        if batch.is_control:
+            if batch.marker is not None:  # a control batch emptied by compaction is ignored
+                self.append_end_txn_marker(batch, batch.marker)
+            return
+        self.append_data_batch(batch)
+
+    def append_end_txn_marker(self, batch: ProducerBatch, marker: EndTxnMarker) -> None:
+        """TXN-3 as replication and recovery apply it: epoch adopted, transaction closed,
+        coordinator epoch and last timestamp from the marker. Coordinator fencing and the
+        transaction index belong to issue 15 (only replayed markers reach this today)."""
+        self._check_epoch(batch)
+        self.updated.maybe_update_epoch(batch.producer_epoch)
+        self.updated.current_txn_first_offset = -1
+        self.updated.coordinator_epoch = marker.coordinator_epoch
+        self.updated.last_timestamp = marker.timestamp
+
     def append_data_batch(self, batch: ProducerBatch) -> None:
         """PST-18: validate, then add the batch to the working copy."""
         self._check_epoch(batch)
@@ -204,6 +231,8 @@ class AppendInfo:
             batch.last_sequence, batch.last_offset, batch.last_offset - batch.base_offset,
             batch.max_timestamp))
         self.updated.last_timestamp = batch.max_timestamp
+        if batch.is_transactional and self.updated.current_txn_first_offset < 0:
+            self.updated.current_txn_first_offset = batch.base_offset  # PST-18 step 4
 
 
 class ProducerStateManager:
@@ -397,7 +426,7 @@ class ProducerStateManager:
             if info is None:
                 info = infos[batch.producer_id] = self.prepare_update(
                     batch.producer_id, AppendOrigin.REPLICATION)
-            info.append_data_batch(batch)
+            info.append(batch)
         for info in infos.values():
             self.update(info)
 
@@ -424,7 +453,7 @@ class ProducerStateManager:
             info = infos.get(batch.producer_id)
             if info is None:
                 info = infos[batch.producer_id] = self.prepare_update(batch.producer_id, origin)
-            info.append_data_batch(batch)
+            info.append(batch)
         return infos, None
 
     def apply(self, infos: dict[int, AppendInfo], end_offset: int) -> None:
@@ -435,83 +464,15 @@ class ProducerStateManager:
 
 
 def check_client_batches(batches: list[ProducerBatch], where: str) -> None:
-    """PSE-5 (LogValidator): a client batch with a producer id must carry a sequence."""
+    """PSE-5 (LogValidator): no control batches from clients; a client batch with a producer
+    id must carry a sequence."""
     for batch in batches:
+        if batch.is_control:
+            raise InvalidRecordError("Clients are not allowed to write control records",
+                                     where=where)
         if batch.producer_id >= 0 and batch.base_sequence < 0:
             raise InvalidRecordError(
                 f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
                 f"{batch.producer_id}",
                 where=where,
             )
-
-
-# --- reading producer facts from batches, and the rebuild (PSR-5) -------------------------------
-
-_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at +43
-_PRODUCER_FIELDS_AT = 43
-
-
-def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
-    """The producer facts of every v2 batch of an append (legacy batches carry none)."""
-    if isinstance(records, ScannedRecords):
-        buf = records.buffer
-        out = []
-        for pos, _, base, delta, _, max_ts, _, _ in records.facts:
-            pid, epoch, seq = _PRODUCER_FIELDS.unpack_from(buf, pos + _PRODUCER_FIELDS_AT)
-            out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts))
-        return out
-    return [ProducerBatch(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset,
-                          b.last_offset, b.max_timestamp)
-            for b in records.batches() if b.magic >= 2]
-
-
-def _segment_producer_batches(segment: Any, start: int, end: int) -> Iterator[ProducerBatch]:
-    """PSR-5 step 3: batches read from `start`, stopping before the first whose last offset is
-    at or above `end`; only v2 batches feed producer state (PST-6)."""
-    for b in segment.log.batches(0):
-        last = b.last_offset
-        if last >= end:
-            return
-        if last >= start and b.magic >= 2:
-            yield ProducerBatch(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset,
-                                last, b.max_timestamp)
-
-
-def rebuild_producer_state(psm: ProducerStateManager, segments: Sequence[Any], log_start: int,
-                           last_offset: int, now_ms: int, clean_shutdown: bool) -> None:
-    """PSR-5 `rebuildProducerState` over `segments` (LogSegment objects, ascending)."""
-    bases = [s.base_offset for s in segments]
-    to_snapshot = {*bases[-2:], last_offset}
-    if clean_shutdown and psm.latest_snapshot_offset() is None:
-        for offset in [*bases[-2:], last_offset]:  # the shortcut: empty snapshots, no scan
-            psm.update_map_end_offset(offset)
-            psm.take_snapshot()
-        return
-    empty_before = psm.is_empty() and psm.last_map_offset >= last_offset
-    psm.truncate_and_reload(log_start, last_offset, now_ms)
-    if last_offset > psm.last_map_offset and not empty_before:
-        map_end = psm.last_map_offset
-        for i, segment in enumerate(segments):
-            upper = bases[i + 1] if i + 1 < len(bases) else None
-            if upper is not None and upper <= map_end:
-                continue
-            if segment.base_offset >= last_offset:
-                break
-            start = max(segment.base_offset, psm.last_map_offset, log_start)
-            psm.update_map_end_offset(start)
-            if segment.base_offset in to_snapshot:
-                psm.take_snapshot()
-            psm.load_producers_from_batches(_segment_producer_batches(segment, start, last_offset))
-    psm.update_map_end_offset(last_offset)
-    psm.take_snapshot()
-
-
-def producer_views(psm: ProducerStateManager) -> tuple[ProducerView, ...]:
-    """The table as `LogStateView.producers` shows it: sorted by id, batches oldest first."""
-    return tuple(
-        ProducerView(e.producer_id, e.producer_epoch, e.coordinator_epoch, e.last_timestamp,
-                     e.current_txn_first_offset,
-                     tuple(ProducerBatchView(b.first_seq, b.last_seq, b.first_offset,
-                                             b.last_offset, b.timestamp) for b in e.batches))
-        for _, e in sorted(psm.producers.items())
-    )
