@@ -158,3 +158,28 @@ def test_fixture_without_snapshots__rebuilds_the_producers_kafka_python_sees(
         assert (log.dir / f"{log.log_end_offset:020d}.snapshot").exists()
     finally:
         log.close()
+
+
+def test_dump_and_verify__read_snapshot_files(kafka_fixtures: Path, tmp_path: Path) -> None:
+    """`kafkalog dump` prints a snapshot's entries; `verify` reports a corrupt snapshot and one
+    holding data at or beyond its own offset as problems (PSF-5, KAFKA-6683)."""
+    from click.testing import CliRunner
+
+    from kafkalog.cli.inspect_cmds import dump, verify
+
+    part = kafka_fixtures / "k3.7-kraft-clean-txn" / "_confluent-ksql-default__command_topic-0"
+    result = CliRunner().invoke(dump, [str(part / "00000000000000000002.snapshot")])
+    assert result.exit_code == 0 and "producerId: 0 producerEpoch: 0" in result.output
+    root = tmp_path / "logs"
+    shutil.copytree(kafka_fixtures / "k3.7-kraft-clean-txn", root)
+    for f in root.rglob("*"):
+        f.chmod(0o755 if f.is_dir() else 0o644)
+    copy = root / part.name
+    (copy / "00000000000000000001.snapshot").write_bytes(
+        encode([SnapshotEntry(9, 0, 0, 1, 0, 0, -1, -1)]))  # data at offset 1 in snapshot 1
+    (copy / "00000000000000000002.snapshot").write_bytes(b"\x00\x01broken")
+    result = CliRunner().invoke(verify, [str(root)])
+    assert result.exit_code == 1
+    assert "corrupt_snapshot" in result.output and "snapshot_beyond_offset" in result.output
+    result = CliRunner().invoke(dump, [str(copy / "00000000000000000002.snapshot")])
+    assert isinstance(result.exception, CorruptSnapshotError)  # main() prints it, exits 2
