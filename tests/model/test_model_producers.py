@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import replace
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kafkalog.model import log
 from kafkalog.model import producer_state as ps
 from kafkalog.model.errors import (
     IllegalArgumentError,
     InvalidProducerEpochError,
     InvalidRecordError,
+    KafkalogError,
     OutOfOrderSequenceError,
 )
+from kafkalog.model.invariants import check_all
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import INT32_MAX, BatchSpec, LogConfig, Record, TimestampType
 
@@ -237,3 +244,59 @@ def test_duplicate__reports_cached_timestamp_as_log_append_time() -> None:
     s, _ = log.advance_clock(s, 10)
     s, info = log.append_as_leader(s, ONE, 0, producer_id=1, producer_epoch=0, base_sequence=0)
     assert (info.first_offset, info.log_append_time) == (0, 5)
+
+
+PRODUCER_CONFIG = LogConfig(segment_bytes=250, segment_index_bytes=48, index_interval_bytes=60,
+                            retention_ms=500, file_delete_delay_ms=50,
+                            producer_id_expiration_ms=400,
+                            producer_id_expiration_check_interval_ms=100)
+
+
+def _step(data: st.DataObject, s: PartitionState) -> PartitionState:
+    """One random action, producer appends weighted up; errors leave the state unchanged."""
+    kind = data.draw(st.sampled_from(["leader"] * 4 + ["follower", "roll", "truncate", "reopen",
+                                                       "retain", "clock", "start", "fully"]))
+    pid = data.draw(st.sampled_from([1, 2, 2**40]))
+    epoch, seq = data.draw(st.integers(0, 2)), data.draw(st.sampled_from([0, 1, 2, 3, INT32_MAX]))
+    n = data.draw(st.integers(1, 3))
+    records = tuple(Record(None, b"v", s.now_ms) for _ in range(n))
+    leo = s.log_end_offset
+    calls = {
+        "leader": lambda: log.append_as_leader(s, records, 0, producer_id=pid,
+                                               producer_epoch=epoch, base_sequence=seq),
+        "follower": lambda: log.append_as_follower(s, (BatchSpec(
+            leo, 0, records, producer_id=pid, producer_epoch=epoch, base_sequence=seq),)),
+        "roll": lambda: log.roll(s),
+        "truncate": lambda: log.truncate_to(s, data.draw(st.integers(0, leo))),
+        "reopen": lambda: log.close_and_reopen(s),
+        "retain": lambda: log.delete_old_segments(log.update_high_watermark(s, leo)[0]),
+        "clock": lambda: log.advance_clock(s, data.draw(st.integers(0, 600))),
+        "start": lambda: log.maybe_increment_log_start_offset(
+            s, data.draw(st.integers(0, s.high_watermark.message_offset))),
+        "fully": lambda: log.truncate_fully_and_start_at(s, data.draw(st.integers(0, leo))),
+    }
+    with contextlib.suppress(KafkalogError):
+        s, _ = calls[kind]()
+    return s
+
+
+@given(data=st.data())
+def test_random_producer_sequences__keep_every_invariant(data: st.DataObject) -> None:
+    """Every action keeps producer state well formed (one-step induction, sampled).
+
+    Spec: KL-INV-15, KL-PROD-1
+    """
+    s = log.empty_log(PRODUCER_CONFIG)
+    for _ in range(data.draw(st.integers(1, 30))):
+        s = _step(data, s)
+        assert check_all(s) == [], check_all(s)
+
+
+def test_check_all__bad_producer_state__is_named() -> None:
+    """The predicate can fail: a cached batch at the LEO. Spec: KL-INV-15"""
+    s = log.empty_log(LogConfig())
+    s, _ = produce(s, 1, 0, 0)
+    assert check_all(s) == []
+    bad = ps.ProducerEntry(1, 0, batches=(ps.BatchMetadata(0, 1, 0, 0),))
+    broken = replace(s, producer_state=replace(s.producer_state, producers=(bad,)))
+    assert check_all(broken) == ["producer_state_well_formed"]
