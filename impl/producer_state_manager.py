@@ -427,8 +427,10 @@ class ProducerStateManager:
                 info = infos[batch.producer_id] = self.prepare_update(
                     batch.producer_id, AppendOrigin.REPLICATION)
             info.append(batch)
-        for info in infos.values():
-            self.update(info)
+        # SJ.loadProducersFromRecords collects into a Java HashMap and updates in its order,
+        # which decides where new producers go in the snapshot's own HashMap order.
+        for pid in java_hash_map_order(infos, java_hash_map_capacity(len(infos))):
+            self.update(infos[pid])
 
     # --- the append path (PST-7 steps 4-6, PST-9) ---------------------------------------------
 
