@@ -260,7 +260,7 @@ class ProducerStateManager:
             return found
         for name in self.fs.list_dir(self.dir):
             offset = snapshot_offset(name)
-            if offset is not None:
+            if offset is not None and not self.fs.is_dir(self.dir / name):  # regular files only
                 found[offset] = self.dir / name
         return dict(sorted(found.items()))
 
