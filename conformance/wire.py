@@ -151,6 +151,7 @@ FEATURES: tuple[str, ...] = (
     "check",
     "verify",
     "producer_state",
+    "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
 )
 
 #: Fields of value types that belong to a feature: encoded only when not their default, so a
