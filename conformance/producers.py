@@ -171,6 +171,20 @@ class ProducerLogMachine(LogMachine):
         self.do("advance_clock", ms=self.config.file_delete_delay_ms)
         self.do("close_and_reopen")
 
+    @precondition(lambda self: "producer_state" in self.session.features)
+    @rule(index=st.integers(0, 2), retain=st.booleans())
+    def delete_records_past_snapshots(self, index: int, retain: bool) -> None:
+        """Snapshots at two roll bases, then DeleteRecords past the first (and retention):
+        the increment keeps producers and snapshots, retention deletes the segments' ones
+        (PSR-2, PSR-12, PST-23)."""
+        for _ in range(2):
+            self.produce(index, "next", 1, 0, "now")
+            self.do("roll", expected_next_offset=None)
+        self.do("update_high_watermark", offset=self.view().log_end_offset)
+        self.do("maybe_increment_log_start_offset", offset=self.view().segments[-1].base_offset)
+        if retain:
+            self.do("delete_old_segments")
+
 
 def is_producer_config(config: Any) -> bool:
     """True for the configs of the producer families (the machine with producer rules)."""
