@@ -389,6 +389,20 @@ class ProducerStateManager:
     def is_empty(self) -> bool:
         return not self.producers
 
+    def check(self, log_end_offset: int) -> None:
+        """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
+        batches with increasing last offsets below the LEO; snapshot offsets <= the map end."""
+        assert self.last_snap_offset <= self.last_map_offset, (
+            f"last snapshot offset {self.last_snap_offset} > map end {self.last_map_offset}")
+        assert all(o <= self.last_map_offset for o in self.snapshots), (
+            f"snapshots {sorted(self.snapshots)} above the map end {self.last_map_offset}")
+        for pid, e in self.producers.items():
+            lasts = [b.last_offset for b in e.batches]
+            assert len(lasts) <= NUM_BATCHES_TO_RETAIN and lasts == sorted(set(lasts)), (
+                f"producer {pid} caches {lasts}")
+            assert all(o < log_end_offset for o in lasts), (
+                f"producer {pid} caches offsets {lasts} at or above the LEO {log_end_offset}")
+
     # --- log-level events -------------------------------------------------------------------
 
     def on_log_start_offset_incremented(self, log_start: int) -> None:
