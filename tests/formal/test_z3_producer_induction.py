@@ -32,9 +32,9 @@ class Cache:
 
 def inv(c: Cache) -> object:
     """At most 5 batches, strictly increasing last offsets, all in [0, LEO); LEO >= 0."""
-    parts = [0 <= c.n, c.n <= SLOTS, 0 <= c.leo]
+    parts = [c.n >= 0, c.n <= SLOTS, c.leo >= 0]
     for i in range(SLOTS):
-        parts.append(z3.Implies(i < c.n, z3.And(0 <= c.last[i], c.last[i] < c.leo)))
+        parts.append(z3.Implies(i < c.n, z3.And(c.last[i] >= 0, c.last[i] < c.leo)))
         if i + 1 < SLOTS:
             parts.append(z3.Implies(i + 1 < c.n, c.last[i] < c.last[i + 1]))
     return z3.And(*parts)
@@ -59,7 +59,7 @@ def push(a: Cache, b: Cache, last: object, cleared: object) -> object:
 def truncate(a: Cache, b: Cache, target: object) -> object:
     """b keeps the batches of a below `target` (a prefix, offsets increase); LEO = target."""
     keep = z3.Sum([z3.If(z3.And(i < a.n, a.last[i] < target), 1, 0) for i in range(SLOTS)])
-    return z3.And(0 <= target, target <= a.leo, b.n == keep, b.leo == target,
+    return z3.And(target >= 0, target <= a.leo, b.n == keep, b.leo == target,
                   *[b.last[i] == a.last[i] for i in range(SLOTS)])
 
 
