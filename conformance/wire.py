@@ -161,6 +161,7 @@ OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
     v.LogConfig: frozenset({"producer_id_expiration_ms",
                             "producer_id_expiration_check_interval_ms"}),
     v.LogStateView: frozenset({"producers", "producer_snapshots"}),
+    v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence"}),
 }
 
 

@@ -144,6 +144,10 @@ class BatchView:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # FMT-45 producer fields as stored (feature `producer_state`; -1 = not idempotent).
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
 
 
 @dataclass(frozen=True)
