@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from kafkalog.model import values as v
@@ -125,6 +126,7 @@ class Lockstep:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        model_state = masked_to(model_state, impl_state)
         if opaque:
             model_state = black_box.project_state(model_state)
             impl_state = black_box.project_state(impl_state)
@@ -169,6 +171,16 @@ def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:
         return cls(message)
     except TypeError:  # UnexpectedAppendOffsetError needs its offsets; coverage wants the type
         return cls(message, -1, -1)  # type: ignore[call-arg]
+
+
+def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogStateView:
+    """The model's view without what the adapter does not report (None: no `producer_state`
+    feature, or an implementation without Kafka's `.snapshot` files)."""
+    if impl_state.producers is None:
+        model_state = replace(model_state, producers=None)
+    if impl_state.producer_snapshots is None:
+        model_state = replace(model_state, producer_snapshots=None)
+    return model_state
 
 
 def view_invariants(state: v.LogStateView) -> list[str]:

@@ -24,10 +24,19 @@ from .helpers import (
     time_waited_for_roll,
 )
 from .local_log import roll_log, update_high_watermark_with_log_end
+from .producer_state import (
+    BatchMetadata,
+    Origin,
+    apply_batches,
+    check_client_fields,
+    validate,
+)
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
 from .state import Batch, PartitionState
 from .values import (
+    INT32_MAX,
+    INT64_MAX,
     NO_TIMESTAMP,
     BatchSpec,
     LogAppendInfo,
@@ -48,8 +57,21 @@ def _check_timestamps(records: tuple[Record, ...], where: str) -> None:
             )
 
 
+def check_producer_fields(producer_id: int, producer_epoch: int, base_sequence: int,
+                          where: str) -> None:
+    """KL-PROD-2: producer fields must fit the v2 header (int64 / int16 / int32, -1 = none)."""
+    if not (-1 <= producer_id <= INT64_MAX and -1 <= producer_epoch <= 32767
+            and -1 <= base_sequence <= INT32_MAX):
+        raise IllegalArgumentError(
+            f"producer fields out of range: id {producer_id}, epoch {producer_epoch}, "
+            f"base sequence {base_sequence}",
+            where=where,
+        )
+
+
 def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
-                timestamp_type: TimestampType, log_append_time: int) -> Batch:
+                timestamp_type: TimestampType, log_append_time: int,
+                producer: tuple[int, int, int] = (-1, -1, -1)) -> Batch:
     """One stored batch; its position is filled in when it is placed in a segment."""
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         max_ts = log_append_time
@@ -64,6 +86,9 @@ def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
         position=0,
         records=records,
         timestamp_type=timestamp_type,
+        producer_id=producer[0],
+        producer_epoch=producer[1],
+        base_sequence=producer[2],
     )
 
 
@@ -136,10 +161,13 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
     return state
 
 
-def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
-    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW.
+def _append(state: PartitionState, batches: tuple[Batch, ...],
+            origin: Origin) -> tuple[PartitionState, BatchMetadata | None]:
+    """LOG-20..LOG-24 and PST-7: epochs checked, size limit, producer state validated, roll,
+    write, LEO, HW, producer state applied. A client duplicate still rolls and stamps the epoch
+    cache (PST-7 step 3) but writes nothing and returns the original batch's metadata.
 
-    Spec: KL-APPEND-5, KL-VERSION-4.
+    Spec: KL-APPEND-5, KL-VERSION-4, KL-PROD-4, KL-PROD-5.
     """
     for batch in batches:
         if batch.partition_leader_epoch < 0:
@@ -155,7 +183,23 @@ def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState
             f"configured segment size of {state.config.segment_bytes}",
             where="append",
         )
+    producer_batches = [b.producer_batch() for b in batches]
+    duplicate = None
+    if origin is Origin.CLIENT:
+        for pb in producer_batches:
+            if pb.producer_id >= 0:
+                duplicate = validate(state.producer_state.producers, pb, origin)
+                if duplicate is not None:
+                    break
+    producers = state.producer_state.producers
+    if duplicate is None:
+        producers = apply_batches(producers, producer_batches, origin)
     state = _maybe_roll(state, batches)
+    entries = state.epochs
+    for batch in batches:
+        entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    if duplicate is not None:
+        return replace(state, epochs=entries), duplicate
     position = state.active.size
     placed = []
     for batch in batches:
@@ -165,16 +209,15 @@ def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState
         state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes,
         index_entry_per_batch(state.config.kafka_version),
     )
-    entries = state.epochs
-    for batch in batches:
-        entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    end = batches[-1].last_offset + 1
     state = replace(
         state,
         segments=(*state.segments[:-1], active),
-        log_end_offset=batches[-1].last_offset + 1,
+        log_end_offset=end,
         epochs=entries,
+        producer_state=replace(state.producer_state, producers=producers, last_map_offset=end),
     )
-    return update_high_watermark_with_log_end(state)
+    return update_high_watermark_with_log_end(state), None
 
 
 def _leader_offset_of_max_timestamp(batch: Batch, version: str) -> int:
@@ -212,23 +255,31 @@ def _append_info(batches: tuple[Batch, ...], log_append_time: int,
     )
 
 
-def append_as_leader(state: PartitionState, records: tuple[Record, ...],
-                     leader_epoch: int) -> tuple[PartitionState, LogAppendInfo]:
-    """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`.
+def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_epoch: int,
+                     producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                     is_transactional: bool = False) -> tuple[PartitionState, LogAppendInfo]:
+    """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`; a batch with
+    a producer id is validated against the producer state and deduplicated (origin CLIENT).
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2. Raises RecordTooLargeError (ERR-23),
+    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2, KL-PROD-2, KL-PROD-5. Raises IllegalArgumentError
+    for producer fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
     IllegalArgumentError for a negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError
-    (ERR-24), in that order.
+    (ERR-24), InvalidProducerEpochError (PSE-1), OutOfOrderSequenceError (PSE-2), in that order.
     """
     if not records:
         return state, EMPTY_APPEND_INFO
+    if is_transactional:
+        raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                   where="append_as_leader")
+    check_producer_fields(producer_id, producer_epoch, base_sequence, "append_as_leader")
     _check_timestamps(records, "append_as_leader")
     config = state.config
     log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
     batch = _make_batch(
         state.log_end_offset, leader_epoch, records, config.message_timestamp_type,
         state.now_ms if log_append else NO_TIMESTAMP,
+        (producer_id, producer_epoch, base_sequence),
     )
     if batch.size > config.max_message_bytes:
         raise RecordTooLargeError(
@@ -239,9 +290,14 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
     reported = _leader_offset_of_max_timestamp(batch, config.kafka_version)
     if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
         batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
-    new_state = _append(state, (batch,))
-    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP,
-                                   reported)
+    check_client_fields(batch.producer_batch(), "append_as_leader")
+    new_state, duplicate = _append(state, (batch,), Origin.CLIENT)
+    info = _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP, reported)
+    if duplicate is not None:
+        # PST-10: the original offsets; logAppendTime = the cached batch's timestamp.
+        info = replace(info, first_offset=duplicate.first_offset,
+                       last_offset=duplicate.last_offset, log_append_time=duplicate.timestamp)
+    return new_state, info
 
 
 def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
@@ -262,8 +318,14 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
                 f"batch at offset {spec.base_offset} holds no records", where="append_as_follower"
             )
         _check_timestamps(spec.records, "append_as_follower")
+        check_producer_fields(spec.producer_id, spec.producer_epoch, spec.base_sequence,
+                              "append_as_follower")
+        if spec.is_transactional:
+            raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                       where="append_as_follower")
         kept.append(_make_batch(spec.base_offset, epoch, spec.records, spec.timestamp_type,
-                                spec.log_append_time))
+                                spec.log_append_time,
+                                (spec.producer_id, spec.producer_epoch, spec.base_sequence)))
     return tuple(kept)
 
 
@@ -271,7 +333,8 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
                        leader_epoch: int | None = None) -> tuple[PartitionState, LogAppendInfo]:
     """Append batches that already carry offsets and epochs; gaps between batches are kept.
 
-    Spec: KL-APPEND-5, KL-APPEND-6, KL-APPEND-7, KL-APPEND-8, KL-APPEND-9, KL-APPEND-10.
+    Spec: KL-APPEND-5, KL-APPEND-6, KL-APPEND-7, KL-APPEND-8, KL-APPEND-9, KL-APPEND-10,
+    KL-PROD-8 (replication: epochs may regress, no sequence checks, no deduplication).
     Raises OffsetsOutOfOrderError (ERR-25), UnexpectedAppendOffsetError (ERR-26),
     IllegalArgumentError for a negative epoch (ERR-27), RecordBatchTooLargeError (ERR-24).
     """
@@ -293,4 +356,5 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
             first,
             last,
         )
-    return _append(state, kept), _append_info(kept, NO_TIMESTAMP)
+    new_state, _ = _append(state, kept, Origin.REPLICATION)
+    return new_state, _append_info(kept, NO_TIMESTAMP)

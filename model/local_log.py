@@ -10,6 +10,7 @@ from dataclasses import replace
 from .choices import choose
 from .errors import InvalidRollError, OffsetOutOfRangeError
 from .helpers import floor_index
+from .producer_state import on_roll
 from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment
@@ -104,6 +105,8 @@ def roll_log(state: PartitionState, expected_next_offset: int | None) -> tuple[P
     also stay where it was, with the flush pending (`fire_pending_flushes`).
     """
     rolled, base = roll_local(state, expected_next_offset)
+    # PSR-1 (KL-PROD-10): the producer snapshot named after the new base.
+    rolled = replace(rolled, producer_state=on_roll(rolled.producer_state, base))
     rolled = update_high_watermark_with_log_end(rolled)
     flushed_to = min(base, rolled.log_end_offset)
     if flushed_to <= rolled.recovery_point:

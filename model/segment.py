@@ -190,6 +190,9 @@ def batch_view(batch: Batch) -> BatchView:
         position=batch.position,
         records=records,
         timestamp_type=batch.timestamp_type,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
     )
 
 

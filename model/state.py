@@ -1,12 +1,13 @@
 """The state of one partition log: frozen values only (specs/log.md, "State").
 
-Not modelled here: transactions, producer state, compaction, tiered storage (specs/log.md).
+Not modelled here: transactions, compaction, tiered storage (specs/log.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .producer_state import ProducerBatch, ProducerState
 from .values import (
     NO_TIMESTAMP,
     EpochEntry,
@@ -29,6 +30,10 @@ class Batch:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    producer_id: int = -1  # FMT-45 producer fields (PST-6); -1 = not idempotent
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False  # reserved for issue 15
     # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
     # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
     reported_max_offset: int | None = None
@@ -37,6 +42,12 @@ class Batch:
     def max_timestamp_offset(self) -> int:
         """The offset paired with this batch's max timestamp in the segment's max so far."""
         return self.last_offset if self.reported_max_offset is None else self.reported_max_offset
+
+    def producer_batch(self) -> ProducerBatch:
+        """The producer facts the producer-state manager reads from this batch (PST-6)."""
+        return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
+                             self.base_offset, self.last_offset, self.max_timestamp,
+                             self.is_transactional)
 
     def record_timestamp(self, index: int) -> int:
         """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
@@ -133,6 +144,8 @@ class PartitionState:
     deletion_timers: tuple[tuple[int, int], ...] = ()
     # KL-ALLOW-3: bases of rolls whose asynchronous flush Kafka may not have run yet.
     pending_flushes: tuple[int, ...] = ()
+    # Producer state, its snapshots and expiry schedule (KL-PROD-*).
+    producer_state: ProducerState = ProducerState()
 
     @property
     def active(self) -> Segment:
