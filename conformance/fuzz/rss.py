@@ -31,6 +31,13 @@ except SystemExit as done:
     code = done.code
 print("RSS_KIB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code, file=sys.stderr)
 """
+# Linux carries a process's peak RSS across fork and exec (the child starts with its parent's
+# high-water mark), so a child of a big process (pytest) would report the parent's size. A small
+# launcher in between starts the measured child from a ~10 MiB process instead.
+_LAUNCHER = """
+import subprocess, sys
+sys.exit(subprocess.run([sys.executable, "-c", sys.argv[1], *sys.argv[2:]]).returncode)
+"""
 
 
 def _baseline(root: Path) -> list[str]:
@@ -98,7 +105,8 @@ def measure(build: Callable[[Path], list[str]]) -> tuple[int, int]:
         argv = build(root)
         stdin = root / "stdin"
         adapter = argv == ["serve-adapter"]
-        done = subprocess.run([sys.executable, "-c", _CHILD, *argv], text=True, timeout=600,
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, _CHILD, *argv], text=True,
+                              timeout=600,
                               check=False, stderr=subprocess.PIPE,
                               stdout=subprocess.PIPE if adapter else subprocess.DEVNULL,
                               input=stdin.read_text() if stdin.exists() else None)
