@@ -182,7 +182,13 @@ class Log:
                 return
             with self.lock:
                 self.producer_state.remove_expired_producers(self.time.milliseconds())
-            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
+            delay = interval
+            horizon = getattr(self.time.scheduler, "horizon_ms", None)
+            if horizon is not None:
+                # Expiry is monotonic in time: the last due run before the horizon subsumes the
+                # ones between (the model's run_due_expiry), so a long clock jump runs it once.
+                delay += max(0, (horizon - self.time.milliseconds()) // interval - 1) * interval
+            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, delay)
 
         self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
 
