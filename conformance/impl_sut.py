@@ -47,7 +47,7 @@ class ImplSut:
     """kafkalog.impl behind the Sut protocol."""
 
     name = "kafkalog-impl"
-    features = frozenset(FEATURES)
+    features = frozenset(FEATURES) - {"transactions"}
 
     def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
                  fs: FileSystem | None = None) -> None:

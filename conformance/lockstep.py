@@ -22,7 +22,7 @@ from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
 from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from .trace import TraceStep
-from .wire import encode_args
+from .wire import encode_args, without_transactions
 
 
 class DivergenceError(AssertionError):
@@ -72,6 +72,8 @@ class Lockstep:
             return None
         before = self.model.partition_state
         model = execute(self.model, action, args)
+        if "transactions" not in self.sut.features and isinstance(model.value, v.FetchDataInfo):
+            model = replace(model, value=without_transactions(model.value))
         self.actions[action] += 1
         self._cover(action, before, model)
         problem = self._compare(model, impl)
@@ -156,6 +158,10 @@ def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogS
         model_state = replace(model_state, producers=None)
     if impl_state.producer_snapshots is None:
         model_state = replace(model_state, producer_snapshots=None)
+    if impl_state.last_stable_offset is None:
+        model_state = replace(model_state, last_stable_offset=None)
+    if impl_state.aborted_txns is None:
+        model_state = replace(model_state, aborted_txns=None)
     return model_state
 
 

@@ -42,6 +42,11 @@ class Sut(Protocol):
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo: ...
 
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+        leader_epoch: int,
+    ) -> v.LogAppendInfo: ...
+
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
     ) -> v.FetchDataInfo: ...
@@ -178,6 +183,14 @@ class ModelSut:
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo:
         return self._step("append_as_follower", batches, leader_epoch)  # type: ignore[no-any-return]
+
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+        leader_epoch: int,
+    ) -> v.LogAppendInfo:
+        return self._step(  # type: ignore[no-any-return]
+            "append_marker", producer_id, producer_epoch, commit, coordinator_epoch, leader_epoch
+        )
 
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
