@@ -21,6 +21,7 @@ from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.producer_state_manager import AppendOrigin
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 
@@ -47,7 +48,7 @@ class ImplSut:
     """kafkalog.impl behind the Sut protocol."""
 
     name = "kafkalog-impl"
-    features = frozenset(FEATURES) - {"transactions"}
+    features = frozenset(FEATURES)
 
     def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
                  fs: FileSystem | None = None) -> None:
@@ -85,6 +86,15 @@ class ImplSut:
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo:
         return self.log.append_as_follower(MemoryRecords.from_batch_specs(batches), leader_epoch)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int, leader_epoch: int) -> v.LogAppendInfo:
+        """TXN-2: KafkaApis builds the marker batch with the leader's clock and appends it as
+        the coordinator origin."""
+        batch = MemoryRecords.end_txn_marker(
+            producer_id, producer_epoch, commit, coordinator_epoch, self.time.milliseconds(),
+            self.config.message_timestamp_type)
+        return self.log.append_as_leader(batch, leader_epoch, AppendOrigin.COORDINATOR)
 
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
@@ -211,6 +221,7 @@ def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
         size_in_bytes=records.size_in_bytes,
         batches=batches,
         first_entry_incomplete=info.first_entry_incomplete,
+        aborted_transactions=info.aborted_transactions,
     )
 
 
@@ -225,4 +236,9 @@ def batch_view(batch: Any, slice_start: int) -> v.BatchView:
         position=slice_start + batch.position,
         records=tuple(record.to_value() for record in batch.records()),
         timestamp_type=batch.timestamp_type,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
+        is_transactional=batch.is_transactional,
+        is_control=batch.is_control_batch,
     )
