@@ -108,15 +108,21 @@ class ProducerLogMachine(LogMachine):
 
     @precondition(lambda self: "producer_state" in self.session.features
                   and "follower_append" in self.session.features)
-    @rule(index=st.integers(0, 2), kind=st.sampled_from(KINDS), count=st.integers(1, 3),
-          back=st.integers(0, 5))
-    def replicate_producer_batch(self, index: int, kind: str, count: int, back: int) -> None:
-        """A producer batch arriving as a follower append at the LEO (PST-21: no checks)."""
-        pid, epoch, seq, count = self._batch(kind, index, count, back)
-        spec = v.BatchSpec(self.view().log_end_offset, self.epoch(("latest", 0, 0)),
-                           self._records(count, "now"), producer_id=pid, producer_epoch=epoch,
-                           base_sequence=seq)
-        self.do("append_as_follower", batches=(spec,), leader_epoch=None)
+    @rule(batches=st.lists(st.tuples(st.integers(0, 2), st.sampled_from(KINDS),
+                                     st.integers(1, 3), st.integers(0, 5)),
+                           min_size=1, max_size=3))
+    def replicate_producer_batches(self, batches: list[tuple[int, str, int, int]]) -> None:
+        """Producer batches arriving in one follower append at the LEO (PST-21: no checks;
+        several batches of one producer build one working copy, PST-19)."""
+        base = self.view().log_end_offset
+        specs = []
+        for index, kind, count, back in batches:
+            pid, epoch, seq, count = self._batch(kind, index, count, back)
+            specs.append(v.BatchSpec(base, self.epoch(("latest", 0, 0)),
+                                     self._records(count, "now"), producer_id=pid,
+                                     producer_epoch=epoch, base_sequence=seq))
+            base += count
+        self.do("append_as_follower", batches=tuple(specs), leader_epoch=None)
 
     @precondition(lambda self: "producer_state" in self.session.features)
     @rule(delta=st.sampled_from((-1, 0, 1)))
@@ -164,6 +170,20 @@ class ProducerLogMachine(LogMachine):
         self.do("roll", expected_next_offset=None)
         self.do("advance_clock", ms=self.config.file_delete_delay_ms)
         self.do("close_and_reopen")
+
+    @precondition(lambda self: "producer_state" in self.session.features)
+    @rule(index=st.integers(0, 2), retain=st.booleans())
+    def delete_records_past_snapshots(self, index: int, retain: bool) -> None:
+        """Snapshots at two roll bases, then DeleteRecords past the first (and retention):
+        the increment keeps producers and snapshots, retention deletes the segments' ones
+        (PSR-2, PSR-12, PST-23)."""
+        for _ in range(2):
+            self.produce(index, "next", 1, 0, "now")
+            self.do("roll", expected_next_offset=None)
+        self.do("update_high_watermark", offset=self.view().log_end_offset)
+        self.do("maybe_increment_log_start_offset", offset=self.view().segments[-1].base_offset)
+        if retain:
+            self.do("delete_old_segments")
 
 
 def is_producer_config(config: Any) -> bool:

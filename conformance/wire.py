@@ -164,6 +164,7 @@ FEATURES: tuple[str, ...] = (
     "verify",
     "producer_state",
     "transactions",
+    "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
 )
 
 #: Fields of value types that belong to a feature: encoded only when not their default, so a

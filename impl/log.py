@@ -770,6 +770,7 @@ class Log:
             assert first is not None and lso >= first, f"LSO {lso} below first segment {first}"
             self.local_log.check()
             self.leader_epoch_cache.check()
+            self.producer_state.check(leo)
 
     def __repr__(self) -> str:
         return (f"Log({self.dir}, lso={self.log_start_offset}, hw={self.high_watermark}, "

@@ -55,7 +55,8 @@ def _from_batch(b: Any) -> ProducerBatch:
 
 
 def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
-    """The producer facts of every v2 batch of an append (legacy batches carry none)."""
+    """The producer facts of the v2 batches of an append that producer state reads: those with
+    a producer id, and control batches (legacy batches carry none; PST-6)."""
     if isinstance(records, ScannedRecords):
         buf = records.buffer
         out = []
@@ -65,10 +66,12 @@ def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
                 out.append(_from_batch(next(iter(MemoryRecords(buf[pos:]).batches()))))
                 continue
             pid, epoch, seq = _PRODUCER_FIELDS.unpack_from(buf, pos + _PRODUCER_FIELDS_AT)
-            out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts,
-                                     bool(attributes & _TRANSACTIONAL)))
+            if pid >= 0:
+                out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts,
+                                         bool(attributes & _TRANSACTIONAL)))
         return out
-    return [_from_batch(b) for b in records.batches() if b.magic >= 2]
+    return [_from_batch(b) for b in records.batches()
+            if b.magic >= 2 and (b.producer_id >= 0 or b.is_control_batch)]
 
 
 def _segment_producer_batches(segment: Any, start: int, end: int) -> Iterator[ProducerBatch]:

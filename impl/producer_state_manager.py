@@ -296,7 +296,7 @@ class ProducerStateManager:
             return found
         for name in self.fs.list_dir(self.dir):
             offset = snapshot_offset(name)
-            if offset is not None:
+            if offset is not None and not self.fs.is_dir(self.dir / name):  # regular files only
                 found[offset] = self.dir / name
         return dict(sorted(found.items()))
 
@@ -457,6 +457,20 @@ class ProducerStateManager:
 
     def is_empty(self) -> bool:
         return not self.producers
+
+    def check(self, log_end_offset: int) -> None:
+        """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
+        batches with increasing last offsets below the LEO; snapshot offsets <= the map end."""
+        assert self.last_snap_offset <= self.last_map_offset, (
+            f"last snapshot offset {self.last_snap_offset} > map end {self.last_map_offset}")
+        assert all(o <= self.last_map_offset for o in self.snapshots), (
+            f"snapshots {sorted(self.snapshots)} above the map end {self.last_map_offset}")
+        for pid, e in self.producers.items():
+            lasts = [b.last_offset for b in e.batches]
+            assert len(lasts) <= NUM_BATCHES_TO_RETAIN and lasts == sorted(set(lasts)), (
+                f"producer {pid} caches {lasts}")
+            assert all(o < log_end_offset for o in lasts), (
+                f"producer {pid} caches offsets {lasts} at or above the LEO {log_end_offset}")
 
     # --- log-level events -------------------------------------------------------------------
 

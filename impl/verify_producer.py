@@ -23,7 +23,7 @@ def check_snapshots(fs: FileSystem, partition_dir: Path, log_end_offset: int,
     out: list[SnapshotFinding] = []
     for name in fs.list_dir(partition_dir):
         offset = snapshot_offset(name)
-        if offset is None:
+        if offset is None or fs.is_dir(partition_dir / name):
             continue
         path = str(partition_dir / name)
         try:

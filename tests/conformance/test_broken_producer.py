@@ -19,7 +19,7 @@ from kafkalog.conformance.runner import run_seed
 from kafkalog.conformance.trace import Trace, loads_trace, read_trace
 
 MAX_TRACE_STEPS = 8
-SEEDS = range(12)
+SEEDS = range(24)
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 
 

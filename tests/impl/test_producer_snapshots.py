@@ -183,3 +183,39 @@ def test_dump_and_verify__read_snapshot_files(kafka_fixtures: Path, tmp_path: Pa
     assert "corrupt_snapshot" in result.output and "snapshot_beyond_offset" in result.output
     result = CliRunner().invoke(dump, [str(copy / "00000000000000000002.snapshot")])
     assert isinstance(result.exception, CorruptSnapshotError)  # main() prints it, exits 2
+
+
+def _psm_with_snapshots(tmp: Path, offsets: list[int]) -> ProducerStateManager:
+    for offset in offsets:
+        (tmp / f"{offset:020d}.snapshot").write_bytes(encode([]))
+    return ProducerStateManager(FileSystem(), tmp, MockTime(0), 10**15, 0)
+
+
+@pytest.mark.parametrize(("bases", "kept"), [([5], (5, 42)), ([42], (42,))])
+def test_remove_stray_snapshots__keeps_the_clean_shutdown_snapshot(
+        tmp_path: Path, bases: list[int], kept: tuple[int, ...]) -> None:
+    """PSR-3 vectors (PSMT.testRemoveStraySnapshotsKeepCleanShutdownSnapshot). KL-PROD-12"""
+    psm = _psm_with_snapshots(tmp_path, [2, 5, 42])
+    psm.remove_stray_snapshots(bases)
+    assert psm.snapshot_offsets() == kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{o:020d}.snapshot" for o in kept]
+
+
+def test_truncate_and_reload__drops_snapshots_outside_the_range(tmp_path: Path) -> None:
+    """PSR-4 vector: snapshots 1..5 with range (1, 3] leave 2 and 3. KL-PROD-12"""
+    psm = _psm_with_snapshots(tmp_path, [1, 2, 3, 4, 5])
+    psm.truncate_and_reload(1, 3, 0)
+    assert psm.snapshot_offsets() == (2, 3)
+    assert (psm.last_map_offset, psm.last_snap_offset) == (3, 3)
+
+
+def test_load__skips_a_corrupt_newest_snapshot_for_an_older_one(tmp_path: Path) -> None:
+    """PSR-4: a corrupt snapshot is deleted and the next older one is loaded (PSE-8)."""
+    psm = _psm_with_snapshots(tmp_path, [2])
+    (tmp_path / f"{4:020d}.snapshot").write_bytes(b"\x00\x01")
+    (tmp_path / f"{2:020d}.snapshot").write_bytes(
+        encode([SnapshotEntry(7, 1, 4, 1, 0, NOW, -1, -1)]))
+    psm = ProducerStateManager(FileSystem(), tmp_path, MockTime(NOW), 10**15, 0)
+    psm.truncate_and_reload(0, 5, NOW)
+    assert psm.snapshot_offsets() == (2,) and list(psm.producers) == [7]
+    assert psm.producers[7].last_seq == 4

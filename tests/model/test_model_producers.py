@@ -300,3 +300,14 @@ def test_check_all__bad_producer_state__is_named() -> None:
     bad = ps.ProducerEntry(1, 0, batches=(ps.BatchMetadata(0, 1, 0, 0),))
     broken = replace(s, producer_state=replace(s.producer_state, producers=(bad,)))
     assert check_all(broken) == ["producer_state_well_formed"]
+
+
+def test_stray_and_out_of_range_snapshots__follow_the_reference_vectors() -> None:
+    """PSR-3 and PSR-4 vectors on the model's snapshot set. Spec: KL-PROD-12"""
+    state = ps.ProducerState(snapshots=tuple((o, ()) for o in (2, 5, 42)))
+    assert [o for o, _ in ps.remove_stray_snapshots(state, [5]).snapshots] == [5, 42]
+    assert [o for o, _ in ps.remove_stray_snapshots(state, [42]).snapshots] == [42]
+    state = ps.ProducerState(snapshots=tuple((o, ()) for o in (1, 2, 3, 4, 5)),
+                             last_map_offset=9)
+    reloaded = ps.truncate_and_reload(state, 1, 3, 0, 1000)
+    assert [o for o, _ in reloaded.snapshots] == [2, 3] and reloaded.last_map_offset == 3
