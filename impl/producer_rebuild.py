@@ -47,6 +47,11 @@ def _marker_of(batch: Any) -> EndTxnMarker | None:
     return None
 
 
+def producer_batch_of(b: Any) -> ProducerBatch:
+    """The producer facts of one stored v2 batch (markers parsed, PSF-11)."""
+    return _from_batch(b)
+
+
 def _from_batch(b: Any) -> ProducerBatch:
     control = b.is_control_batch
     return ProducerBatch(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset,

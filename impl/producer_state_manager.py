@@ -456,7 +456,8 @@ class ProducerStateManager:
             del self.producers[pid]
 
     def is_empty(self) -> bool:
-        return not self.producers
+        """PSM.isEmpty: no producers and no unreplicated transactions."""
+        return not self.producers and not self.unreplicated_txns
 
     def check(self, log_end_offset: int) -> None:
         """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
