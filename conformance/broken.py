@@ -184,8 +184,9 @@ _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
     from .broken_producer import PRODUCER_BROKEN  # issue 14's catalogue, same mechanism
+    from .broken_txn import TXN_BROKEN  # issue 15's
 
-    catalogue = {**BROKEN, **PRODUCER_BROKEN}
+    catalogue = {**BROKEN, **PRODUCER_BROKEN, **TXN_BROKEN}
     try:
         return catalogue[name]
     except KeyError:

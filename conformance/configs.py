@@ -100,8 +100,9 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 
 def _producer_families() -> dict[str, LogConfig]:
     from .producers import PRODUCER_FAMILIES
+    from .transactions import TXN_FAMILIES
 
-    return PRODUCER_FAMILIES
+    return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
 
 
 # Producer actors (issue 14; conformance/producers.py): not in DEFAULT_MIX, so the default

@@ -49,7 +49,10 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     The producer families get the machine with producer actors (conformance/producers.py).
     """
     from .producers import ProducerLogMachine, is_producer_config
+    from .transactions import TxnLogMachine, is_txn_config
 
+    if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
+        return type("TxnLogMachine", (TxnLogMachine,), {"session": session})
     if "producer_state" in session.features and is_producer_config(session.config):
         return type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
     return type("LogMachine", (LogMachine,), {"session": session})
@@ -270,7 +273,8 @@ class LogMachine(RuleBasedStateMachine):
         self.do("append_as_follower", batches=tuple(specs), leader_epoch=leader_epoch)
 
     @rule(start=OFFSETS, size=st.tuples(st.sampled_from(picks.MAX_BYTES_MODES), _DELTA),
-          isolation=st.sampled_from(tuple(v.Isolation)), min_one_message=st.booleans())
+          isolation=st.sampled_from((v.Isolation.LOG_END, v.Isolation.HIGH_WATERMARK)),
+          min_one_message=st.booleans())
     def read(self, start: picks.OffsetPick, size: tuple[str, int], isolation: v.Isolation,
              min_one_message: bool) -> None:
         self.do("read", start_offset=self.offset(start),
