@@ -174,14 +174,15 @@ def last_stable_offset_bounded(s: PartitionState) -> bool:
 
 
 def transactions_well_formed(s: PartitionState) -> bool:
-    """KL-INV-17 (reference §9 items 2, 9, 10): unreplicated markers are >= the HW and never the
-    first offset of an open transaction; each segment's `.txnindex` entries have strictly
-    increasing marker offsets inside the segment, first <= last, last stable <= last + 1, and
-    each names an ABORT control batch of that producer."""
-    hw = s.high_watermark.message_offset
+    """KL-INV-17 (reference §9 items 2, 9, 10): unreplicated markers are >= the log start offset
+    and never the first offset of an open transaction; each segment's `.txnindex` entries have
+    strictly increasing marker offsets inside the segment, first <= last, last stable <= last +
+    1, and each names an ABORT control batch of that producer. (Unreplicated markers can lie
+    below the HW after a truncation that replays them without an HW update, KL-TXN-5.)"""
     ps = s.producer_state
     ongoing = {e.current_txn_first_offset for e in ps.producers if e.current_txn_first_offset >= 0}
-    if any(c.last_offset < hw or c.first_offset in ongoing for c in ps.unreplicated):
+    if any(c.last_offset < s.log_start_offset or c.first_offset in ongoing
+           for c in ps.unreplicated):
         return False
     for i, segment in enumerate(s.segments):
         upper = s.segments[i + 1].base_offset if i + 1 < len(s.segments) else s.log_end_offset

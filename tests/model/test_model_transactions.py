@@ -265,3 +265,20 @@ def test_random_transactional_histories__keep_every_invariant(actions: list[tupl
             continue
         assert check_all(s) == [], (kind, pid, n)
         assert isinstance(s.segments[-1], Segment)
+
+
+def test_truncation_replaying_a_completed_txn__can_pull_the_lso_back_until_an_hw_update() -> None:
+    """Spec: KL-TXN-5, KL-INV-17 — Kafka's truncateTo replays a completed transaction as
+    unreplicated and no HW update retires it: the next append's FUO recomputation lowers the
+    LSO below the HW; the next HW assignment restores it."""
+    s = txn(txn(log.empty_log(LogConfig()), 1, 0), 1, 1)
+    s = marker(s, 1, commit=True)
+    s, _ = log.update_high_watermark(s, 3)
+    s, _ = log.append_as_leader(s, ONE, 0)
+    s, _ = log.append_as_leader(s, ONE, 0, 1, 0, 2)
+    s, _ = log.truncate_to(s, 4)
+    assert (lso(s), len(s.producer_state.unreplicated)) == (3, 1)
+    s, _ = log.append_as_leader(s, ONE, 0)
+    assert lso(s) == 0 and check_all(s) == []
+    s, _ = log.update_high_watermark(s, 3)
+    assert lso(s) == 3
