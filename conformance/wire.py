@@ -183,10 +183,9 @@ OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
 
 
 def without_transactions(info: v.FetchDataInfo) -> v.FetchDataInfo:
-    """A read result as an adapter without the `transactions` feature reports it: no producer
-    fields in its batch views and no aborted list."""
-    plain = tuple(dataclasses.replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                                      is_transactional=False, is_control=False)
+    """A read result as an adapter without the `transactions` feature reports it: no
+    transactional or control bits in its batch views and no aborted list."""
+    plain = tuple(dataclasses.replace(b, is_transactional=False, is_control=False)
                   for b in info.batches)
     return dataclasses.replace(info, batches=plain, aborted_transactions=None)
 

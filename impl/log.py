@@ -64,7 +64,12 @@ from .log_txn import (
 )
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
-from .producer_rebuild import producer_batches, producer_views, rebuild_producer_state
+from .producer_rebuild import (
+    producer_batches,
+    producer_views,
+    rebuild_producer_state,
+    recover_producer_state,
+)
 from .producer_state_manager import AppendOrigin, ProducerStateManager, check_client_batches
 from .time import Time
 
@@ -148,19 +153,25 @@ class Log:
             fs, d, config, loaded.segments, loaded.recovery_point, loaded.next_offset_metadata, time
         )
         log = cls(local, epoch_cache, loaded.log_start_offset, time)
-        log._load_producer_state(had_clean_shutdown)
+        log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point)
         log.update_high_watermark(high_watermark if high_watermark is not None else 0)
         return log
 
     # --- producer state (PST, PSR) ------------------------------------------------------------
 
-    def _load_producer_state(self, had_clean_shutdown: bool) -> None:
-        """LDR:235-245: remove stray snapshots, then rebuild up to the LEO (PSR-3, PSR-5).
-
-        After an unclean shutdown Kafka also rebuilds per recovered segment (PSR-7), which
-        leaves more snapshot files; the producer state it ends with is the same.
-        """
+    def _load_producer_state(self, had_clean_shutdown: bool, log_start_checkpoint: int,
+                             recovery_point: int) -> None:
+        """LDR: after an unclean shutdown, per-segment recovery of producer state from the
+        recovery point (PSR-7); then remove stray snapshots and rebuild up to the LEO (LDR:235,
+        PSR-3, PSR-5)."""
         segments = self.local_log.segments.values()
+        if not had_clean_shutdown:
+            recover_producer_state(
+                lambda: ProducerStateManager(self.local_log.fs, self.dir, self.time,
+                                             self.config.producer_id_expiration_ms,
+                                             self.config.file_delete_delay_ms),
+                segments, log_start_checkpoint, recovery_point, self.time.milliseconds())
+            self.producer_state.snapshots = self.producer_state._list_snapshots()
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
         self._maybe_increment_first_unstable_offset()  # UL:481

@@ -223,8 +223,8 @@ class LogLoader:
     def _recover_segment(self, segment: LogSegment) -> int:
         """REC-11: rebuild indexes and epochs, truncating at the first invalid batch."""
         truncated = segment.recover(self.epoch_cache)
-        earlier = [s for s in self.segments.values() if s.base_offset < segment.base_offset]
-        recover_txn_index(self.fs, self.dir, self.config, self.time, earlier, segment,
+        loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
+        recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
                           self.log_start_offset_checkpoint)  # PSR-7, TXN-11
         self._recovered.append(segment.base_offset)
         self._truncated_bytes += truncated

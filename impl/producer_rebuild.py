@@ -128,3 +128,24 @@ def producer_views(psm: ProducerStateManager) -> tuple[ProducerView, ...]:
                                              b.last_offset, b.timestamp) for b in e.batches))
         for _, e in sorted(psm.producers.items())
     )
+
+
+def recover_producer_state(psm_factory: Any, segments: Sequence[Any], log_start_checkpoint: int,
+                           recovery_point: int, now_ms: int) -> None:
+    """PSR-7 after an unclean shutdown, for every segment from the one holding the recovery
+    point: a temporary manager over the same directory rebuilds up to the segment's base
+    (deleting snapshots above it), replays the segment batch by batch as `LogSegment.recover`
+    does (one append per batch, map end after each) and snapshots at its end. The loader has
+    already cut torn tails, so the batches read are the valid ones. `psm_factory()` makes a
+    manager over the partition directory (listing its snapshots)."""
+    floor = max((i for i, s in enumerate(segments) if s.base_offset <= recovery_point),
+                default=0)
+    for segment in segments[floor:]:
+        temp = psm_factory()
+        rebuild_producer_state(temp, segments, log_start_checkpoint, segment.base_offset,
+                               now_ms, clean_shutdown=False)
+        for batch in _segment_producer_batches(segment, segment.base_offset, 2**63 - 1):
+            temp.load_producers_from_batches((batch,))
+            temp.update_map_end_offset(batch.last_offset + 1)
+        temp.update_map_end_offset(segment.read_next_offset())
+        temp.take_snapshot()

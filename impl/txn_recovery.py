@@ -24,11 +24,13 @@ from .time import Time
 
 
 def recover_txn_index(fs: FileSystem, dir_path: Path, config: LogConfig, time: Time,
-                      earlier: Sequence[LogSegment], segment: LogSegment, log_start: int) -> None:
-    """Rebuild `segment`'s `.txnindex` (already reset by `segment.recover`) from its batches."""
+                      others: Sequence[LogSegment], segment: LogSegment, log_start: int) -> None:
+    """Rebuild `segment`'s `.txnindex` (already reset by `segment.recover`) from its batches;
+    `others` are the other segments loaded so far (Kafka passes the whole segment map)."""
     psm = ProducerStateManager(fs, dir_path, time, config.producer_id_expiration_ms,
                                config.file_delete_delay_ms)
-    rebuild_producer_state(psm, [*earlier, segment], log_start, segment.base_offset,
+    segments = sorted([*others, segment], key=lambda s: s.base_offset)
+    rebuild_producer_state(psm, segments, log_start, segment.base_offset,
                            time.milliseconds(), clean_shutdown=False)
 
     def index(txn: CompletedTxn, lso: int) -> None:

@@ -148,7 +148,8 @@ class BatchView:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
-    # FMT-45 producer fields and attribute bits 4/5: what a consumer filters on (TXN-18).
+    # FMT-45 producer fields as stored (feature `producer_state`; -1 = not idempotent) and
+    # attribute bits 4/5 (feature `transactions`): what a consumer filters on (TXN-18).
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1

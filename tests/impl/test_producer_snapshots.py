@@ -219,3 +219,31 @@ def test_load__skips_a_corrupt_newest_snapshot_for_an_older_one(tmp_path: Path) 
     psm.truncate_and_reload(0, 5, NOW)
     assert psm.snapshot_offsets() == (2,) and list(psm.producers) == [7]
     assert psm.producers[7].last_seq == 4
+
+
+def test_unclean_load__snapshots_every_recovered_segment_and_the_leo(tmp_path: Path) -> None:
+    """PSR-7 (LLT.testProducerSnapshotsRecoveryAfterUncleanShutdown): with the recovery point
+    inside the fourth-to-last segment and no snapshot left, an unclean load writes snapshots at
+    the last four segment bases and the LEO, and ends with the producer's newest batch."""
+    from kafkalog.impl.memory_records import MemoryRecords
+    from kafkalog.model.values import Record
+
+    config = LogConfig(segment_bytes=150, producer_id_expiration_ms=10**15)
+    time = MockTime(NOW)
+    log = Log.open(FileSystem(), tmp_path / "p-0", config, time, had_clean_shutdown=True)
+    for seq in range(12):
+        batch = MemoryRecords.with_records((Record(None, b"test", NOW),), producer=(1, 0, seq))
+        log.append_as_leader(batch, 0)
+    assert [s.base_offset for s in log.segments] == [0, 2, 4, 6, 8, 10]
+    log.close_handlers()  # a crash: no close snapshot, no clean-shutdown marker
+    for snap in (tmp_path / "p-0").glob("*.snapshot"):
+        snap.unlink()
+    log = Log.open(FileSystem(), tmp_path / "p-0", config, time, recovery_point=5,
+                   had_clean_shutdown=False)
+    try:
+        assert log.producer_state.snapshot_offsets() == (4, 6, 8, 10, 12)
+        assert sorted(p.name for p in (tmp_path / "p-0").glob("*.snapshot")) == [
+            f"{o:020d}.snapshot" for o in (4, 6, 8, 10, 12)]
+        assert [b.last_seq for b in log.producer_state.producers[1].batches] == [11]
+    finally:
+        log.close()

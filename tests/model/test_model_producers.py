@@ -19,7 +19,14 @@ from kafkalog.model.errors import (
 )
 from kafkalog.model.invariants import check_all
 from kafkalog.model.state import PartitionState
-from kafkalog.model.values import INT32_MAX, BatchSpec, LogConfig, Record, TimestampType
+from kafkalog.model.values import (
+    INT32_MAX,
+    BatchSpec,
+    Isolation,
+    LogConfig,
+    Record,
+    TimestampType,
+)
 
 ONE = (Record(None, b"test", 10),)
 TWO = (Record(None, b"a", 10), Record(None, b"b", 11))
@@ -311,3 +318,13 @@ def test_stray_and_out_of_range_snapshots__follow_the_reference_vectors() -> Non
                              last_map_offset=9)
     reloaded = ps.truncate_and_reload(state, 1, 3, 0, 1000)
     assert [o for o, _ in reloaded.snapshots] == [2, 3] and reloaded.last_map_offset == 3
+
+
+def test_read__returns_the_stored_producer_fields() -> None:
+    """A read shows each batch's producer id, epoch and base sequence. Spec: KL-PROD-2"""
+    s = log.empty_log(LogConfig())
+    s, _ = produce(s, 7, 2, 40, TWO)
+    s, _ = log.append_as_leader(s, ONE, 0)
+    s, fetched = log.read(s, 0, 10_000, Isolation.LOG_END, False)
+    assert [(b.producer_id, b.producer_epoch, b.base_sequence) for b in fetched.batches] == [
+        (7, 2, 40), (-1, -1, -1)]
