@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .choices import choose
 from .errors import (
     IllegalArgumentError,
     OffsetsOutOfOrderError,
@@ -17,6 +18,7 @@ from .errors import (
 )
 from .helpers import (
     relative_offset_fits,
+    roll_jitter_limit,
     should_roll_for_size,
     should_roll_for_time,
     time_waited_for_roll,
@@ -43,6 +45,7 @@ from .values import (
     Record,
     TimestampType,
 )
+from .versions import follower_skips_newer_epochs, index_entry_per_batch
 
 EMPTY_APPEND_INFO = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
 
@@ -100,20 +103,52 @@ def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
 
 
 def _max_timestamp_and_offset(batches: tuple[Batch, ...]) -> tuple[int, int]:
-    """KL-APPEND-3: the max timestamp and the first record carrying it ((-1, -1) if none)."""
+    """KL-APPEND-3: the max timestamp and the last offset of the first batch carrying it.
+
+    Kafka 3.8+ (`LogValidator.assignOffsetsNonCompressed`, `UnifiedLog.analyzeAndValidateRecords`):
+    `shallowOffsetOfMaxTimestamp` is the batch's last offset, found without iterating records;
+    (-1, -1) when no batch has a max timestamp above -1.
+    """
     best = (NO_TIMESTAMP, -1)
     for batch in batches:
-        for i in range(len(batch.records)):
-            ts = batch.record_timestamp(i)
-            if ts > best[0]:
-                best = (ts, batch.base_offset + i)
+        if batch.max_timestamp > best[0]:
+            best = (batch.max_timestamp, batch.last_offset)
     return best
+
+
+def _time_roll(state: PartitionState, waited: int) -> tuple[PartitionState, bool]:
+    """KL-ROLL-2 under Kafka's random jitter: roll iff `waited > segment_ms - jitter`.
+
+    Spec: KL-ALLOW-2. kafkalog's jitter decides by default (KL-ROLL-4); when another jitter
+    Kafka may have drawn, and that agrees with every earlier decision on this segment, decides the
+    other way, that decision is allowed too. The decision taken narrows the segment's bounds.
+    """
+    active = state.active
+    segment_ms = state.config.segment_ms
+    default = should_roll_for_time(active.size, waited, segment_ms, active.roll_jitter_ms)
+    lo, hi = active.roll_jitter_bounds
+    if hi < lo:  # JITTER_UNCONSTRAINED: a new segment object (or one opened at load)
+        lo, hi = 0, roll_jitter_limit(state.config.segment_jitter_ms, segment_ms) - 1
+    threshold = segment_ms - waited  # roll iff jitter > threshold
+    can_roll = active.size > 0 and hi > threshold
+    can_stay = active.size == 0 or lo <= threshold
+    other = not default
+    options = [default, other] if (can_roll if other else can_stay) else [default]
+    decision = choose("roll_jitter", options)
+    if decision:
+        return state, True  # the segment becomes inactive: its jitter no longer matters
+    if active.size > 0 and hi > threshold:
+        bounds = (lo, threshold)
+        jitter = min(max(active.roll_jitter_ms, lo), threshold)
+        narrowed = replace(active, roll_jitter_bounds=bounds, roll_jitter_ms=jitter)
+        state = replace(state, segments=(*state.segments[:-1], narrowed))
+    return state, False
 
 
 def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
     """LOG-22 / SEG-6: roll before the append when size, time, index or offset range demand it.
 
-    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9.
+    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9, KL-ALLOW-2.
     """
     active = state.active
     messages_size = sum(b.size for b in batches)
@@ -123,12 +158,14 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
         state.now_ms, max_ts, rolling if rolling is not None else -1, active.created_ms
     )
     config = state.config
-    if (
+    must_roll = (
         should_roll_for_size(active.size, messages_size, config.segment_bytes)
-        or should_roll_for_time(active.size, waited, config.segment_ms, active.roll_jitter_ms)
         or indexes_full(active)
         or not relative_offset_fits(batches[-1].last_offset, active.base_offset)
-    ):
+    )
+    if not must_roll:
+        state, must_roll = _time_roll(state, waited)
+    if must_roll:
         # KAFKA-6530: v2 data always knows its first offset, so the new base is exactly it.
         state, _ = roll_log(state, batches[0].base_offset)
     return state
@@ -140,7 +177,7 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
     write, LEO, HW, producer state applied. A client duplicate still rolls and stamps the epoch
     cache (PST-7 step 3) but writes nothing and returns the original batch's metadata.
 
-    Spec: KL-APPEND-5, KL-PROD-4, KL-PROD-5.
+    Spec: KL-APPEND-5, KL-VERSION-4, KL-PROD-4, KL-PROD-5.
     """
     for batch in batches:
         if batch.partition_leader_epoch < 0:
@@ -180,7 +217,8 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
         placed.append(replace(batch, position=position))
         position += batch.size
     active = append_batches(
-        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes
+        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes,
+        index_entry_per_batch(state.config.kafka_version),
     )
     end = batches[-1].last_offset + 1
     state = replace(
@@ -198,8 +236,30 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
     return refresh_first_unstable_offset(state), None
 
 
-def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendInfo:
+def _leader_offset_of_max_timestamp(batch: Batch, version: str) -> int:
+    """KL-VERSION-2: what a leader append of one uncompressed v2 batch reports.
+
+    3.6 (`LogValidator.assignOffsetsNonCompressed` @ 3.6.2): CreateTime -> the first record whose
+    timestamp is strictly greater than every earlier one from -1 (-1 if none); LogAppendTime ->
+    the last offset. 3.7 (@ 3.7.1): `toMagic >= V2` -> the last offset, always. 3.8+ -> the last
+    offset of the batch carrying the max (-1 if none), as `_max_timestamp_and_offset`.
+    """
+    if version == "3.7":
+        return batch.last_offset
+    if version == "3.6" and batch.timestamp_type is TimestampType.CREATE_TIME:
+        best = (NO_TIMESTAMP, -1)
+        for i, record in enumerate(batch.records):
+            if record.timestamp > best[0]:
+                best = (record.timestamp, batch.base_offset + i)
+        return best[1]
+    return _max_timestamp_and_offset((batch,))[1]
+
+
+def _append_info(batches: tuple[Batch, ...], log_append_time: int,
+                 leader_offset: int | None = None) -> LogAppendInfo:
     max_ts, max_offset = _max_timestamp_and_offset(batches)
+    if leader_offset is not None:
+        max_offset = leader_offset
     return LogAppendInfo(
         first_offset=batches[0].base_offset,
         last_offset=batches[-1].last_offset,
@@ -218,8 +278,8 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
     a producer id is validated against the producer state and deduplicated (origin CLIENT).
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10, KL-PROD-2, KL-PROD-5. Raises IllegalArgumentError for producer
-    fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
+    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2, KL-PROD-2, KL-PROD-5. Raises IllegalArgumentError
+    for producer fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
     IllegalArgumentError for a negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError
     (ERR-24), InvalidProducerEpochError (PSE-1), OutOfOrderSequenceError (PSE-2), in that order.
     """
@@ -241,9 +301,12 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
             f"{config.max_message_bytes}",
             where="append_as_leader",
         )
+    reported = _leader_offset_of_max_timestamp(batch, config.kafka_version)
+    if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
+        batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
     check_client_fields(batch.producer_batch(), "append_as_leader")
     new_state, duplicate = _append(state, (batch,), Origin.CLIENT)
-    info = _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)
+    info = _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP, reported)
     if duplicate is not None:
         # PST-10: the original offsets; logAppendTime = the cached batch's timestamp.
         info = replace(info, first_offset=duplicate.first_offset,
@@ -251,8 +314,14 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
     return new_state, info
 
 
-def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) -> tuple[Batch, ...]:
-    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch."""
+def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
+                      version: str) -> tuple[Batch, ...]:
+    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch.
+
+    Spec: KL-VERSION-5 (before trunk, KAFKA-18723, every batch is kept).
+    """
+    if not follower_skips_newer_epochs(version):
+        leader_epoch = None
     kept = []
     for spec in specs:
         epoch = spec.partition_leader_epoch
@@ -289,7 +358,7 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
     Raises OffsetsOutOfOrderError (ERR-25), UnexpectedAppendOffsetError (ERR-26),
     IllegalArgumentError for a negative epoch (ERR-27), RecordBatchTooLargeError (ERR-24).
     """
-    kept = _follower_batches(batches, leader_epoch)
+    kept = _follower_batches(batches, leader_epoch, state.config.kafka_version)
     if not kept:
         return state, EMPTY_APPEND_INFO
     for previous, batch in zip(kept, kept[1:], strict=False):

@@ -21,6 +21,7 @@ from .helpers import (
 )
 from .local_log import (
     clamped_high_watermark,
+    complete_pending_flushes,
     fire_due_deletions,
     last_stable_offset_metadata,
     local_read,
@@ -57,6 +58,7 @@ from .values import (
     LogStateView,
     SegmentView,
 )
+from .versions import check_profile
 
 __all__ = [
     "append_as_follower",
@@ -82,7 +84,7 @@ __all__ = [
 
 
 def validate_config(config: LogConfig) -> None:
-    """KL-STATE-2: reject configurations Kafka would refuse or could not index."""
+    """KL-STATE-2: reject configurations Kafka would refuse or could not index; KL-VERSION-1."""
     checks = [
         (config.segment_bytes >= 14, "segment_bytes must be >= 14"),
         (config.segment_ms >= 1, "segment_ms must be >= 1"),
@@ -101,6 +103,7 @@ def validate_config(config: LogConfig) -> None:
     for ok, message in checks:
         if not ok:
             raise IllegalArgumentError(message, where="LogConfig")
+    check_profile(config.kafka_version)
 
 
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
@@ -184,7 +187,7 @@ def maybe_increment_high_watermark(
 ) -> tuple[PartitionState, LogOffsetMetadata | None]:
     """The leader's monotonic HW update; returns the old HW metadata iff it changed (LOG-7).
 
-    Spec: KL-HW-3, KL-HW-4. Raises IllegalArgumentError above the LEO (ERR-28).
+    Spec: KL-HW-3, KL-HW-4, KL-HW-6. Raises IllegalArgumentError above the LEO (ERR-28).
     """
     if hw.message_offset > state.log_end_offset:
         raise IllegalArgumentError(
@@ -344,10 +347,12 @@ def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
     """Move the clock forward; asynchronous deletions and producer expiry checks that fall due
     happen (LOC-11, PST-22).
 
-    Spec: KL-CLOCK-1, KL-DEL-2, KL-PROD-9. Raises IllegalArgumentError for negative `ms`.
+    Spec: KL-CLOCK-1, KL-DEL-2, KL-ALLOW-3, KL-PROD-9. Raises IllegalArgumentError for negative
+    `ms`.
     """
     if ms < 0:
         raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    state = complete_pending_flushes(state)  # KL-ALLOW-3: the scheduler runs the due roll flushes
     state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
     config = state.config
     state = replace(state, producer_state=run_due_expiry(

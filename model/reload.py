@@ -23,7 +23,7 @@ from .producer_state import (
     take_snapshot,
 )
 from .segment import become_inactive, new_segment
-from .state import PartitionState, Segment
+from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
 from .transactions import on_high_watermark_updated
 from .values import LogOffsetMetadata
 
@@ -56,8 +56,13 @@ def _reload_producer_state(state: PartitionState, segments: tuple[Segment, ...],
 
 
 def _reopened(segment: Segment, now_ms: int) -> Segment:
-    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk."""
-    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0)
+    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk.
+
+    A new object draws a new jitter in Kafka, so no earlier roll decision constrains it
+    (KL-ALLOW-2).
+    """
+    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0,
+                   roll_jitter_bounds=JITTER_UNCONSTRAINED)
 
 
 def _resize_active(segment: Segment, segment_index_bytes: int) -> Segment:

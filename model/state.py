@@ -37,6 +37,14 @@ class Batch:
     base_sequence: int = -1
     is_transactional: bool = False  # attributes bit 4 (TXN-1)
     is_control: bool = False  # attributes bit 5: one end-transaction marker record (TXN-1)
+    # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
+    # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
+    reported_max_offset: int | None = None
+
+    @property
+    def max_timestamp_offset(self) -> int:
+        """The offset paired with this batch's max timestamp in the segment's max so far."""
+        return self.last_offset if self.reported_max_offset is None else self.reported_max_offset
 
     def producer_batch(self) -> ProducerBatch:
         """The producer facts the producer-state manager reads from this batch (PST-6, TXN-3)."""
@@ -65,6 +73,10 @@ class Batch:
         return self.last_offset + 1
 
 
+#: `Segment.roll_jitter_bounds` before any decision: every jitter of the config's range.
+JITTER_UNCONSTRAINED = (0, -1)
+
+
 @dataclass(frozen=True)
 class Segment:
     """One segment: its batches, its two indexes and its roll clock (SEG-1)."""
@@ -85,6 +97,9 @@ class Segment:
     # `.txnindex` (PSF-8, TXN-11): aborted transactions whose ABORT marker is in this segment,
     # in marker-offset order.
     txn_index: tuple[AbortedTxnEntry, ...] = ()
+    # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
+    # so far (inclusive bounds); JITTER_UNCONSTRAINED (hi < lo) = the config's whole range.
+    roll_jitter_bounds: tuple[int, int] = JITTER_UNCONSTRAINED
 
     @property
     def is_empty(self) -> bool:
@@ -104,7 +119,7 @@ class Segment:
         best = (NO_TIMESTAMP, -1)
         for batch in self.batches:
             if batch.max_timestamp > best[0]:
-                best = (batch.max_timestamp, batch.last_offset)
+                best = (batch.max_timestamp, batch.max_timestamp_offset)
         return best
 
     @property
@@ -136,6 +151,8 @@ class PartitionState:
     deleted_files: tuple[int, ...] = ()
     # Timers of asynchronous deletions: (due_ms, base offset), in scheduling order (LOC-11).
     deletion_timers: tuple[tuple[int, int], ...] = ()
+    # KL-ALLOW-3: bases of rolls whose asynchronous flush Kafka may not have run yet.
+    pending_flushes: tuple[int, ...] = ()
     # Producer state, its snapshots and expiry schedule (KL-PROD-*).
     producer_state: ProducerState = ProducerState()
     # TXN-8: UnifiedLog's cached first unstable offset, recomputed only where Kafka recomputes it

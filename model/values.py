@@ -54,6 +54,9 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # The Kafka version profile the model checks against (KL-VERSION-1): "3.6", "3.7", "3.8",
+    # "3.9" or "trunk". A checker setting: kafkalog's implementation ignores it (it is trunk).
+    kafka_version: str = "trunk"
     producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
     # PST-22: period of the expiration check (an internal broker setting in Kafka).
     producer_id_expiration_check_interval_ms: int = 600_000
@@ -110,8 +113,9 @@ class BatchSpec:
 class LogOffsetMetadata:
     """An offset plus where it lives: LogOffsetMetadata in Kafka (LOG-8, LOG-11).
 
-    `segment_base_offset` and `relative_position_in_segment` are -1 for "message-only" metadata,
-    which carries the offset alone.
+    `segment_base_offset` and `relative_position_in_segment` are both -1 for "message-only"
+    metadata, which carries the offset alone (KL-HW-6: Kafka's `messageOffsetOnly()` tests both
+    fields against -1; one field at -1 is not message-only).
     """
 
     message_offset: int
@@ -120,7 +124,7 @@ class LogOffsetMetadata:
 
     @property
     def message_offset_only(self) -> bool:
-        return self.segment_base_offset < 0 or self.relative_position_in_segment < 0
+        return self.segment_base_offset == -1 and self.relative_position_in_segment == -1
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ class LogAppendInfo:
     first_offset: int  # -1 when nothing was appended
     last_offset: int  # -1 when nothing was appended
     max_timestamp: int  # NO_TIMESTAMP when no record had one
-    offset_of_max_timestamp: int  # the first record carrying max_timestamp; -1 if none
+    offset_of_max_timestamp: int  # last offset of the batch carrying max_timestamp; -1 if none
     log_append_time: int  # the leader's clock for LOG_APPEND_TIME topics, else NO_TIMESTAMP
     valid_bytes: int  # bytes appended (sum of batch sizes)
     record_count: int
