@@ -575,10 +575,10 @@ class LogSegment:
                 name = name[: -len(old_suffix)]
             return path.with_name(name + new_suffix)
 
+        txn = self.txn_index_file  # derived from the `.log` name: taken before it changes
         self.log.rename_to(renamed(Path(self.log.path)))
         self._offset_index.rename_to(renamed(self.offset_index_file))
         self._time_index.rename_to(renamed(self.time_index_file))
-        txn = self.txn_index_file
         if self.fs.exists(txn):
             self.fs.rename(txn, renamed(txn))
 
