@@ -99,11 +99,19 @@ def truncate_txn_index(segment: Segment, offset: int) -> tuple[AbortedTxnEntry, 
 
 def upper_bound_offset(state: PartitionState, index: int, info: FetchDataInfo) -> int:
     """TXN-15: the first offset-index entry of the read segment at or after the end of the
-    returned bytes; else the next segment's base; else the LEO. Spec: KL-TXN-9."""
+    returned bytes (Kafka's search quirk: the second entry when the first matches exactly);
+    else the next segment's base; else the LEO. Spec: KL-TXN-9."""
     segment = state.segments[index]
     target = info.fetch_offset_metadata.relative_position_in_segment + info.size_in_bytes
-    for key, position in segment.offset_index:
+    entries = segment.offset_index
+    for slot, (key, position) in enumerate(entries):
         if position >= target:
+            if slot == 0 and position == target:
+                # AbstractIndex.indexSlotRangeFor: an exact match on the first entry is never
+                # probed by the binary search, which then answers the next slot (or none).
+                if len(entries) == 1:
+                    break
+                return entries[1][0]
             return key
     if index + 1 < len(state.segments):
         return state.segments[index + 1].base_offset

@@ -282,3 +282,20 @@ def test_truncation_replaying_a_completed_txn__can_pull_the_lso_back_until_an_hw
     assert lso(s) == 0 and check_all(s) == []
     s, _ = log.update_high_watermark(s, 3)
     assert lso(s) == 3
+
+
+def test_aborted_upper_bound__exact_first_index_entry__answers_the_second_one() -> None:
+    """Spec: KL-TXN-9 — Kafka's indexSlotRangeFor never probes slot 0 on an exact match, so a
+    read ending exactly at the first offset-index entry's position uses the second entry."""
+    from kafkalog.model.transactions import upper_bound_offset
+    from kafkalog.model.values import FetchDataInfo, LogOffsetMetadata
+
+    s = log.empty_log(LogConfig())
+    two = replace(s.segments[0], offset_index=((2, 144), (4, 288)))
+    s = replace(s, segments=(two,), log_end_offset=9)
+    at = LogOffsetMetadata(0, 0, 0)
+    assert upper_bound_offset(s, 0, FetchDataInfo(at, 144)) == 4
+    assert upper_bound_offset(s, 0, FetchDataInfo(at, 100)) == 2
+    assert upper_bound_offset(s, 0, FetchDataInfo(at, 200)) == 4
+    one = replace(s, segments=(replace(two, offset_index=((2, 144),)),))
+    assert upper_bound_offset(one, 0, FetchDataInfo(at, 144)) == 9
