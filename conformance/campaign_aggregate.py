@@ -86,8 +86,11 @@ def load_runs(spark: Any, runs_path: str, campaign_id: str | None, *, dedup: boo
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
+    # One campaign is read from its own partition directory only, so listing never races with
+    # other campaigns publishing or compacting under the same dataset.
+    path = runs_path if campaign_id is None else f"{runs_path}/campaign_id={campaign_id}"
     try:
-        frame = spark.read.schema(SPARK_DDL).parquet(runs_path)
+        frame = spark.read.schema(SPARK_DDL).option("basePath", runs_path).parquet(path)
     except AnalysisException as error:
         if "PATH_NOT_FOUND" in str(error) or "Path does not exist" in str(error):
             return None

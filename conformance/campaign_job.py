@@ -1,20 +1,21 @@
 """The campaign as a Spark job: a session tuned for this machine, seeds in waves, rows to Parquet.
 
-Shape (docs/cluster.md has the picture): the driver computes which seeds of
-`[seed_base, seed_base + runs)` are not yet recorded for the campaign id (resume), splits them
-into waves, and for each wave runs one Spark job
+Shape (docs/cluster.md has the picture): under the campaign id's lock, the driver computes which
+seeds of `[seed_base, seed_base + runs)` have no row yet (resume), splits them into waves, and
+for each wave runs one Spark job
 `spark.range(len(wave), numPartitions=p).mapInArrow(partition_runner(spec, wave), SPARK_DDL)`
-whose output is appended to the Parquet dataset `<out>/runs/` partitioned by `campaign_id`.
-A wave is the unit of loss: a killed campaign loses only the wave in flight, because Spark's file
-commit protocol publishes a job's files at job commit and readers ignore `_temporary/`. Readers
-de-duplicate on (campaign_id, seed) (`campaign_aggregate.load_runs`), so a retried or speculative
-task, or two overlapping resumes, never double-count. `mapInArrow` on `spark.range` runs on
-classic Spark and on Spark Connect alike.
+written into this invocation's own staging directory, then published into `<out>/runs/` by one
+directory rename (campaign_store.py). So every wave is recorded exactly once or not at all: a
+killed campaign loses only the wave in flight, and campaigns writing one `--out` at the same time
+never share a temporary directory. At the end the campaign's small files are compacted and a
+completeness check fails the command unless every seed of the range has exactly one row.
+`mapInArrow` on `spark.range` runs on classic Spark and on Spark Connect alike.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -24,14 +25,31 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.campaign_errors import (
+    CampaignIncompleteError,
     CampaignJobError,
     CampaignOptionsError,
     JavaMissingError,
+)
+from kafkalog.conformance.campaign_store import (
+    SUPERSEDES,
+    CampaignLayout,
+    CampaignLock,
+    Store,
+    campaign_params,
+    check_params,
+    is_local,
+    local_seeds,
+    new_attempt,
+    publish,
+    record_params,
+    recover,
+    store_for,
 )
 from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, partition_runner
 
@@ -51,6 +69,7 @@ logger.gateway.level = {level}
 _FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # halves JVM CPU on 2 cores (notes §2.1)
 WAVE_TARGET_S = 20.0  # aim each wave (one Spark job) at this much wall time after the first
 MAX_WAVE = 2000
+ROWS_PER_FILE = 250_000  # compaction target: ~15 MB of Parquet per file
 ProgressFn = Callable[[int, int], None]  # (runs finished so far, runs this invocation will do)
 
 
@@ -76,6 +95,21 @@ class CampaignProgress:
     executed: int  # runs executed and committed by this invocation
     waves: int
     wall_s: float  # from the first wave's start to the last wave's commit
+    files: int = 0  # Parquet data files of the campaign after compaction
+
+
+@dataclass(frozen=True)
+class WaveDone:
+    """One published wave (for per-wave progress lines)."""
+
+    number: int
+    runs: int
+    wall_s: float
+    executed: int  # runs published by this invocation so far
+    total: int  # runs this invocation will do
+
+
+WaveFn = Callable[[WaveDone], None]
 
 
 def require_java(minimum: int = 17) -> int:
@@ -159,25 +193,35 @@ def build_session(
     return session
 
 
-def recorded_seeds(spark: Any, runs_path: str, campaign_id: str) -> set[int]:
+def recorded_seeds(spark: Any, plan: CampaignPlan) -> set[int]:
     """Seeds already in Parquet for the campaign (an absent dataset records none)."""
     from kafkalog.conformance.campaign_aggregate import load_runs
 
-    frame = load_runs(spark, runs_path, campaign_id, dedup=False)
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    if is_local(plan.out):
+        return set(local_seeds(layout) or ())
+    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     if frame is None:
         return set()
     return {row.seed for row in frame.select("seed").distinct().collect()}
 
 
-def check_resume_compatible(spark: Any, plan: CampaignPlan) -> None:
-    """Refuse to mix runs of different --steps/--adapter/--broken under one campaign id."""
+def check_resume_compatible(spark: Any, plan: CampaignPlan, store: Store) -> None:
+    """Refuse to mix runs of different parameters under one campaign id; record them once.
+
+    The parameters live in `_campaigns/<id>/params.json`; a campaign written before that file
+    existed is checked against its rows' steps/adapter/broken instead.
+    """
     from kafkalog.conformance.campaign_aggregate import load_runs
 
-    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
-    if frame is None:
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    params = campaign_params(plan.spec)
+    if not check_params(store, layout, params):
         return
+    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     wanted = (plan.spec.steps, plan.spec.adapter or "builtin", plan.spec.broken)
-    for row in frame.select("steps", "adapter", "broken").distinct().limit(5).collect():
+    rows = [] if frame is None else frame.select("steps", "adapter", "broken").distinct().collect()
+    for row in rows[:5]:
         found = (row.steps, row.adapter, row.broken)
         if found != wanted:
             raise CampaignOptionsError(
@@ -185,20 +229,55 @@ def check_resume_compatible(spark: Any, plan: CampaignPlan) -> None:
                 f"{found}, not {wanted}; resume with the same options or use a new --campaign-id",
                 where=plan.runs_path,
             )
+    record_params(store, layout, params)
 
 
 def run_campaign(
-    spark: Any, plan: CampaignPlan, on_progress: ProgressFn | None = None, first_wave: int = 0
+    spark: Any,
+    plan: CampaignPlan,
+    on_progress: ProgressFn | None = None,
+    first_wave: int = 0,
+    on_wave: WaveFn | None = None,
 ) -> CampaignProgress:
     """Run every not-yet-recorded seed of the plan, wave by wave; returns what was done.
 
-    `first_wave` is the first wave's size (0: 4 runs per partition); later waves are sized from
-    the measured rate to last about WAVE_TARGET_S each.
+    Exactly once: under the campaign's lock, each wave is written to this invocation's staging
+    directory and published by one rename (campaign_store.py); at the end the campaign's files
+    are compacted and every seed of the range must have exactly one row, else
+    CampaignIncompleteError. `first_wave` is the first wave's size (0: 4 runs per partition);
+    later waves are sized from the measured rate to last about WAVE_TARGET_S each. `on_wave`
+    hears of every published wave.
     """
-    check_resume_compatible(spark, plan)
-    seeds = range(plan.seed_base, plan.seed_base + plan.runs)
-    done = recorded_seeds(spark, plan.runs_path, plan.spec.campaign_id)
-    pending = [seed for seed in seeds if seed not in done]
+    store = store_for(plan.out, spark)
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    attempt = new_attempt()
+    with CampaignLock(store, layout, attempt):
+        recover(store, layout)
+        check_resume_compatible(spark, plan, store)
+        seeds = range(plan.seed_base, plan.seed_base + plan.runs)
+        done = recorded_seeds(spark, plan)
+        pending = [seed for seed in seeds if seed not in done]
+        progress = _run_waves(
+            spark, plan, store, attempt, pending, on_progress, first_wave, on_wave
+        )
+        files = compact(spark, store, layout, attempt)
+        check_complete(spark, plan)
+        store.delete(f"{layout.meta}/staging")  # ours, and any a killed writer left
+    return replace(progress, already_recorded=len(seeds) - len(pending), files=files)
+
+
+def _run_waves(
+    spark: Any,
+    plan: CampaignPlan,
+    store: Store,
+    attempt: str,
+    pending: list[int],
+    on_progress: ProgressFn | None,
+    first_wave: int,
+    on_wave: WaveFn | None,
+) -> CampaignProgress:
+    """Run and publish the pending seeds wave by wave."""
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
     partitions = _parallelism(spark) * 3  # failing runs cost ~9x; more partitions balance them
     size = first_wave or partitions * 4
     executed, waves, started = 0, 0, time.monotonic()
@@ -212,9 +291,11 @@ def run_campaign(
     while executed < len(pending):
         wave = pending[executed : executed + size]
         wave_started = time.monotonic()
-        with _TaskProgress(spark, len(wave), functools.partial(_shifted, report, executed)):
+        staged = f"{layout.staging(attempt)}/wave-{waves + 1:05d}"
+        group = f"kafkalog-{plan.spec.campaign_id}-{attempt}"
+        with _TaskProgress(spark, group, len(wave), functools.partial(_shifted, report, executed)):
             try:
-                _run_wave(spark, plan, wave, min(len(wave), partitions))
+                _run_wave(spark, plan, wave, min(len(wave), partitions), staged)
             except Exception as error:  # a Spark job failure: lost worker, cancel, full disk
                 raise CampaignJobError(
                     f"wave {waves + 1} ({len(wave)} runs) failed: {_cause(error)}; the "
@@ -222,11 +303,71 @@ def run_campaign(
                     f"{plan.spec.campaign_id}",
                     where=plan.runs_path,
                 ) from error
+        publish(store, layout, staged, f"w-{attempt}-{waves + 1:05d}")
         executed, waves = executed + len(wave), waves + 1
+        wave_s = time.monotonic() - wave_started
         report(executed)
-        size = _next_wave_size(len(wave), time.monotonic() - wave_started, partitions)
-    wall = time.monotonic() - started
-    return CampaignProgress(len(seeds) - len(pending), executed, waves, wall)
+        if on_wave is not None:
+            on_wave(WaveDone(waves, len(wave), wave_s, executed, total))
+        size = _next_wave_size(len(wave), wave_s, partitions)
+    return CampaignProgress(0, executed, waves, time.monotonic() - started)
+
+
+def compact(spark: Any, store: Store, layout: CampaignLayout, attempt: str) -> int:
+    """Rewrite the campaign's rows as few, seed-sorted files; returns the data files after it.
+
+    Runs only when there is more than one file. The new directory lists what it supersedes, is
+    renamed in, and the superseded entries are deleted (recover() finishes that if killed).
+    """
+    from kafkalog.conformance.campaign_aggregate import load_runs
+
+    entries = [name for name in store.children(layout.partition) if name[:1] not in "_."]
+    files = sum(_data_files(store, f"{layout.partition}/{name}") for name in entries)
+    if files <= 1:
+        return files
+    rows = load_runs(spark, layout.runs_path, layout.campaign_id)
+    count = rows.count()
+    outputs = max(1, -(-count // ROWS_PER_FILE))
+    staged = f"{layout.staging(attempt)}/compact"
+    spark.sparkContext.setJobGroup(f"kafkalog-{layout.campaign_id}-{attempt}", "compaction")
+    (
+        rows.repartitionByRange(outputs, "seed")
+        .sortWithinPartitions("seed")
+        .write.partitionBy("campaign_id")
+        .parquet(staged)
+    )
+    store.write_text(
+        f"{staged}/campaign_id={layout.campaign_id}/{SUPERSEDES}", json.dumps({"dirs": entries})
+    )
+    publish(store, layout, staged, f"c-{attempt}")
+    for name in entries:
+        store.delete(f"{layout.partition}/{name}")
+    return outputs
+
+
+def check_complete(spark: Any, plan: CampaignPlan) -> None:
+    """Every seed of the plan's range has exactly one row; else CampaignIncompleteError."""
+    from kafkalog.conformance.campaign_aggregate import load_runs
+    from pyspark.sql import functions as F
+
+    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
+    last = plan.seed_base + plan.runs - 1
+    if frame is None:
+        rows, seeds = 0, 0
+    else:
+        got = (
+            frame.where(F.col("seed").between(plan.seed_base, last))
+            .agg(F.count("*").alias("rows"), F.countDistinct("seed").alias("seeds"))
+            .first()
+        )
+        rows, seeds = int(got.rows), int(got.seeds)
+    if rows != plan.runs or seeds != plan.runs:
+        raise CampaignIncompleteError(
+            f"campaign {plan.spec.campaign_id!r} has {rows} rows for {seeds} of the "
+            f"{plan.runs} seeds {plan.seed_base}..{last}; resume with --campaign-id "
+            f"{plan.spec.campaign_id} to run the missing ones",
+            where=plan.runs_path,
+        )
 
 
 def with_commit(spec: TaskSpec) -> TaskSpec:
@@ -246,12 +387,21 @@ def _shifted(report: Callable[[int], None], base: int, finished: int) -> None:
     report(base + finished)
 
 
-def _run_wave(spark: Any, plan: CampaignPlan, wave: list[int], partitions: int) -> None:
-    """One Spark job: run the wave's seeds and append their rows to the Parquet dataset."""
+def _run_wave(
+    spark: Any, plan: CampaignPlan, wave: list[int], partitions: int, staged: str
+) -> None:
+    """One Spark job: run the wave's seeds and write their rows to its own staging directory."""
     frame = spark.range(0, len(wave), 1, partitions).mapInArrow(
         partition_runner(plan.spec, wave), SPARK_DDL
     )
-    frame.write.mode("append").partitionBy("campaign_id").parquet(plan.runs_path)
+    frame.write.mode("errorifexists").partitionBy("campaign_id").parquet(staged)
+
+
+def _data_files(store: Store, path: str) -> int:
+    """Parquet files in a published entry (a directory, or a loose file of the old layout)."""
+    if path.endswith(".parquet"):
+        return 1
+    return sum(1 for name in store.children(path) if name.endswith(".parquet"))
 
 
 def _next_wave_size(last_size: int, last_s: float, partitions: int) -> int:
@@ -286,12 +436,18 @@ class _TaskProgress:
     until the wave ends.
     """
 
-    def __init__(self, spark: Any, wave_runs: int, report: Callable[[int], None]) -> None:
-        self._spark, self._runs, self._report = spark, wave_runs, report
+    def __init__(
+        self, spark: Any, group: str, wave_runs: int, report: Callable[[int], None]
+    ) -> None:
+        self._spark, self._group, self._runs, self._report = spark, group, wave_runs, report
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def __enter__(self) -> _TaskProgress:
+        # The job group is thread-local (pinned threads), so concurrent campaigns in one
+        # session each see only their own stages.
+        with suppress(Exception):  # Spark Connect: no SparkContext
+            self._spark.sparkContext.setJobGroup(self._group, "kafkalog campaign wave")
         self._thread.start()
         return self
 
@@ -305,8 +461,17 @@ class _TaskProgress:
         except Exception:  # noqa: BLE001 - Spark Connect: no status tracker
             return
         while not self._stop.wait(0.5):
-            for stage_id in tracker.getActiveStageIds():
+            for stage_id in self._stages(tracker):
                 info = tracker.getStageInfo(stage_id)
                 if info is not None and info.numTasks > 0:
                     share = info.numCompletedTasks / info.numTasks
                     self._report(min(self._runs - 1, int(share * self._runs)))
+
+    def _stages(self, tracker: Any) -> list[int]:
+        """Active stages of this campaign's job group."""
+        stages: list[int] = []
+        for job_id in tracker.getJobIdsForGroup(self._group):
+            job = tracker.getJobInfo(job_id)
+            if job is not None and job.status == "RUNNING":
+                stages.extend(job.stageIds)
+        return stages

@@ -160,6 +160,7 @@ def report(
 def _plan(options: dict[str, Any]) -> Any:
     """The campaign plan from the command's options; raises typed errors for bad ones."""
     from kafkalog.conformance.campaign_job import CampaignPlan, with_commit
+    from kafkalog.conformance.campaign_store import check_campaign_id
     from kafkalog.conformance.campaign_task import TaskSpec, parse_config_mix
 
     campaign_id = options["campaign_id"] or datetime.now(UTC).strftime("c%Y%m%d-%H%M%S")
@@ -168,6 +169,7 @@ def _plan(options: dict[str, Any]) -> Any:
             "a campaign id is 1-100 letters, digits, '_', '.' or '-' (it names a directory)",
             where=f"--campaign-id {campaign_id!r}",
         )
+    check_campaign_id(campaign_id)
     _check_broken(options["broken"], options["adapter"])
     run_fn, known, default_mix = _run_function(options["run_fn"], options["config_mix"])
     spec = TaskSpec(
