@@ -33,6 +33,7 @@ class Bucket:
     shortest_steps: int | None
     trace_jsonl: str | None
     example_error: str | None  # the shortest run's `error` column (adapter errors)
+    rules: tuple[str, ...] = ()  # rule IDs the bucket's divergences were caught by
 
 
 @dataclass(frozen=True)
@@ -144,16 +145,29 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
 
 
 def failure_buckets(frame: Any) -> tuple[Bucket, ...]:
-    """One bucket per (outcome, signature) of non-conformed runs, biggest first."""
+    """One bucket per (outcome, bucket key) of non-conformed runs, biggest first.
+
+    The key of a divergence is its signature without the rule ID (`action|model|impl|what`),
+    the same notion of "same bug" the minimiser uses (`minimise.same_bug`): one injected bug is
+    often caught by different rules' checks from run to run, and splitting it by rule made two
+    buckets of one cause. The rules seen are kept in `Bucket.rules`. Adapter errors are keyed by
+    their (normalised) signature.
+    """
     from pyspark.sql import functions as F
 
+    signature = F.coalesce("signature", F.lit("(none)"))
+    parts = F.split(signature, r"\|")
+    diverged = (F.col("outcome") == "diverged") & (F.size(parts) >= 5)
+    key = F.when(diverged, F.array_join(F.slice(parts, 1, 4), "|")).otherwise(signature)
+    rule = F.when(diverged, F.element_at(parts, -1))
     shortest_key = F.struct(F.coalesce("trace_steps", F.lit(2**31 - 1)), F.col("seed"))
     rows = (
         frame.where(F.col("outcome") != "conformed")
-        .groupBy("outcome", F.coalesce("signature", F.lit("(none)")).alias("signature"))
+        .groupBy("outcome", key.alias("signature"))
         .agg(
             F.count("*").alias("count"),
             F.min("seed").alias("first_seed"),
+            F.sort_array(F.collect_set(rule)).alias("rules"),
             F.min_by(F.struct("seed", "trace_steps", "trace_jsonl", "error"), shortest_key).alias(
                 "shortest"
             ),
@@ -171,6 +185,7 @@ def failure_buckets(frame: Any) -> tuple[Bucket, ...]:
             shortest_steps=row.shortest.trace_steps,
             trace_jsonl=row.shortest.trace_jsonl,
             example_error=row.shortest.error,
+            rules=tuple(row.rules),
         )
         for row in rows
     )

@@ -117,14 +117,16 @@ def test_summarize__buckets_coverage_and_counts__equal_a_plain_python_tally(
         outcomes[run.outcome] += 1
         for name, count in run.actions.items():
             actions[name] += count
-        if run.signature:
-            buckets[run.signature].append((trace_step_count(run.trace_jsonl) or 0, seed))
+        if run.signature:  # bucketed without the rule ID (the minimiser's "same bug")
+            key = "|".join(run.signature.split("|")[:4])
+            buckets[key].append((trace_step_count(run.trace_jsonl) or 0, seed))
     assert summary.outcomes == dict(outcomes)
     assert {name: total for name, total, _ in summary.actions} == dict(actions)
     got = {b.signature: (b.count, b.first_seed, b.shortest_seed) for b in summary.buckets}
     # first seed = the lowest seed; shortest = fewest trace steps, ties to the lowest seed.
     expected = {s: (len(v), min(seed for _, seed in v), min(v)[1]) for s, v in buckets.items()}
     assert got == expected and len(got) == 2
+    assert {b.rules for b in summary.buckets} == {("LOG-40",), ("SEG-8",)}
     for bucket in summary.buckets:
         assert trace_step_count(bucket.trace_jsonl) == bucket.shortest_steps
     assert sum(h[2] for h in summary.runtime.histogram) == 60
