@@ -76,6 +76,28 @@ class CampaignSummary:
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
+    @classmethod
+    def from_json(cls, text: str) -> CampaignSummary:
+        """The summary `to_json` wrote (summary.json), with its tuples restored."""
+        data = json.loads(text)
+        runtime = data["runtime"]
+        runtime["histogram"] = tuple(tuple(entry) for entry in runtime["histogram"])
+        buckets = tuple(
+            Bucket(**(bucket | {"rules": tuple(bucket.get("rules", ()))}))
+            for bucket in data["buckets"]
+        )
+        return cls(
+            **data
+            | {
+                "buckets": buckets,
+                "runtime": RuntimeStats(**runtime),
+                "actions": tuple(tuple(entry) for entry in data["actions"]),
+                "rules": tuple(tuple(entry) for entry in data["rules"]),
+                "throughput": tuple(tuple(entry) for entry in data["throughput"]),
+                "rules_never": tuple(data.get("rules_never", ())),
+            }
+        )
+
 
 def load_runs(spark: Any, runs_path: str, campaign_id: str | None, *, dedup: bool = True) -> Any:
     """The campaign's rows (all campaigns' if None), or None when the dataset does not exist.

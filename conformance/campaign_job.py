@@ -128,8 +128,26 @@ def require_java(minimum: int = 17) -> int:
 
 
 def git_commit(root: Path | None = None) -> str:
-    """The source tree's commit (with `+dirty` when it has changes), or "unknown" outside git."""
-    where = root or Path(__file__).resolve().parents[1]
+    """The code's commit, computed on the driver and stamped on every row.
+
+    `KAFKALOG_COMMIT` when set; else the source tree's `git rev-parse HEAD` (with `+dirty` when
+    it has changes); else the commit `campaign_ship` baked into the zip it built (the
+    spark-submit path, where the driver runs from the zip, outside any checkout); else "unknown".
+    """
+    if os.environ.get("KAFKALOG_COMMIT"):
+        return os.environ["KAFKALOG_COMMIT"]
+    found = _git_commit(root or Path(__file__).resolve().parents[1])
+    if found == "unknown" and root is None:
+        try:
+            from kafkalog._build_commit import COMMIT  # type: ignore[import-not-found]
+        except ImportError:
+            return "unknown"
+        return str(COMMIT)
+    return found
+
+
+def _git_commit(where: Path) -> str:
+    """`git rev-parse HEAD` (+dirty) of the checkout at `where`, or "unknown"."""
     try:
         head = subprocess.run(
             ["git", "-C", str(where), "rev-parse", "HEAD"],

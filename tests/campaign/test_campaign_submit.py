@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from kafkalog.conformance.campaign_job import require_java
+from kafkalog.conformance.campaign_job import git_commit, require_java
 from kafkalog.conformance.campaign_ship import build_zip
 
 pytestmark = pytest.mark.spark
@@ -77,4 +77,6 @@ def test_spark_submit__package_shipped_as_zip__campaign_runs_and_reports(tmp_pat
     rows = pq.read_table(tmp_path / "out" / "runs" / "campaign_id=submitted").to_pylist()
     assert sorted(row["seed"] for row in rows) == [0, 1, 2, 3]
     assert {row["adapter"] for row in rows} == {"model"} and all(row["rules"] for row in rows)
+    stamped = {row["kafkalog_commit"] for row in rows}  # baked into the zip on the driver side
+    assert stamped == {git_commit()} and "unknown" not in stamped
     assert (tmp_path / "out" / "submitted" / "report.html").is_file()
