@@ -193,7 +193,8 @@ def build_session(
     settings = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
+        # Aggregations run over thousands of rows: one shuffle partition per core, not 200.
+        "spark.sql.shuffle.partitions": str(_cores(master)),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # not legacy INT96
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
@@ -209,6 +210,16 @@ def build_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("INFO" if verbose else "ERROR")
     return session
+
+
+def _cores(master: str | None) -> int:
+    """Cores of a local master (local[N]/local[*]); 2 when unknown (cluster or submitted)."""
+    match = re.fullmatch(r"local\[(\*|\d+)(,\d+)?\]", master or "")
+    if master == "local" or (match and match.group(1) == "1"):
+        return 1
+    if match and match.group(1) != "*":
+        return max(1, int(match.group(1)))
+    return max(2, os.cpu_count() or 2) if match else 2
 
 
 def recorded_seeds(spark: Any, plan: CampaignPlan) -> set[int]:
@@ -278,7 +289,7 @@ def run_campaign(
         progress = _run_waves(
             spark, plan, store, attempt, pending, on_progress, first_wave, on_wave
         )
-        files = compact(spark, store, layout, attempt)
+        files = compact(spark, store, layout, attempt, len(done | set(pending)))
         check_complete(spark, plan)
         store.delete(f"{layout.meta}/staging")  # ours, and any a killed writer left
     return replace(progress, already_recorded=len(seeds) - len(pending), files=files)
@@ -331,10 +342,13 @@ def _run_waves(
     return CampaignProgress(0, executed, waves, time.monotonic() - started)
 
 
-def compact(spark: Any, store: Store, layout: CampaignLayout, attempt: str) -> int:
+def compact(
+    spark: Any, store: Store, layout: CampaignLayout, attempt: str, rows_hint: int = 0
+) -> int:
     """Rewrite the campaign's rows as few, seed-sorted files; returns the data files after it.
 
-    Runs only when there is more than one file. The new directory lists what it supersedes, is
+    Runs only when there is more than one file; `rows_hint` (the distinct seeds, when the caller
+    knows them) saves counting them. The new directory lists what it supersedes, is
     renamed in, and the superseded entries are deleted (recover() finishes that if killed).
     """
     from kafkalog.conformance.campaign_aggregate import load_runs
@@ -344,16 +358,12 @@ def compact(spark: Any, store: Store, layout: CampaignLayout, attempt: str) -> i
     if files <= 1:
         return files
     rows = load_runs(spark, layout.runs_path, layout.campaign_id)
-    count = rows.count()
-    outputs = max(1, -(-count // ROWS_PER_FILE))
+    outputs = max(1, -(-(rows_hint or rows.count()) // ROWS_PER_FILE))
     staged = f"{layout.staging(attempt)}/compact"
     spark.sparkContext.setJobGroup(f"kafkalog-{layout.campaign_id}-{attempt}", "compaction")
-    (
-        rows.repartitionByRange(outputs, "seed")
-        .sortWithinPartitions("seed")
-        .write.partitionBy("campaign_id")
-        .parquet(staged)
-    )
+    # One output needs no range sampling (an extra job): one partition, sorted.
+    spread = rows.coalesce(1) if outputs == 1 else rows.repartitionByRange(outputs, "seed")
+    spread.sortWithinPartitions("seed").write.partitionBy("campaign_id").parquet(staged)
     store.write_text(
         f"{staged}/campaign_id={layout.campaign_id}/{SUPERSEDES}", json.dumps({"dirs": entries})
     )
@@ -368,11 +378,16 @@ def check_complete(spark: Any, plan: CampaignPlan) -> None:
     from kafkalog.conformance.campaign_aggregate import load_runs
     from pyspark.sql import functions as F
 
-    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     last = plan.seed_base + plan.runs - 1
-    if frame is None:
-        rows, seeds = 0, 0
+    if is_local(plan.out):  # pyarrow reads one column in milliseconds; no Spark job
+        found = local_seeds(CampaignLayout(plan.out, plan.spec.campaign_id)) or []
+        in_range = [seed for seed in found if plan.seed_base <= seed <= last]
+        rows, seeds = len(in_range), len(set(in_range))
+        frame = None
     else:
+        frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
+        rows, seeds = 0, 0
+    if frame is not None:
         got = (
             frame.where(F.col("seed").between(plan.seed_base, last))
             .agg(F.count("*").alias("rows"), F.countDistinct("seed").alias("seeds"))
