@@ -341,7 +341,8 @@ def local_seeds(layout: CampaignLayout) -> list[int] | None:
     import pyarrow.parquet as pq
 
     folder = local_path(layout.partition)
-    if not any(part for part in folder.glob("*/*.parquet") if part.name[:1] not in "._"):
+    parts = [*folder.glob("*.parquet"), *folder.glob("*/*.parquet")]  # old layout: loose files
+    if not any(part for part in parts if part.name[:1] not in "._"):
         return None  # no partition folder, or no data file in it (an empty table has no column)
     seeds: list[int] = pq.read_table(folder, columns=["seed"]).column("seed").to_pylist()
     return seeds
