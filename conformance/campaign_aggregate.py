@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -231,14 +232,19 @@ def rule_coverage(frame: Any) -> tuple[tuple[str, int], ...]:
     """(rule id, runs exercising it), most exercised first."""
     from pyspark.sql import functions as F
 
-    rows = (
-        frame.select(F.explode("rules").alias("rule"))
-        .groupBy("rule")
-        .count()
-        .orderBy(F.desc("count"), "rule")
-        .collect()
-    )
-    return tuple((row.rule, int(row["count"])) for row in rows)
+    rows = frame.select(F.explode("rules").alias("rule")).groupBy("rule").count().collect()
+    ordered = sorted(rows, key=lambda row: (-int(row["count"]), natural_key(row.rule)))
+    return tuple((row.rule, int(row["count"])) for row in ordered)
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key in which numbers compare as numbers: KL-INV-2 before KL-INV-10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def natural_sorted(items: Any) -> list[str]:
+    """`items` in natural order (rule IDs: KL-INV-1, KL-INV-2, ..., KL-INV-10)."""
+    return sorted(items, key=natural_key)
 
 
 def runtime_stats(frame: Any) -> RuntimeStats:
@@ -281,7 +287,7 @@ def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
 
     known = all_rule_ids()
     seen = {rule for rule, _ in rules}
-    return {"rules_known": len(known), "rules_never": tuple(sorted(known - seen))}
+    return {"rules_known": len(known), "rules_never": tuple(natural_sorted(known - seen))}
 
 
 def _totals(frame: Any) -> dict[str, Any]:
