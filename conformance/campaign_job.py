@@ -14,7 +14,6 @@ completeness check fails the command unless every seed of the range has exactly 
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -22,17 +21,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.campaign_errors import (
     CampaignIncompleteError,
-    CampaignJobError,
     CampaignOptionsError,
     JavaMissingError,
 )
@@ -51,7 +45,17 @@ from kafkalog.conformance.campaign_store import (
     recover,
     store_for,
 )
-from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, partition_runner
+from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign_waves import (  # noqa: F401 - re-exported for callers
+    MAX_WAVE,
+    WAVE_TARGET_S,
+    ProgressFn,
+    WaveDone,
+    WaveFn,
+    _cause,
+    _next_wave_size,
+    run_waves,
+)
 
 # Quiet log4j2: Spark counts PySpark as a shell and resets the root level to the
 # PythonGatewayServer logger's level, so that logger must be set too (spark-and-machine-notes §2.4).
@@ -67,10 +71,7 @@ logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
 logger.gateway.level = {level}
 """
 _FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # halves JVM CPU on 2 cores (notes §2.1)
-WAVE_TARGET_S = 20.0  # aim each wave (one Spark job) at this much wall time after the first
-MAX_WAVE = 2000
 ROWS_PER_FILE = 250_000  # compaction target: ~15 MB of Parquet per file
-ProgressFn = Callable[[int, int], None]  # (runs finished so far, runs this invocation will do)
 
 
 @dataclass(frozen=True)
@@ -96,20 +97,6 @@ class CampaignProgress:
     waves: int
     wall_s: float  # from the first wave's start to the last wave's commit
     files: int = 0  # Parquet data files of the campaign after compaction
-
-
-@dataclass(frozen=True)
-class WaveDone:
-    """One published wave (for per-wave progress lines)."""
-
-    number: int
-    runs: int
-    wall_s: float
-    executed: int  # runs published by this invocation so far
-    total: int  # runs this invocation will do
-
-
-WaveFn = Callable[[WaveDone], None]
 
 
 def require_java(minimum: int = 17) -> int:
@@ -286,60 +273,13 @@ def run_campaign(
         seeds = range(plan.seed_base, plan.seed_base + plan.runs)
         done = recorded_seeds(spark, plan)
         pending = [seed for seed in seeds if seed not in done]
-        progress = _run_waves(
+        executed, waves, wall = run_waves(
             spark, plan, store, attempt, pending, on_progress, first_wave, on_wave
         )
         files = compact(spark, store, layout, attempt, len(done | set(pending)))
         check_complete(spark, plan)
         store.delete(f"{layout.meta}/staging")  # ours, and any a killed writer left
-    return replace(progress, already_recorded=len(seeds) - len(pending), files=files)
-
-
-def _run_waves(
-    spark: Any,
-    plan: CampaignPlan,
-    store: Store,
-    attempt: str,
-    pending: list[int],
-    on_progress: ProgressFn | None,
-    first_wave: int,
-    on_wave: WaveFn | None,
-) -> CampaignProgress:
-    """Run and publish the pending seeds wave by wave."""
-    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
-    partitions = _parallelism(spark) * 3  # failing runs cost ~9x; more partitions balance them
-    size = first_wave or partitions * 4
-    executed, waves, started = 0, 0, time.monotonic()
-    total = len(pending)
-
-    def report(finished: int) -> None:
-        if on_progress is not None:
-            on_progress(finished, total)
-
-    report(0)
-    while executed < len(pending):
-        wave = pending[executed : executed + size]
-        wave_started = time.monotonic()
-        staged = f"{layout.staging(attempt)}/wave-{waves + 1:05d}"
-        group = f"kafkalog-{plan.spec.campaign_id}-{attempt}"
-        with _TaskProgress(spark, group, len(wave), functools.partial(_shifted, report, executed)):
-            try:
-                _run_wave(spark, plan, wave, min(len(wave), partitions), staged)
-            except Exception as error:  # a Spark job failure: lost worker, cancel, full disk
-                raise CampaignJobError(
-                    f"wave {waves + 1} ({len(wave)} runs) failed: {_cause(error)}; the "
-                    f"{executed} runs of earlier waves are kept, resume with --campaign-id "
-                    f"{plan.spec.campaign_id}",
-                    where=plan.runs_path,
-                ) from error
-        publish(store, layout, staged, f"w-{attempt}-{waves + 1:05d}")
-        executed, waves = executed + len(wave), waves + 1
-        wave_s = time.monotonic() - wave_started
-        report(executed)
-        if on_wave is not None:
-            on_wave(WaveDone(waves, len(wave), wave_s, executed, total))
-        size = _next_wave_size(len(wave), wave_s, partitions)
-    return CampaignProgress(0, executed, waves, time.monotonic() - started)
+    return CampaignProgress(len(seeds) - len(pending), executed, waves, wall, files)
 
 
 def compact(
@@ -408,48 +348,11 @@ def with_commit(spec: TaskSpec) -> TaskSpec:
     return replace(spec, commit=git_commit())
 
 
-def _cause(error: Exception) -> str:
-    """The informative line of a (often multi-line, Py4J-wrapped) Spark error."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    named = [line for line in lines if re.search(r"(Exception|Error): ", line)]
-    return ((named or lines or [type(error).__name__])[0])[:300]
-
-
-def _shifted(report: Callable[[int], None], base: int, finished: int) -> None:
-    """Report `finished` runs of the current wave on top of `base` runs of earlier waves."""
-    report(base + finished)
-
-
-def _run_wave(
-    spark: Any, plan: CampaignPlan, wave: list[int], partitions: int, staged: str
-) -> None:
-    """One Spark job: run the wave's seeds and write their rows to its own staging directory."""
-    frame = spark.range(0, len(wave), 1, partitions).mapInArrow(
-        partition_runner(plan.spec, wave), SPARK_DDL
-    )
-    frame.write.mode("errorifexists").partitionBy("campaign_id").parquet(staged)
-
-
 def _data_files(store: Store, path: str) -> int:
     """Parquet files in a published entry (a directory, or a loose file of the old layout)."""
     if path.endswith(".parquet"):
         return 1
     return sum(1 for name in store.children(path) if name.endswith(".parquet"))
-
-
-def _next_wave_size(last_size: int, last_s: float, partitions: int) -> int:
-    """Size the next wave to last ~WAVE_TARGET_S at the rate just measured, in whole partitions."""
-    rate = last_size / max(last_s, 0.001)
-    runs = int(rate * WAVE_TARGET_S) // partitions * partitions
-    return max(partitions * 2, min(MAX_WAVE, runs))
-
-
-def _parallelism(spark: Any) -> int:
-    """Cores Spark will use (classic: defaultParallelism; Spark Connect: 2, a safe floor)."""
-    try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
-        return 2
 
 
 def _write_log4j(level: str) -> Path:
@@ -459,52 +362,3 @@ def _write_log4j(level: str) -> Path:
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     return path
-
-
-class _TaskProgress:
-    """Polls Spark's status tracker while a wave runs and reports runs finished within it.
-
-    A task's rows are committed with its partition, so progress is counted in finished tasks
-    (each worth wave/partitions runs). On Spark Connect there is no tracker: nothing is reported
-    until the wave ends.
-    """
-
-    def __init__(
-        self, spark: Any, group: str, wave_runs: int, report: Callable[[int], None]
-    ) -> None:
-        self._spark, self._group, self._runs, self._report = spark, group, wave_runs, report
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-
-    def __enter__(self) -> _TaskProgress:
-        # The job group is thread-local (pinned threads), so concurrent campaigns in one
-        # session each see only their own stages.
-        with suppress(Exception):  # Spark Connect: no SparkContext
-            self._spark.sparkContext.setJobGroup(self._group, "kafkalog campaign wave")
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _poll(self) -> None:
-        try:
-            tracker = self._spark.sparkContext.statusTracker()
-        except Exception:  # noqa: BLE001 - Spark Connect: no status tracker
-            return
-        while not self._stop.wait(0.5):
-            for stage_id in self._stages(tracker):
-                info = tracker.getStageInfo(stage_id)
-                if info is not None and info.numTasks > 0:
-                    share = info.numCompletedTasks / info.numTasks
-                    self._report(min(self._runs - 1, int(share * self._runs)))
-
-    def _stages(self, tracker: Any) -> list[int]:
-        """Active stages of this campaign's job group."""
-        stages: list[int] = []
-        for job_id in tracker.getJobIdsForGroup(self._group):
-            job = tracker.getJobInfo(job_id)
-            if job is not None and job.status == "RUNNING":
-                stages.extend(job.stageIds)
-        return stages
