@@ -40,8 +40,15 @@ PROFILES: dict[str, dict[str, int]] = {
               show_default=True, help="Where failing traces are written.")
 @click.option("--time-limit", type=float, default=120.0, show_default=True,
               help="Seconds per run, shrinking included.")
+@click.option("--wire", default=None, metavar="HOST:PORT",
+              help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
+@click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="With --wire: the broker's log file, quoted when it crashes.")
+@click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
+              help="With --wire: leave this action out (repeatable), to look past a finding.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
-          families: tuple[str, ...], broken: str | None, out: Path, time_limit: float) -> None:
+          families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
+          wire: str | None, broker_log: Path | None, wire_exclude: tuple[str, ...]) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -52,13 +59,20 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         from kafkalog.conformance.broken import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
-    if adapter is not None and adapter != "model":
+    mix = families or DEFAULT_MIX
+    if wire is not None:
+        from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
+
+        if adapter is not None or broken is not None:
+            raise click.UsageError("--wire replaces --adapter and --broken")
+        adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
+        mix = families or WIRE_MIX
+    elif adapter is not None and adapter != "model":
         from kafkalog.conformance.campaign_preflight import check_adapter
 
         check_adapter(adapter)  # a bad adapter fails here once, not once per run
     runs = examples or PROFILES[profile]["examples"]
     steps_per_run = steps or PROFILES[profile]["steps"]
-    mix = families or DEFAULT_MIX
     console = Console(stderr=True)
     outcomes = []
     started = time.monotonic()
