@@ -31,6 +31,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
 
@@ -326,3 +327,55 @@ def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root
     render_terminal(summary, console, paths)
     console.print(f"report: {escape(str(paths['report']))}")
     return summary
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--out", required=True, help="New local directory for the Parquet rows and report.")
+@click.option("--master", default="local[*]", show_default=True)
+@click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None, help="Cores (local masters only)."
+)
+@click.option("--audit-id", default=None, help="Names this audit in the rows (default: a time).")
+@click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
+def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: int | None,
+          audit_id: str | None, verbose: bool) -> None:  # fmt: skip
+    """Verify many Kafka log directories in parallel on Spark; findings as Parquet, a report."""
+    from kafkalog.conformance import campaign_preflight as preflight
+
+    preflight.require_spark_extra("audit")
+    from kafkalog.conformance.campaign_audit import find_log_dirs, plan_units, run_audit
+    from kafkalog.conformance.campaign_audit_report import (
+        audit_lines,
+        summarize_audit,
+        write_audit_report,
+    )
+    from kafkalog.conformance.campaign_job import require_java
+
+    console = _console()
+    if workers is not None and master.startswith("local"):
+        master = f"local[{workers}]"
+    preflight.check_master(master)
+    preflight.check_out(out)
+    ident = audit_id or datetime.now(UTC).strftime("a%Y%m%d-%H%M%S")
+    log_dirs = find_log_dirs(list(sources))
+    units, roots = plan_units(log_dirs, ident)
+    console.print(f"audit {ident}: {len(units)} partitions in {len(log_dirs)} log directories")
+    require_java()
+    spark = _start_spark(console, master, verbose)
+    reported = [0]
+
+    def on_task(done: int) -> None:  # one line per newly finished batch of partitions
+        if done > reported[0]:
+            reported[0] = done
+            console.print(f"partitions audited: {done}/{len(units)}", highlight=False)
+
+    audited, findings, wall = run_audit(spark, units, roots, out, ident, deep, on_task)
+    console.print(f"partitions audited: {audited}/{len(units)}; {findings} finding rows")
+    summary = summarize_audit(spark, out, ident, wall)
+    for line in audit_lines(summary):
+        console.print(Text(line))
+    console.print(f"report: {escape(str(write_audit_report(summary, Path(out))))}")
+    if summary.problems:
+        sys.exit(1)
