@@ -82,7 +82,9 @@ def run_waves(
                 progress.published(index, len(wave))
                 if on_wave is not None:
                     on_wave(WaveDone(index, len(wave), wall, published, len(pending)))
-                size = _next_wave_size(len(wave), wall / len(running or [1]), partitions)
+                # The measured rate is this wave's share of the cores (two waves share them), so
+                # sizing from it makes each wave last ~WAVE_TARGET_S while the two overlap.
+                size = _next_wave_size(len(wave), wall, partitions)
     if failure is not None:  # reported once the other wave in flight is published too
         index, runs, cause = failure
         raise CampaignJobError(
