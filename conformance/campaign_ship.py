@@ -70,6 +70,8 @@ def build_zip(dest: Path) -> tuple[Path, Path]:
         zipped.writestr(info, f'"""Written by campaign_ship."""\n\nCOMMIT = {git_commit()!r}\n')
     launcher = dest / "campaign_main.py"
     launcher.write_text(LAUNCHER)
+    audit = LAUNCHER.replace('"campaign",', '"audit",').replace("campaign_main", "audit_main")
+    (dest / "audit_main.py").write_text(audit.replace("kafkalog campaign", "kafkalog audit"))
     return archive, launcher
 
 

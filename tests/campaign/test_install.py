@@ -106,8 +106,9 @@ def test_wheel__installed_with_and_without_spark_extra__main_commands_work(tmp_p
     checked = run([str(plain), "check", "--examples", "2", "--steps", "5", "--out", "c"], work)
     assert checked.returncode in (0, 1), checked.stderr[-2000:]
     assert f" of {len(all_rule_ids())}" in checked.stderr  # the rules came with the wheel
-    for command in ("campaign", "report"):
-        refused = run([str(plain), command, *(["out"] if command == "report" else [])], work)
+    arguments = {"campaign": [], "report": ["out"], "audit": [str(work), "--out", "a"]}
+    for command, extra in arguments.items():
+        refused = run([str(plain), command, *extra], work)
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
         assert "pip install 'kafkalog[spark]'" in refused.stderr, refused.stderr
 
