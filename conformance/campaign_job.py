@@ -234,7 +234,10 @@ def check_resume_compatible(spark: Any, plan: CampaignPlan, store: Store) -> Non
     params = campaign_params(plan.spec)
     if not check_params(store, layout, params):
         return
-    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
+    if is_local(plan.out) and local_seeds(layout) is None:
+        frame = None  # a new campaign: no rows to compare, no Spark query
+    else:
+        frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     wanted = (plan.spec.steps, plan.spec.adapter or "builtin", plan.spec.broken)
     rows = [] if frame is None else frame.select("steps", "adapter", "broken").distinct().collect()
     for row in rows[:5]:
