@@ -43,7 +43,22 @@ _ROOT_FILES = {
     "log-start-offset-checkpoint",
     ".kafka_cleanshutdown",
 }
+
+
+def _columns(ddl: str) -> list[tuple[str, str]]:
+    """(name, type) pairs of a flat DDL string (types may be `MAP<STRING, INT>`)."""
+    parts = ddl.replace("MAP<STRING, INT>", "MAP<STRING;INT>").split(",")
+    pairs = [part.strip().split(" ", 1) for part in parts]
+    return [(name, kind.replace(";", ", ")) for name, kind in pairs]
+
+
 _MAX_DEPTH = 4  # how far below a SOURCE log directories are looked for
+_PARTITION_COLUMNS = [name for name, _ in _columns(PARTITION_DDL)]
+_NESTED = [name for name, _ in _columns(FINDING_DDL)][4:]  # a finding's own columns
+UNIT_DDL = PARTITION_DDL + (
+    ", findings ARRAY<STRUCT<severity: STRING, kind: STRING, rule: STRING, file: STRING, "
+    "position: BIGINT, message: STRING>>"
+)
 Row = tuple[Any, ...]
 
 
@@ -311,6 +326,8 @@ def run_audit(
 ) -> tuple[int, int, float]:
     """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s)."""
     from kafkalog.conformance.campaign_store import LocalStore, new_attempt
+    from kafkalog.conformance.campaign_waves import _TaskProgress
+    from pyspark.sql import functions as F
 
     store = LocalStore()
     for name in ("partitions", "findings"):
@@ -320,36 +337,60 @@ def run_audit(
     slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
     bins = pack(units, slots) or [[]]
     staging = f"{out}/_staging/{new_attempt()}"
-
-    def run_bin(batch: list[Unit]) -> list[tuple[str, Row]]:
-        rows: list[tuple[str, Row]] = []
-        for unit in batch:
-            partition, findings = audit_unit(unit, audit_id, deep)
-            rows.append(("p", partition))
-            rows.extend(("f", finding) for finding in findings)
-        return rows
-
-    from kafkalog.conformance.campaign_waves import _TaskProgress
-
-    group = f"kafkalog-audit-{audit_id}"
-    rdd = spark.sparkContext.parallelize(bins, len(bins)).flatMap(run_bin).cache()
+    frame = (
+        spark.range(0, len(bins), 1, len(bins))
+        .mapInArrow(bin_runner(bins, audit_id, deep), UNIT_DDL)
+        .cache()
+    )
     try:
-        # The audit itself: every task in parallel, rows cached. (Writing first would let
-        # coalesce(1) pull the whole computation into one task.)
-        with _TaskProgress(spark, group, len(units), on_task or (lambda done: None)):
-            counted = rdd.map(lambda r: r[0]).countByValue()
-        partitions = spark.createDataFrame(
-            rdd.filter(lambda r: r[0] == "p").map(lambda r: r[1]), PARTITION_DDL
-        )
-        partitions.coalesce(1).write.parquet(f"{staging}/partitions")
-        found = rdd.filter(lambda r: r[0] == "f").map(lambda r: r[1])
-        findings = spark.createDataFrame(
-            found.union(spark.sparkContext.parallelize(roots, 1)), FINDING_DDL
-        )
-        findings.coalesce(1).write.parquet(f"{staging}/findings")
+        # The audit itself: every task in parallel, rows cached (writing first would let
+        # coalesce(1) pull the whole computation into one task).
+        with _TaskProgress(spark, f"kafkalog-audit-{audit_id}", len(units), on_task or _quiet):
+            totals = frame.agg(F.count("*").alias("n"), F.sum(F.size("findings")).alias("f"))
+            counted = totals.first()
+        frame.drop("findings").coalesce(1).write.parquet(f"{staging}/partitions")
+        keys = ("audit_id", "log_dir", "topic", "partition")
+        nested = frame.select(*keys, F.explode("findings").alias("x")).select(*keys, "x.*")
+        at_roots = spark.createDataFrame(roots, FINDING_DDL)
+        nested.unionByName(at_roots).coalesce(1).write.parquet(f"{staging}/findings")
     finally:
-        rdd.unpersist()
+        frame.unpersist()
     for name in ("partitions", "findings"):
         store.rename(f"{staging}/{name}", f"{out}/{name}")
     store.delete(f"{out}/_staging")
-    return counted.get("p", 0), counted.get("f", 0) + len(roots), time.monotonic() - started
+    found = int(counted.f or 0) + len(roots)
+    return int(counted.n), found, time.monotonic() - started
+
+
+def bin_runner(bins: list[list[Unit]], audit_id: str, deep: bool) -> Any:
+    """The `mapInArrow` function: input ids index `bins`; one Arrow batch of rows per bin."""
+
+    def run(batches: Any) -> Any:
+        import pyarrow as pa
+
+        schema = _arrow_schema(pa)
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                rows = []
+                for unit in bins[index]:
+                    partition, findings = audit_unit(unit, audit_id, deep)
+                    row = dict(zip(_PARTITION_COLUMNS, partition, strict=True))
+                    row["findings"] = [dict(zip(_NESTED, f[4:], strict=True)) for f in findings]
+                    rows.append(row)
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+    return run
+
+
+def _arrow_schema(pa: Any) -> Any:
+    """UNIT_DDL as an Arrow schema (the two must agree; test_audit.py reads what it writes)."""
+    types = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(),
+             "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(),
+             "MAP<STRING, INT>": pa.map_(pa.string(), pa.int32())}  # fmt: skip
+    fields = [(name, types[kind]) for name, kind in _columns(PARTITION_DDL)]
+    nested = pa.struct([(name, types[kind]) for name, kind in _columns(FINDING_DDL)][4:])
+    return pa.schema([*fields, ("findings", pa.list_(nested))])
+
+
+def _quiet(done: int) -> None:
+    """No progress output."""
