@@ -106,3 +106,25 @@ def test_check_complete__a_published_file_lost__fails_naming_the_gap(
         part.unlink()
     with pytest.raises(CampaignIncompleteError, match=r"has 0 rows for 0 of the 40 seeds 0..39"):
         check_complete(spark, plan)
+
+
+def test_hadoop_store__file_uri__same_contract_as_the_local_store(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The store used for hdfs:// and s3a:// outs, driven through Hadoop's file:// system."""
+    from kafkalog.conformance.campaign_store import HadoopStore
+
+    store, root = HadoopStore(spark), f"file://{tmp_path}/h"
+    store.mkdirs(f"{root}/a")
+    assert store.create_exclusive(f"{root}/lock", "one") is True
+    assert store.create_exclusive(f"{root}/lock", "two") is False
+    assert store.read_text(f"{root}/lock") == "one" and store.read_text(f"{root}/none") is None
+    store.write_text(f"{root}/a/params.json", '{"x": 1}')
+    store.rename(f"{root}/a", f"{root}/b")
+    visible = [name for name in store.children(root) if not name.startswith(".")]  # not .crc
+    assert visible == ["b", "lock"] and store.read_text(f"{root}/b/params.json") == '{"x": 1}'
+    with pytest.raises(OSError):
+        store.mkdirs(f"{root}/c")
+        store.rename(f"{root}/c", f"{root}/b")  # never merges into an existing directory
+    store.delete(f"{root}/b")
+    assert not store.exists(f"{root}/b") and store.exists(f"{root}/lock")
