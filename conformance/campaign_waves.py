@@ -26,7 +26,7 @@ from kafkalog.conformance.campaign_task import SPARK_DDL, partition_runner
 
 WAVE_TARGET_S = 20.0  # aim each wave (one Spark job) at this much wall time after the first
 MAX_WAVE = 2000
-IN_FLIGHT = 2  # waves running at once
+IN_FLIGHT = 2  # waves running at once (with 2+ cores)
 ProgressFn = Callable[[int, int], None]  # (runs finished so far, runs this invocation will do)
 
 
@@ -56,15 +56,17 @@ def run_waves(
 ) -> tuple[int, int, float]:
     """Run and publish the pending seeds; returns (runs published, waves, wall seconds)."""
     layout = CampaignLayout(plan.out, plan.spec.campaign_id)
-    partitions = _parallelism(spark) * 3  # failing runs cost ~9x; more partitions balance them
+    cores = _parallelism(spark)
+    partitions = cores * 3  # failing runs cost ~9x; more partitions balance them
+    in_flight = IN_FLIGHT if cores > 1 else 1  # one core has no idle tail to fill
     progress = _Progress(len(pending), on_progress)
     size, offset, number = first_wave or partitions * 4, 0, 0
     published, waves, started = 0, 0, time.monotonic()
     running: dict[Future[float], tuple[int, list[int]]] = {}
     failure: tuple[int, int, str] | None = None  # (wave, runs, cause) of the first failed wave
-    with ThreadPoolExecutor(IN_FLIGHT, thread_name_prefix="kafkalog-wave") as pool:
+    with ThreadPoolExecutor(in_flight, thread_name_prefix="kafkalog-wave") as pool:
         while running or (offset < len(pending) and failure is None):
-            while offset < len(pending) and len(running) < IN_FLIGHT and failure is None:
+            while offset < len(pending) and len(running) < in_flight and failure is None:
                 number, wave = number + 1, pending[offset : offset + size]
                 offset += len(wave)
                 task = (spark, plan, layout, attempt, number, wave, partitions, progress)
