@@ -42,7 +42,7 @@ def test_campaign__sigkilled_mid_wave_then_resumed__one_row_per_seed(
     """SIGKILL (driver, JVM and workers) after a wave is published; the resume fills in exactly."""
     command = [
         sys.executable, "-c", "from kafkalog.cli.main import main; main()", "campaign",
-        "--runs", "300", "--out", str(out_dir), "--campaign-id", "k", "--master", "local[2]",
+        "--runs", "150", "--out", str(out_dir), "--campaign-id", "k", "--master", "local[2]",
         "--run-fn", SLOW, "--config-mix", "tiny",
     ]  # fmt: skip
     child = subprocess.Popen(
@@ -59,11 +59,11 @@ def test_campaign__sigkilled_mid_wave_then_resumed__one_row_per_seed(
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     killed = seeds_on_disk(out_dir, "k")
-    assert 0 < len(killed) < 300 and len(set(killed)) == len(killed)  # whole waves, no dupes
+    assert 0 < len(killed) < 150 and len(set(killed)) == len(killed)  # whole waves, no dupes
     spec = TaskSpec("k", 60, ("tiny",), run_fn=slow_synthetic_run_seed)
-    done = run_campaign(spark, CampaignPlan(spec, 300, 0, str(out_dir)))
-    assert (done.already_recorded, done.executed) == (len(killed), 300 - len(killed))
-    assert seeds_on_disk(out_dir, "k") == list(range(300))
+    done = run_campaign(spark, CampaignPlan(spec, 150, 0, str(out_dir)))
+    assert (done.already_recorded, done.executed) == (len(killed), 150 - len(killed))
+    assert seeds_on_disk(out_dir, "k") == list(range(150))
     assert len(data_files(out_dir, "k")) == done.files == 1  # compacted
     assert not (out_dir / "_campaigns" / "k" / "staging").exists()
 
