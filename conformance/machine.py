@@ -44,7 +44,14 @@ BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_siz
 
 
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
-    """A machine class bound to `session` (a class per run, so runs never share state)."""
+    """A machine class bound to `session` (a class per run, so runs never share state).
+
+    The producer families get the machine with producer actors (conformance/producers.py).
+    """
+    from .producers import ProducerLogMachine, is_producer_config
+
+    if "producer_state" in session.features and is_producer_config(session.config):
+        return type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
     return type("LogMachine", (LogMachine,), {"session": session})
 
 
