@@ -106,13 +106,14 @@ def recorded_summary(plan: Any, report_root: Path) -> Any | None:
         is_local,
         local_path,
         local_seeds,
+        params_differ,
     )
 
     if not is_local(plan.out):
         return None
     layout = CampaignLayout(plan.out, plan.spec.campaign_id)
-    params = LocalStore().read_text(f"{layout.meta}/params.json")
-    if params is None or _loads(params) != campaign_params(plan.spec):
+    recorded = _loads(LocalStore().read_text(f"{layout.meta}/params.json") or "")
+    if not isinstance(recorded, dict) or params_differ(recorded, campaign_params(plan.spec)):
         return None  # a mismatch is reported by the full path, with its message
     saved = local_path(str(report_root)) / plan.spec.campaign_id / "summary.json"
     files = list(local_path(layout.partition).glob("*/*.parquet"))

@@ -295,9 +295,7 @@ def check_params(store: Store, layout: CampaignLayout, params: dict[str, Any]) -
     recorded = _parse(store.read_text(f"{layout.meta}/params.json"))
     if recorded is None:
         return True
-    differ = [
-        key for key in sorted(set(recorded) | set(params)) if recorded.get(key) != params.get(key)
-    ]
+    differ = params_differ(recorded, params)
     if differ:
         shown = "; ".join(f"{key}: {recorded.get(key)!r} != {params.get(key)!r}" for key in differ)
         raise CampaignOptionsError(
@@ -306,6 +304,21 @@ def check_params(store: Store, layout: CampaignLayout, params: dict[str, Any]) -
             where=f"{layout.meta}/params.json",
         )
     return False
+
+
+def params_differ(recorded: dict[str, Any], params: dict[str, Any]) -> list[str]:
+    """Parameters whose values differ. A parameter the record lacks (a TaskSpec field added
+    since it was written) counts as recorded with the field's default."""
+    from dataclasses import MISSING, fields
+
+    from kafkalog.conformance.campaign_task import TaskSpec
+
+    defaults = {f.name: f.default for f in fields(TaskSpec) if f.default is not MISSING}
+    return [
+        key
+        for key in sorted(set(recorded) | set(params))
+        if recorded.get(key, defaults.get(key)) != params.get(key)
+    ]
 
 
 def record_params(store: Store, layout: CampaignLayout, params: dict[str, Any]) -> None:

@@ -116,3 +116,13 @@ def test_recover__compaction_killed_before_deleting__finishes_it(tmp_path: Path)
     recover(store, where)
     assert sorted(p.name for p in partition.iterdir()) == ["c-b", "w-c-00001"]
     assert not Path(where.meta, "staging").exists()
+
+
+def test_check_params__record_predating_a_new_field__its_default_matches(tmp_path: Path) -> None:
+    """A params.json written before a TaskSpec field existed resumes with that field's default."""
+    spec = TaskSpec("c1", 8, ("tiny",), run_fn=synthetic_run_seed)
+    where, store = layout(tmp_path), LocalStore()
+    old = campaign_params(spec)
+    old.pop("kafka_version", None)
+    record_params(store, where, old)
+    assert check_params(store, where, campaign_params(spec)) is False
