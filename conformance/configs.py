@@ -116,8 +116,10 @@ DEFAULT_MIX: tuple[str, ...] = (
     "roomy",
 )
 
-#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14).
-CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time")
+#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14)
+#: and the transactions family (issue 15).
+CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time",
+                                 "transactions")
 
 
 def config_family(name: str) -> LogConfig:
