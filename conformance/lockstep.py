@@ -127,7 +127,12 @@ class Lockstep:
         if impl_problems:
             return "check", f"impl check() failed: {'; '.join(impl_problems)}"
         if self.verify_every and sum(self.actions.values()) % self.verify_every == 0:
-            findings = self.sut.verify()
+            try:
+                findings = self.sut.verify()
+            except AdapterError:
+                raise
+            except Exception as error:  # a verify that crashes is a finding like any other
+                findings = [f"verify() raised {type(error).__name__}: {error}"]
             if findings:
                 return "verify", f"on-disk verify found: {'; '.join(findings[:5])}"
         return None

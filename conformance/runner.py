@@ -12,6 +12,7 @@ JSON-lines protocol (specs/adapter-protocol.md), e.g. `kafkalog serve-adapter`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -90,6 +91,16 @@ def run_seed(
     """Run the machine once from `seed`; see the module docstring. Never raises."""
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
+    try:
+        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
+        return row(None, None, ADAPTER_ERROR, f"harness|{type(error).__name__}|{error}", None)
+
+
+def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
+         broken: str | None, row: Any) -> RunOutcome:
     process = None
     try:
         config = config_family_config(config_family)
@@ -103,7 +114,10 @@ def run_seed(
     try:
         machine = hypothesis_seed(seed)(make_machine(session))
         run_state_machine_as_test(machine, settings=run_settings(steps))
-        return row(config, session, CONFORMED, None, None)
+        if session.best is None and session.close_error is not None:
+            return row(config, session, ADAPTER_ERROR, f"teardown|close|{session.close_error}",
+                       None)
+        return _verdict(row, config, session, seed, config_family, adapter, broken)
     except AdapterAbort as abort:
         signature = f"adapter_error|{abort.error.code}|{abort.error}"
         return row(config, session, ADAPTER_ERROR, signature, None)
@@ -166,8 +180,9 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
     from .minimise import minimise_trace  # replays through the same (still open) adapter
 
-    trace, signature = minimise_trace(trace, signature, session.factory, session.features,
-                                      time_limit_s=MINIMISE_S)
+    with contextlib.suppress(Exception):  # minimising is an extra: keep the shrunk trace
+        trace, signature = minimise_trace(trace, signature, session.factory, session.features,
+                                          time_limit_s=MINIMISE_S)
     trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
     return row(config, session, DIVERGED, signature, dumps_trace(trace))
 
