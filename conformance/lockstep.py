@@ -19,6 +19,7 @@ from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 
 from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
+from .observe import comparable
 from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from .trace import TraceStep
 from .wire import encode_args
@@ -104,6 +105,7 @@ class Lockstep:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        model_state, impl_state = comparable(model_state, impl_state)  # observe.py
         if model_state != impl_state:
             where = first_difference(model_state, impl_state)
             text = f"state differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}"
