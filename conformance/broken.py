@@ -178,6 +178,15 @@ BROKEN: dict[str, Broken] = {
     )
 }
 
+def _register_zoo() -> None:
+    """Add the bug zoo (broken_zoo.py): more bugs, written against the checker (issue #11)."""
+    from .broken_zoo import ZOO
+
+    BROKEN.update((b.name, b) for b in ZOO)
+
+
+_register_zoo()
+
 _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original attribute)
 
 
