@@ -338,7 +338,7 @@ _REAL_TRUNCATE_TO = Log.truncate_to
 
 def _truncate_above_leo_keeping_epochs(self: Log, target_offset: int) -> bool:
     """BUG-54 (KAFKA-10706): truncateTo(target >= LEO) returned before trimming the epochs."""
-    if 0 <= target_offset and target_offset >= self.log_end_offset:
+    if target_offset >= 0 and target_offset >= self.log_end_offset:
         return False
     return _REAL_TRUNCATE_TO(self, target_offset)  # type: ignore[no-any-return]
 

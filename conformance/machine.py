@@ -23,6 +23,7 @@ from kafkalog.model import values as v
 
 from . import picks
 from .errors import AdapterError
+from .scenarios import ReachRules
 from .session import AdapterAbort, Session
 
 _DELTA = st.integers(-2, 2)
@@ -48,7 +49,7 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     return type("LogMachine", (LogMachine,), {"session": session})
 
 
-class LogMachine(RuleBasedStateMachine):
+class LogMachine(ReachRules, RuleBasedStateMachine):
     """Model vs implementation, one rule per action of docs/design.md."""
 
     session: ClassVar[Session]

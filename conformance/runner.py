@@ -35,7 +35,10 @@ from .wire import FEATURES, encode
 __all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
 
 CONFORMED, DIVERGED, ADAPTER_ERROR = "conformed", "diverged", "adapter_error"
-MINIMISE_S = 3.0  # seconds for dropping single steps from a shrunk trace (minimise.py)
+MINIMISE_S = 1.5  # seconds for dropping single steps from a shrunk trace (minimise.py)
+# Seconds Hypothesis may shrink after the first failure (issue #11 item 4: a shrunk trace within
+# seconds); what it has not shrunk by then, minimise.py drops step by step.
+SHRINK_BUDGET_S = 2.5
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
         config = config_family_config(config_family)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps)
+                          max_steps=steps, shrink_budget_s=SHRINK_BUDGET_S)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)

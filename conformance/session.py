@@ -58,6 +58,7 @@ class Session:
         verify_every: int = 10,
         time_limit_s: float | None = None,
         max_steps: int | None = None,
+        shrink_budget_s: float | None = None,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -67,6 +68,7 @@ class Session:
         self.verify_every = verify_every
         # Actions per example: scenario rules run several, so the machine stops at this many.
         self.max_steps = max_steps
+        self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
         self.steps_executed = 0
@@ -112,6 +114,12 @@ class Session:
             self.actions.update(lockstep.actions)
             self.rules |= lockstep.rules
         if diverged:
+            if not self.failed and self.shrink_budget_s is not None:
+                # Shrinking stops this long after the first failure (TimeUp between steps); the
+                # shortest trace so far then goes to minimise.py, which is cheaper per step.
+                budget_end = time.monotonic() + self.shrink_budget_s
+                self.deadline = budget_end if self.deadline is None else min(self.deadline,
+                                                                              budget_end)
             self.failed = True
             if self.best is None or len(lockstep.steps) <= len(self.best):
                 self.best = list(lockstep.steps)

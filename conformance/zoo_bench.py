@@ -21,7 +21,7 @@ from typing import Any
 
 from .configs import DEFAULT_MIX
 
-CHECK_EXAMPLES, CHECK_STEPS = 24, 40  # kafkalog check's default ("ci") profile
+CHECK_EXAMPLES, CHECK_STEPS = 100, 40  # kafkalog check's default ("ci") profile
 
 
 def catch(name: str, examples: int = CHECK_EXAMPLES, steps: int = CHECK_STEPS) -> dict[str, Any]:
