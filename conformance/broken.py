@@ -13,7 +13,6 @@ one process (the runner and `serve-adapter --broken` never do).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kafkalog.impl.epoch_cache import LeaderEpochCache
@@ -24,22 +23,9 @@ from kafkalog.impl.log_segment import LogSegment
 from kafkalog.impl.offset_index import OffsetIndex
 from kafkalog.model import values as v
 
+from .broken_base import Broken
 from .errors import UnknownBrokenImplError
 from .impl_sut import ImplSut
-
-
-@dataclass(frozen=True)
-class Broken:
-    """One reintroduced bug: where it is patched and what it breaks."""
-
-    name: str
-    bug: str  # BUG-n of the reference
-    rule: str  # the rule it breaks
-    summary: str
-    owner: type
-    attribute: str
-    replacement: Callable[..., Any]
-
 
 # --- the buggy methods ---------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from kafkalog.impl.time_index import TimeIndex
 from kafkalog.model import values as v
 from kafkalog.model.errors import OffsetOutOfRangeError
 
-from .broken import Broken
+from .broken_base import Broken
 
 # --- segment appends and index density ---------------------------------------------------------
 

@@ -90,12 +90,17 @@ def run_seed(
     adapter: str | None = None,
     time_limit_s: float = 120,
     broken: str | None = None,
+    shrink_s: float = SHRINK_BUDGET_S,
 ) -> RunOutcome:
-    """Run the machine once from `seed`; see the module docstring. Never raises."""
+    """Run the machine once from `seed`; see the module docstring. Never raises.
+
+    `shrink_s` bounds Hypothesis' shrinking after the first failure and then the trace-level
+    minimising (at most MINIMISE_S); tests that only need the catch pass a smaller budget.
+    """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
-        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row)
+        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
@@ -103,13 +108,13 @@ def run_seed(
 
 
 def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
-         broken: str | None, row: Any) -> RunOutcome:
+         broken: str | None, row: Any, shrink_s: float) -> RunOutcome:
     process = None
     try:
         config = config_family_config(config_family)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps, shrink_budget_s=SHRINK_BUDGET_S)
+                          max_steps=steps, shrink_budget_s=shrink_s)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)
@@ -184,8 +189,9 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
     from .minimise import minimise_trace  # replays through the same (still open) adapter
 
     with contextlib.suppress(Exception):  # minimising is an extra: keep the shrunk trace
+        budget = min(MINIMISE_S, session.shrink_budget_s or MINIMISE_S)
         trace, signature = minimise_trace(trace, signature, session.factory, session.features,
-                                          time_limit_s=MINIMISE_S)
+                                          time_limit_s=budget)
     trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
     return row(config, session, DIVERGED, signature, dumps_trace(trace))
 

@@ -155,3 +155,18 @@ class ReachRules:
         self._leader_batch(1, first)
         self._leader_batch(1, first + gap)
         self.do("end_offset_for_epoch", epoch=first + 1)
+
+    @precondition(lambda self: "timestamps" in self.session.features)
+    @rule(into=st.integers(1, 2))
+    def lookups_after_log_start_moves(self, into: int) -> None:
+        """Records, the HW at the LEO, the log start `into` offsets past the first segment's
+        base (inside it), then ListOffsets for EARLIEST, LATEST and MAX_TIMESTAMP: EARLIEST is
+        the log start offset, not a segment base (LOG-44, LOG-45, LOG-48)."""
+        for _ in range(into + 1):
+            self._leader_batch(1)
+        view = self.view()
+        self.do("update_high_watermark", offset=view.log_end_offset)
+        target = min(view.segments[0].base_offset + into, view.log_end_offset)
+        self.do("maybe_increment_log_start_offset", offset=target)
+        for special in (v.EARLIEST_TIMESTAMP, v.LATEST_TIMESTAMP, v.MAX_TIMESTAMP):
+            self.do("fetch_offset_by_timestamp", timestamp=special)

@@ -17,6 +17,7 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from .configs import DEFAULT_MIX
@@ -42,8 +43,29 @@ def catch(name: str, examples: int = CHECK_EXAMPLES, steps: int = CHECK_STEPS) -
         return {"name": name, "caught": True, "seed": seed, "family": family,
                 "seconds": round(elapsed, 2), "run_seconds": outcome.duration_s,
                 "steps": len(trace.steps), "signature": outcome.signature,
-                "pins": not replay_trace(trace).conformed and replay_trace(real).conformed}
+                "pins": not replay_trace(trace).conformed and replay_trace(real).conformed,
+                "trace": outcome.trace_jsonl}
     return {"name": name, "caught": False, "seconds": round(time.monotonic() - started, 2)}
+
+
+def _as_replayed(name: str, trace_jsonl: str) -> str:
+    """The trace as replay sees it (verify after every step), ending at its first divergence.
+
+    A run verifies the directory every tenth step only, so replay may find the same bug a step
+    earlier; the regression corpus wants the trace to diverge exactly at its last step.
+    """
+    from .broken import broken_factory
+    from .minimise import _replay
+    from .trace import Trace, dumps_trace, loads_trace
+    from .wire import FEATURES
+
+    trace = loads_trace(trace_jsonl)
+    replayed = _replay(trace, list(trace.steps), broken_factory(name), frozenset(FEATURES), 1)
+    if replayed is None:
+        return trace_jsonl
+    steps, signature = replayed
+    header = dataclasses.replace(trace.header, signature=signature)
+    return dumps_trace(Trace(header, tuple(steps)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,10 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="broken implementations (default: all)")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--traces", help="save each pinned trace here as BUG-name.jsonl")
     args = parser.parse_args(argv)
     rows = []
     for name in args.names or sorted(BROKEN):
         row = catch(name)
+        trace = row.pop("trace", None)
+        if args.traces and trace and row.get("pins"):
+            path = Path(args.traces) / f"{BROKEN[name].bug}-{name}.jsonl"
+            path.write_text(_as_replayed(name, trace), encoding="utf-8")
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     caught = [r for r in rows if r["caught"]]
