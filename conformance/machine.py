@@ -46,7 +46,10 @@ BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_siz
 
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     """A machine class bound to `session` (a class per run, so runs never share state)."""
-    return type("LogMachine", (LogMachine,), {"session": session})
+    from .swarm import without_rules
+
+    machine = type("LogMachine", (LogMachine,), {"session": session})
+    return without_rules(machine, session.swarm_off)  # swarm.py: the rules this run leaves out
 
 
 class LogMachine(ReachRules, RuleBasedStateMachine):

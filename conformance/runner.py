@@ -115,6 +115,7 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, shrink_budget_s=shrink_s)
+        session.swarm_off = _swarm_off(seed)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)
@@ -140,6 +141,18 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
         return _verdict(row, config, session, seed, config_family, adapter, broken)
     finally:
         _close(process)
+
+
+def _swarm_off(seed: int) -> tuple[str, ...]:
+    """The rules run `seed` leaves out (swarm.py), unless KAFKALOG_SWARM=0 turns swarm off."""
+    import os
+
+    from .machine import LogMachine
+    from .swarm import rule_names, swarm_off
+
+    if os.environ.get("KAFKALOG_SWARM", "1") == "0":
+        return ()
+    return swarm_off(seed, rule_names(LogMachine))
 
 
 def config_family_config(name: str) -> v.LogConfig:
@@ -184,6 +197,7 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         config=config, seed=seed, config_family=family, adapter=adapter or "builtin",
         now_ms=session.now_ms, log_start_offset=session.log_start_offset,
         broken=broken, outcome=DIVERGED, signature=session.best_signature, commit=_commit(),
+        swarm_off=session.swarm_off,
     )
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
     from .minimise import minimise_trace  # replays through the same (still open) adapter

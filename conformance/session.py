@@ -78,6 +78,7 @@ class Session:
         self.best_signature: str | None = None
         self.examples = 0
         self.close_error: str | None = None  # the first failure of an implementation's close()
+        self.swarm_off: tuple[str, ...] = ()  # rules this run leaves out (swarm.py)
 
     def start(self) -> Lockstep:
         """Fresh model and implementation logs for one example."""

@@ -23,7 +23,7 @@ from .wire import Json, decode, decode_args, decode_error, encode
 TRACE_FORMAT_VERSION = 1
 _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
-    "log_start_offset", "adapter", "broken", "outcome", "signature",
+    "log_start_offset", "adapter", "broken", "outcome", "signature", "swarm_off",
 }
 _STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence"}
 
@@ -43,6 +43,7 @@ class TraceHeader:
     signature: str | None = None
     kafkalog_version: str = __version__
     commit: str = "unknown"
+    swarm_off: tuple[str, ...] = ()  # the machine rules the run left out (swarm.py)
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def header_json(header: TraceHeader) -> dict[str, Json]:
         "broken": header.broken,
         "outcome": header.outcome,
         "signature": header.signature,
-    }
+    } | ({"swarm_off": list(header.swarm_off)} if header.swarm_off else {})
 
 
 def step_json(index: int, step: TraceStep) -> dict[str, Json]:
@@ -176,6 +177,7 @@ def _parse_header(data: dict[str, Any], where: str) -> TraceHeader:
             signature=decode(str | None, data.get("signature"), "signature"),
             kafkalog_version=decode(str, data.get("kafkalog_version", "unknown"), "version"),
             commit=decode(str, data.get("commit", "unknown"), "commit"),
+            swarm_off=decode(tuple[str, ...], data.get("swarm_off", []), "swarm_off"),
         )
     except WireFormatError as error:
         raise TraceFormatError(str(error), where=where) from None
