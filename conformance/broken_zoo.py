@@ -122,6 +122,12 @@ def _time_index_full_without_reserved_slot(self: TimeIndex) -> bool:
 # --- rolling ---------------------------------------------------------------------------------
 
 
+def _become_inactive_without_trim(self: LogSegment) -> None:
+    """BUG-7 (KAFKA-4734): a rolled segment's indexes stayed preallocated (not trimmed)."""
+    max_ts, max_off = self.max_timestamp_and_offset_so_far
+    self.time_index.maybe_append(max_ts, max_off, skip_full_check=True)
+
+
 def _time_waited_wall_clock(self: LogSegment, now: int, message_timestamp: int) -> int:
     """BUG-19 (KAFKA-4099): the roll clock compared wall time with the first batch's time."""
     self._load_first_batch_timestamp()
@@ -420,6 +426,9 @@ ZOO: tuple[Broken, ...] = (
     Broken("roll_size_inclusive", "SEG-6", "SEG-6",
            "a batch that exactly fills the segment rolls it (>= for >)",
            LogSegment, "should_roll", _should_roll_inclusive_size),
+    Broken("rolled_indexes_not_trimmed", "BUG-7", "SEG-16",
+           "a rolled segment's index files stay preallocated",
+           LogSegment, "on_become_inactive_segment", _become_inactive_without_trim),
     Broken("roll_keeps_hw_metadata", "BUG-37", "LOG-10",
            "after a roll with HW = LEO the HW metadata points at the old segment",
            Log, "_roll", _roll_keeping_hw_metadata),

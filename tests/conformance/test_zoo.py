@@ -31,6 +31,7 @@ SEEDS = {
     "time_index_no_reserved_slot": 1,
     "time_roll_wall_clock": 38,
     "roll_size_inclusive": 0,
+    "rolled_indexes_not_trimmed": 0,
     "roll_keeps_hw_metadata": 6,
     "roll_without_flush": 0,
     "segment_read_ignores_max_position": 8,
