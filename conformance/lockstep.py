@@ -17,6 +17,7 @@ from typing import Any
 from kafkalog.model import values as v
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 
+from . import black_box
 from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
 from .observe import comparable
@@ -97,8 +98,17 @@ class Lockstep:
 
     def _compare(self, model: StepResult, impl: StepResult) -> tuple[str, str] | None:
         """(kind, message) of the first failed check after a step, or None when all pass."""
+        opaque = black_box.is_black_box(self.sut.features)  # compare what the wire shows only
+        if opaque and model.ok and impl.ok:
+            model = dataclasses.replace(model, value=black_box.project_result(model.value))
+            impl = dataclasses.replace(impl, value=black_box.project_result(impl.value))
         if not model.same_as(impl):
-            return "result", f"results differ: model {model.describe()} | impl {impl.describe()}"
+            text = f"results differ: model {model.describe()} | impl {impl.describe()}"
+            if model.ok and impl.ok:
+                where = first_difference(model.value, impl.value)
+                text = f"results differ at {where[0]}: model {where[1]!r} | impl {where[2]!r}; " \
+                    + text[len("results differ: "):]
+            return "result", text
         try:
             model_state, impl_state = self.model.state(), self.sut.state()
         except AdapterError:
@@ -106,11 +116,14 @@ class Lockstep:
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
         model_state, impl_state = comparable(model_state, impl_state)  # observe.py
+        if opaque:
+            model_state = black_box.project_state(model_state)
+            impl_state = black_box.project_state(impl_state)
         if model_state != impl_state:
             where = first_difference(model_state, impl_state)
             text = f"state differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}"
             return f"state.{where[0]}", text
-        broken = view_invariants(impl_state)
+        broken = black_box.view_invariants(impl_state) if opaque else view_invariants(impl_state)
         if broken:
             return f"invariant.{broken[0]}", f"invariant broken: {', '.join(broken)}"
         return self._internal_checks()

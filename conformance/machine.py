@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from kafkalog.model import values as v
 
-from . import picks
+from . import black_box, picks
 from .errors import AdapterError
 from .scenarios import ReachRules
 from .session import AdapterAbort, Session
@@ -100,6 +100,8 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
         budget = self.session.max_steps
         if budget is not None and self.actions_done >= budget:
             return  # a scenario rule ran past the run's step budget: the rest is not run
+        if not black_box.asks(self.session.features, action):
+            return  # the adapter's handshake left this action out (specs/adapter-protocol.md)
         self.actions_done += 1
         self.session.tick()
         try:
@@ -108,6 +110,10 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
             raise AdapterAbort(error) from None
         if results is not None and results[0].ok:
             self._remember(action, args, results[0].value)
+            if action == "append_as_leader" and black_box.is_black_box(self.session.features):
+                # A broker moves its HW itself once acks=all is met (KL-WIRE-2): the model
+                # follows in a step of its own, whose result is the broker's observed HW.
+                self.do("update_high_watermark", offset=self.view().log_end_offset)
 
     def _remember(self, action: str, args: dict[str, Any], result: Any) -> None:
         """Feed the seen-value pools from arguments and results (the machine's bundles)."""

@@ -15,6 +15,7 @@ from typing import IO, Any
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
+from .black_box import asks
 from .errors import ProtocolError, UnknownActionError, WireFormatError
 from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request
 from .sut import Sut, UnsupportedError, execute
@@ -87,7 +88,7 @@ class Server:
         self._sut = self._factory(config, now_ms, log_start_offset)
 
     def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
-        if ACTIONS[action].feature not in self._features:
+        if not asks(self._features, action):
             return {"unsupported": {"message": f"{self._implementation} does not support {action}"}}
         args = decode_args(action, raw, where=f"request {ident} args")
         try:

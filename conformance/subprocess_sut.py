@@ -95,9 +95,10 @@ class AdapterProcess:
         if not isinstance(name, str) or not isinstance(features, list):
             raise ProtocolError("handshake needs implementation and features", where=self.command)
         unknown = set(features) - set(FEATURES)
-        if "core" not in features or unknown:
+        if not {"core", "black_box"} & set(features) or unknown:
             raise ProtocolError(
-                f"features must include 'core' and only {list(FEATURES)}; got {features}",
+                f"features must include 'core' (or 'black_box') and only {list(FEATURES)}; "
+                f"got {features}",
                 where=self.command,
             )
         return name, frozenset(features)

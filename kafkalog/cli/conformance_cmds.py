@@ -44,9 +44,16 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Seconds per run, shrinking included.")
 @click.option("--max-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Stop after this many failing runs (0: never stop early).")
+@click.option("--wire", default=None, metavar="HOST:PORT",
+              help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
+@click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="With --wire: the broker's log file, quoted when it crashes.")
+@click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
+              help="With --wire: leave this action out (repeatable), to look past a finding.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          max_failures: int) -> None:
+          max_failures: int, wire: str | None, broker_log: Path | None,
+          wire_exclude: tuple[str, ...]) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -57,9 +64,16 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         from kafkalog.conformance.broken import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
+    mix = families or DEFAULT_MIX
+    if wire is not None:
+        from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
+
+        if adapter is not None or broken is not None:
+            raise click.UsageError("--wire replaces --adapter and --broken")
+        adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
+        mix = families or WIRE_MIX
     runs = examples or PROFILES[profile]["examples"]
     steps_per_run = steps or PROFILES[profile]["steps"]
-    mix = families or DEFAULT_MIX
     console = Console(stderr=True)
     outcomes = []
     failures: list[tuple[object, Path | None]] = []

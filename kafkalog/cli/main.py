@@ -26,6 +26,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_adapter",
         "Serve the built-in log over the JSON-lines adapter protocol.",
     ),
+    "wire-adapter": (
+        "kafkalog.cli.wire_cmds",
+        "wire_adapter",
+        "Serve the adapter protocol against a Kafka-compatible broker.",
+    ),
     "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
