@@ -24,10 +24,10 @@ from kafkalog.conformance.trace import Trace, loads_trace
 from kafkalog.cli.conformance_cmds import check
 
 MAX_TRACE_STEPS = 8
-# The CI budget per bug: up to 24 seeds of 40 steps, stopping at the first pinned trace. A seed
+# The CI budget per bug: up to 48 seeds of 40 steps, stopping at the first pinned trace. A seed
 # that does not diverge costs ~0.1 s (no shrinking); the machine's swarm of enabled rules varies
-# per seed, so some seeds never run the rules a bug needs.
-SEEDS = range(24)
+# per seed (conformance/swarm.py), so some seeds never run the rules a bug needs.
+SEEDS = range(48)
 # A seed whose shrunk trace also fails on the real implementation found a bug of the real
 # implementation, not the reintroduced one; after this many the search gives up (and fails).
 MAX_REAL_FAILURES = 2
