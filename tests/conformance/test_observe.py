@@ -46,3 +46,29 @@ def test_comparable__adapter_without_index_fields__is_not_compared_on_them() -> 
     wrong = dataclasses.replace(model, segments=(v.SegmentView(0, 72, 1, (), ()),))
     ours, theirs = comparable(model, wrong)
     assert ours != theirs
+
+
+def test_serve_adapter__state_reply__carries_the_same_index_entries_as_in_process() -> None:
+    """The JSON-lines path reports the index entries too, equal to the in-process ones."""
+    import shlex
+    import sys
+    from pathlib import Path
+
+    from kafkalog.conformance.subprocess_sut import AdapterProcess, SubprocessSut
+
+    config = dataclasses.replace(CONFIG_FAMILIES["index_full"], segment_index_bytes=120)
+    process = AdapterProcess(f"{shlex.quote(str(Path(sys.executable).parent / 'kafkalog'))} "
+                             "serve-adapter")
+    impl = ImplSut(config, START_MS)
+    try:
+        remote = SubprocessSut(process, config, START_MS, 0)
+        for sut in (remote, impl):  # the remote side takes keyword arguments, as execute() does
+            sut.append_as_leader(records=(v.Record(None, b"test", START_MS),), leader_epoch=0)
+            sut.append_as_follower(batches=_batches(1, 2), leader_epoch=None)
+        over_the_wire, in_process = remote.state(), impl.state()
+        assert over_the_wire.segments[-1].offset_index == ((1, 72), (2, 144))
+        assert over_the_wire == in_process
+        remote.close()
+    finally:
+        impl.close()
+        process.close()
