@@ -170,3 +170,12 @@ class ReachRules:
         self.do("maybe_increment_log_start_offset", offset=target)
         for special in (v.EARLIEST_TIMESTAMP, v.LATEST_TIMESTAMP, v.MAX_TIMESTAMP):
             self.do("fetch_offset_by_timestamp", timestamp=special)
+
+    @precondition(lambda self: "leader_epochs" in self.session.features)
+    @rule(gap=st.integers(1, 2))
+    def newer_epoch_at_the_same_offset(self, gap: int) -> None:
+        """A new epoch assigned at the LEO, then a batch in a still newer epoch before any
+        record of the first: its entry replaces the one starting at the same offset (EPO-2)."""
+        assigned = self.epoch(("latest", 0, 1))
+        self.do("assign_epoch", epoch=assigned, start_offset=self.view().log_end_offset)
+        self._leader_batch(1, assigned + gap)
