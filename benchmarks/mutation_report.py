@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 def _callers(root: Path, name: str, module: str) -> int:
-    pattern = re.compile(rf"\.{re.escape(name)}\b")
+    pattern = re.compile(rf"\b{re.escape(name)}\(")  # a call, as a method or by bare name
     count = 0
     for path in (root / "impl").glob("*.py"):
         text = path.read_text(encoding="utf-8")
