@@ -178,10 +178,13 @@ _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original
 
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
+    from .broken_producer import PRODUCER_BROKEN  # issue 14's catalogue, same mechanism
+
+    catalogue = {**BROKEN, **PRODUCER_BROKEN}
     try:
-        return BROKEN[name]
+        return catalogue[name]
     except KeyError:
-        known = ", ".join(sorted(BROKEN))
+        known = ", ".join(sorted(catalogue))
         raise UnknownBrokenImplError(
             f"unknown broken implementation {name!r} (known: {known})"
         ) from None

@@ -57,6 +57,7 @@ ARROW_SCHEMA = pa.schema(
         ("started_at", pa.timestamp("us", tz="UTC")),
         ("finished_at", pa.timestamp("us", tz="UTC")),
         ("worker", pa.string()),
+        ("kafka_version", pa.string()),
     ]
 )
 SPARK_DDL = (
@@ -64,7 +65,7 @@ SPARK_DDL = (
     "broken STRING, steps INT, kafkalog_version STRING, kafkalog_commit STRING, "
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
-    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING"
+    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING"
 )
 
 
@@ -100,6 +101,7 @@ class TaskSpec:
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
+    kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -156,6 +158,8 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
                 adapter=spec.adapter,
                 time_limit_s=spec.time_limit_s,
                 broken=spec.broken,
+                # only when not the default, so run functions predating profiles still fit
+                **({} if spec.kafka_version == "trunk" else {"kafka_version": spec.kafka_version}),
             )
             row = _outcome_row(outcome)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
@@ -291,6 +295,7 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "started_at": datetime.fromtimestamp(started, UTC),
         "finished_at": datetime.now(UTC),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "kafka_version": spec.kafka_version,
     }
 
 

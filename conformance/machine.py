@@ -45,11 +45,19 @@ BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_siz
 
 
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
-    """A machine class bound to `session` (a class per run, so runs never share state)."""
+    """A machine class bound to `session` (a class per run, so runs never share state).
+
+    The producer families get the machine with producer actors (conformance/producers.py); the
+    rules this run leaves out (swarm.py) are plain methods in either.
+    """
+    from .producers import ProducerLogMachine, is_producer_config
     from .swarm import without_rules
 
-    machine = type("LogMachine", (LogMachine,), {"session": session})
-    return without_rules(machine, session.swarm_off)  # swarm.py: the rules this run leaves out
+    if "producer_state" in session.features and is_producer_config(session.config):
+        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
+    else:
+        machine = type("LogMachine", (LogMachine,), {"session": session})
+    return without_rules(machine, session.swarm_off)
 
 
 class LogMachine(ReachRules, RuleBasedStateMachine):

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 from kafkalog.model import values as v
+from kafkalog.model.log import validate_config
 
 from .configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
 from .errors import AdapterError
@@ -91,16 +92,20 @@ def run_seed(
     time_limit_s: float = 120,
     broken: str | None = None,
     shrink_s: float = SHRINK_BUDGET_S,
+    kafka_version: str | None = None,
 ) -> RunOutcome:
     """Run the machine once from `seed`; see the module docstring. Never raises.
 
     `shrink_s` bounds Hypothesis' shrinking after the first failure and then the trace-level
     minimising (at most MINIMISE_S); tests that only need the catch pass a smaller budget.
+    `kafka_version` names the Kafka profile checked against (KL-VERSION-1; default: the family's,
+    which is trunk); it travels in the config, so traces and campaign rows record it.
     """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
-        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s)
+        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s,
+                    kafka_version)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
@@ -108,10 +113,14 @@ def run_seed(
 
 
 def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
-         broken: str | None, row: Any, shrink_s: float) -> RunOutcome:
+         broken: str | None, row: Any, shrink_s: float, kafka_version: str | None
+         ) -> RunOutcome:
     process = None
     try:
         config = config_family_config(config_family)
+        if kafka_version is not None:
+            config = dataclasses.replace(config, kafka_version=kafka_version)
+            validate_config(config)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, shrink_budget_s=shrink_s)

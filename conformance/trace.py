@@ -26,7 +26,8 @@ _HEADER_KEYS = {
     "log_start_offset", "adapter", "broken", "outcome", "signature", "finding",
     "swarm_off",
 }
-_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence"}
+# `state` is the expected state() after the step in a conformance vector (specs/vectors.md).
+_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice", "state"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class TraceStep:
     model: Json = None  # {"ok": ...} | {"error": {...}}
     impl: Json = None  # {"ok": ...} | {"error": {...}} | {"unsupported": {...}}
     divergence: str | None = None  # set on the step where the sides first disagreed
+    # The Kafka-legal choices (KL-ALLOW-1) the model took to match the implementation, e.g.
+    # "roll_jitter=1"; None when kafkalog's own choices matched.
+    choice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,14 @@ def git_commit() -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+
+def with_kafka_version(trace: Trace, version: str) -> Trace:
+    """The same trace checked against another Kafka version profile (KL-VERSION-1)."""
+    from dataclasses import replace
+
+    config = replace(trace.header.config, kafka_version=version)
+    return Trace(replace(trace.header, config=config), trace.steps)
 
 
 def header_json(header: TraceHeader) -> dict[str, Json]:
@@ -107,6 +119,8 @@ def step_json(index: int, step: TraceStep) -> dict[str, Json]:
                             "model": step.model, "impl": step.impl}
     if step.divergence is not None:
         out["divergence"] = step.divergence
+    if step.choice is not None:
+        out["choice"] = step.choice
     return out
 
 
@@ -213,7 +227,10 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
     divergence = data.get("divergence")
     if divergence is not None and not isinstance(divergence, str):
         raise TraceFormatError("divergence must be a string", where=where)
-    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence)
+    choice = data.get("choice")
+    if choice is not None and not isinstance(choice, str):
+        raise TraceFormatError("choice must be a string", where=where)
+    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence, choice)
 
 
 def _check_result(value: Json, side: str) -> None:

@@ -199,9 +199,10 @@ def _check_broken(broken: str | None, adapter: str | None) -> None:
 def _run_function(name: str | None, mix: str | None) -> tuple[Any, list[str], tuple[str, ...]]:
     """(run function or None for run_seed, the config families it knows, its default mix)."""
     if name is None:
-        from kafkalog.conformance.runner import CONFIG_FAMILIES, DEFAULT_MIX
+        from kafkalog.conformance.configs import CAMPAIGN_MIX
+        from kafkalog.conformance.runner import CONFIG_FAMILIES
 
-        return None, list(CONFIG_FAMILIES), tuple(DEFAULT_MIX)
+        return None, list(CONFIG_FAMILIES), CAMPAIGN_MIX
     module, _, attribute = name.partition(":")
     try:
         function = getattr(importlib.import_module(module), attribute)

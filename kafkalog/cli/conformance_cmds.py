@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from kafkalog.conformance.configs import CONFIG_FAMILIES, DEFAULT_MIX
+from kafkalog.model.versions import PROFILES as KAFKA_PROFILES
 
 PROFILES: dict[str, dict[str, int]] = {
     # About 8 s with the in-process implementation; enough seeds that each of the 39 broken
@@ -44,6 +45,9 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Seconds per run, shrinking included.")
 @click.option("--max-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Stop after this many failing runs (0: never stop early).")
+@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default="trunk",
+              show_default=True,
+              help="Kafka version profile to check against (specs/log.md KL-VERSION-*).")
 @click.option("--wire", default=None, metavar="HOST:PORT",
               help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -52,7 +56,7 @@ PROFILES: dict[str, dict[str, int]] = {
               help="With --wire: leave this action out (repeatable), to look past a finding.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          max_failures: int, wire: str | None, broker_log: Path | None,
+          max_failures: int, kafka_version: str, wire: str | None, broker_log: Path | None,
           wire_exclude: tuple[str, ...]) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
@@ -84,7 +88,8 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         for s in range(seed, seed + runs):
             family = mix[s % len(mix)]
             outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
-                               time_limit_s=time_limit, broken=broken)
+                               time_limit_s=time_limit, broken=broken,
+                               kafka_version=kafka_version)
             outcomes.append(outcome)
             failures.extend(_save_failures([outcome], out))  # saved as soon as it is shrunk
             progress.update(task, advance=1, description=f"conformance ({len(failures)} failed)")
@@ -152,12 +157,17 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
 @click.option("--builtin", is_flag=True,
               help="Replay against the real built-in implementation even if the trace names a "
                    "broken one.")
-def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool) -> None:
+@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
+              help="Check against this Kafka version profile instead of the trace's.")
+def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool,
+           kafka_version: str | None) -> None:
     """Replay a trace step by step; exit 0 if it conforms, 1 at a divergence."""
     from kafkalog.conformance.replay import print_replay, replay_trace
-    from kafkalog.conformance.trace import read_trace
+    from kafkalog.conformance.trace import read_trace, with_kafka_version
 
     trace = read_trace(trace_file)
+    if kafka_version is not None:
+        trace = with_kafka_version(trace, kafka_version)
     if builtin:
         trace = type(trace)(header=_without_broken(trace.header), steps=trace.steps)
     result = replay_trace(trace, adapter=adapter, broken=broken)

@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "wire_adapter",
         "Serve the adapter protocol against a Kafka-compatible broker.",
     ),
+    "vectors": ("kafkalog.cli.vectors_cmds", "vectors", "Export or run the conformance vectors."),
     "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
