@@ -76,6 +76,10 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
             raise click.UsageError("--wire replaces --adapter and --broken")
         adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
         mix = families or WIRE_MIX
+    elif adapter is not None and adapter != "model":
+        from kafkalog.conformance.campaign_preflight import check_adapter
+
+        check_adapter(adapter)  # a bad adapter fails here once, not once per run
     runs = examples or PROFILES[profile]["examples"]
     steps_per_run = steps or PROFILES[profile]["steps"]
     console = Console(stderr=True)
@@ -170,9 +174,34 @@ def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: b
         trace = with_kafka_version(trace, kafka_version)
     if builtin:
         trace = type(trace)(header=_without_broken(trace.header), steps=trace.steps)
+    target, from_trace = _replay_target(adapter, broken, trace.header.broken)
+    click.echo(f"replaying {len(trace.steps)} steps against {target}")
     result = replay_trace(trace, adapter=adapter, broken=broken)
     print_replay(result, click.echo)
+    if from_trace and not result.conformed:
+        click.echo(
+            "this trace names a deliberately broken implementation, so a divergence is what it "
+            "demonstrates; --builtin replays it against the real one (which must conform)"
+        )
     sys.exit(0 if result.conformed else 1)
+
+
+def _replay_target(
+    adapter: str | None, broken: str | None, named: str | None
+) -> tuple[str, bool]:
+    """What a replay runs against, in words, and whether the trace's header chose it."""
+    from kafkalog.conformance.broken import broken_class
+
+    if adapter is not None:
+        return f"the adapter {adapter!r}", False
+    chosen = broken or named
+    if chosen is None:
+        return "the built-in implementation", False
+    entry = broken_class(chosen)
+    origin = "named in the trace" if broken is None else "--broken"
+    return f"the broken implementation {chosen!r} ({entry.bug}: {entry.summary}; {origin})", (
+        broken is None
+    )
 
 
 def _without_broken(header: object) -> object:
