@@ -156,7 +156,10 @@ class ImplSut:
     # --- observation ----------------------------------------------------------------------------
 
     def state(self) -> v.LogStateView:
-        return self.log.state()
+        """Log.state() plus each segment's exact index entries (observe.py)."""
+        from .observe import with_indexes
+
+        return with_indexes(self.log.state(), self.log, self.fs)
 
     def check(self) -> list[str]:
         """Log.check() plus what verify found in the directory at the last clean close."""

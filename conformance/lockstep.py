@@ -22,6 +22,7 @@ from . import black_box
 from .allowed import allowed_outcome, same_where_defined
 from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
+from .observe import comparable
 from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from .trace import TraceStep
 from .wire import encode_args, without_transactions
@@ -128,6 +129,7 @@ class Lockstep:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        model_state, impl_state = comparable(model_state, impl_state)  # observe.py
         model_state = masked_to(model_state, impl_state)
         if opaque:
             model_state = black_box.project_state(model_state)
@@ -155,7 +157,12 @@ class Lockstep:
         if impl_problems:
             return "check", f"impl check() failed: {'; '.join(impl_problems)}"
         if self.verify_every and sum(self.actions.values()) % self.verify_every == 0:
-            findings = self.sut.verify()
+            try:
+                findings = self.sut.verify()
+            except AdapterError:
+                raise
+            except Exception as error:  # a verify that crashes is a finding like any other
+                findings = [f"verify() raised {type(error).__name__}: {error}"]
             if findings:
                 return "verify", f"on-disk verify found: {'; '.join(findings[:5])}"
         return None

@@ -105,7 +105,13 @@ class StepResult:
         return self.code is None
 
     def same_as(self, other: StepResult) -> bool:
-        """Results conform when both succeed with equal values or both fail with the same code."""
+        """Results conform when both succeed with equal values or both fail with the same code.
+
+        An untyped failure (`UnexpectedException`) never conforms, not even with another one
+        (specs/adapter-protocol.md): it is a crash of the log code, whatever the other side did.
+        """
+        if UNEXPECTED_EXCEPTION in (self.code, other.code):
+            return False
         if self.ok and other.ok:
             return bool(self.value == other.value)
         return self.code == other.code

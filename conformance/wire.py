@@ -342,6 +342,11 @@ def _decode_union(options: tuple[Any, ...], data: Json, path: str) -> Any:
 def _decode_tuple(params: tuple[Any, ...], data: Json, path: str) -> tuple[Any, ...]:
     if not isinstance(data, list):
         raise WireFormatError(f"expected an array, got {_kind(data)}", where=path)
+    if Ellipsis not in params:  # a fixed-length pair such as an index entry
+        if len(data) != len(params):
+            raise WireFormatError(f"expected {len(params)} items, got {len(data)}", where=path)
+        return tuple(decode(p, item, f"{path}[{i}]") for i, (p, item) in
+                     enumerate(zip(params, data, strict=True)))
     assert len(params) == 2 and params[1] is Ellipsis, f"only tuple[T, ...] on the wire: {params}"
     return tuple(decode(params[0], item, f"{path}[{i}]") for i, item in enumerate(data))
 

@@ -369,7 +369,8 @@ def view(state: PartitionState) -> LogStateView:
         log_end_offset=state.log_end_offset,
         recovery_point=state.recovery_point,
         segments=tuple(
-            SegmentView(s.base_offset, s.size, s.next_offset) for s in state.segments
+            SegmentView(s.base_offset, s.size, s.next_offset, s.offset_index, s.time_index)
+            for s in state.segments
         ),
         epoch_entries=state.epochs,
         pending_deletions=state.deleted_files,

@@ -228,6 +228,11 @@ class SegmentView:
     base_offset: int
     size_in_bytes: int
     next_offset: int  # SEG-12 readNextOffset: last batch's last offset + 1, or base_offset if empty
+    # The exact index entries (KL-STATE-3): (offset, position in the .log) of the offset index
+    # (FMT-10) and (timestamp, offset) of the time index (FMT-19), absolute offsets. None when an
+    # adapter does not report them (the field is optional in the adapter protocol).
+    offset_index: tuple[tuple[int, int], ...] | None = None
+    time_index: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
