@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from .runner import RunOutcome
 
@@ -69,3 +70,8 @@ def _trace(seed: int, steps: int) -> str:
     lines = [json.dumps({"format": "synthetic", "seed": seed})]
     lines += [json.dumps({"step": index, "action": ACTIONS[index % 5]}) for index in range(steps)]
     return "\n".join(lines) + "\n"
+
+
+def slow_synthetic_run_seed(seed: int, **options: Any) -> RunOutcome:
+    """`synthetic_run_seed` taking 20 ms per run: a campaign that can be killed mid-wave."""
+    return synthetic_run_seed(seed, delay_s=0.02, **options)

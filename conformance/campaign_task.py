@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import tempfile
@@ -161,11 +162,32 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
                 # only when not the default, so run functions predating profiles still fit
                 **({} if spec.kafka_version == "trunk" else {"kafka_version": spec.kafka_version}),
             )
-            row = _outcome_row(outcome)
+            row = _outcome_row(outcome, spec.adapter)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
         row = _error_row(error, time.time() - started)
+    finally:
+        _kill_leftover_adapters()
     row.update(_identity(seed, family, spec, started))
     return row
+
+
+def normalise_signature(signature: str | None, adapter: str | None = None) -> str | None:
+    """An adapter-error signature reduced to its cause: one bucket per cause, not per run.
+
+    The runner's `adapter_error|<code>|<message>` embeds free text that differs from run to run
+    for one cause: request numbers, the adapter's stderr, its command line and absolute paths,
+    addresses. Those are replaced (`request N`, `<adapter>`, a path's last part) or cut; the
+    exception type and the rest of the message stay. Divergence signatures pass unchanged.
+    """
+    if signature is None or not signature.startswith(("adapter_error|", "harness|")):
+        return signature
+    text = signature.split("; stderr:", 1)[0]
+    if adapter:
+        text = text.replace(f" ({adapter})", "").replace(adapter, "<adapter>")
+    text = re.sub(r"(?<![\w.])(?:/[^\s/:'\"()]+)+/([^\s/:'\"()]+)", r"\1", text)
+    text = re.sub(r"\b(request|id|reply id|pid|line) \d+", r"\1 N", text)
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    return text.strip()[:300]
 
 
 def partition_runner(
@@ -244,10 +266,13 @@ def _resolve(run_fn: RunFn | None) -> RunFn:
     return run_seed
 
 
-def _outcome_row(outcome: RunOutcomeLike) -> dict[str, Any]:
-    """The run-dependent columns of a row, from a RunOutcome."""
+def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]:
+    """The run-dependent columns of a row, from a RunOutcome (an adapter error's full text is
+    kept in `error` when its signature was normalised)."""
     if outcome.outcome not in OUTCOMES:
         raise ValueError(f"run_seed returned outcome {outcome.outcome!r}, not one of {OUTCOMES}")
+    signature = normalise_signature(outcome.signature, adapter)
+    detail = outcome.signature if signature != outcome.signature else None
     return {
         "config_json": json.dumps(dict(outcome.config), sort_keys=True, default=str),
         "steps_executed": int(outcome.steps_executed),
@@ -255,10 +280,10 @@ def _outcome_row(outcome: RunOutcomeLike) -> dict[str, Any]:
         "rules": sorted(str(rule) for rule in outcome.rules),
         "duration_s": float(outcome.duration_s),
         "outcome": outcome.outcome,
-        "signature": outcome.signature,
+        "signature": signature,
         "trace_jsonl": outcome.trace_jsonl,
         "trace_steps": trace_step_count(outcome.trace_jsonl),
-        "error": None,
+        "error": None if detail is None else detail[:_TEXT_LIMIT],
     }
 
 
@@ -297,6 +322,15 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "kafka_version": spec.kafka_version,
     }
+
+
+def _kill_leftover_adapters() -> None:
+    """Kill the process group of any adapter a run left alive (a hang cut by the hard limit)."""
+    import sys
+
+    module = sys.modules.get("kafkalog.conformance.subprocess_sut")
+    if module is not None:
+        module.kill_all()
 
 
 def _ensure_hypothesis_storage() -> None:

@@ -23,6 +23,7 @@ from kafkalog.model import values as v
 
 from . import black_box, picks
 from .errors import AdapterError
+from .scenarios import ReachRules
 from .session import AdapterAbort, Session
 
 _DELTA = st.integers(-2, 2)
@@ -46,16 +47,23 @@ BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_siz
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     """A machine class bound to `session` (a class per run, so runs never share state).
 
-    The producer families get the machine with producer actors (conformance/producers.py).
+    The producer families get the machine with producer actors (conformance/producers.py); the
+    rules this run leaves out (swarm.py) are plain methods in either.
     """
     from .producers import ProducerLogMachine, is_producer_config
+    from .swarm import without_rules
+    from .transactions import TxnLogMachine, is_txn_config
 
-    if "producer_state" in session.features and is_producer_config(session.config):
-        return type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
-    return type("LogMachine", (LogMachine,), {"session": session})
+    if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
+        machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session})
+    elif "producer_state" in session.features and is_producer_config(session.config):
+        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
+    else:
+        machine = type("LogMachine", (LogMachine,), {"session": session})
+    return without_rules(machine, session.swarm_off)
 
 
-class LogMachine(RuleBasedStateMachine):
+class LogMachine(ReachRules, RuleBasedStateMachine):
     """Model vs implementation, one rule per action of docs/design.md."""
 
     session: ClassVar[Session]
@@ -270,7 +278,8 @@ class LogMachine(RuleBasedStateMachine):
         self.do("append_as_follower", batches=tuple(specs), leader_epoch=leader_epoch)
 
     @rule(start=OFFSETS, size=st.tuples(st.sampled_from(picks.MAX_BYTES_MODES), _DELTA),
-          isolation=st.sampled_from(tuple(v.Isolation)), min_one_message=st.booleans())
+          isolation=st.sampled_from((v.Isolation.LOG_END, v.Isolation.HIGH_WATERMARK)),
+          min_one_message=st.booleans())
     def read(self, start: picks.OffsetPick, size: tuple[str, int], isolation: v.Isolation,
              min_one_message: bool) -> None:
         self.do("read", start_offset=self.offset(start),

@@ -20,7 +20,7 @@ from .black_box import asks
 from .errors import ProtocolError, UnknownActionError, WireFormatError
 from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request, readable_request_id
 from .sut import Sut, UnsupportedError, execute
-from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode
+from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode, without_transactions
 
 SutFactory = Callable[[v.LogConfig, int, int], Sut]
 
@@ -101,12 +101,18 @@ class Server:
         if "producer_state" not in self._features and _uses_producer_state(args):
             return {"unsupported": {"message": f"{self._implementation} does not support "
                                                "producer state (feature producer_state)"}}
+        if "transactions" not in self._features and _uses_transactions(args):
+            return {"unsupported": {"message": f"{self._implementation} does not support "
+                                               "transactions (feature transactions)"}}
         try:
             result = execute(sut, action, args)
         except UnsupportedError as error:
             return {"unsupported": {"message": str(error)}}
         if result.ok:
-            return {"ok": encode(result.value)}
+            value = result.value
+            if "transactions" not in self._features and isinstance(value, v.FetchDataInfo):
+                value = without_transactions(value)  # answer as an adapter before the feature
+            return {"ok": encode(value)}
         return {"error": {"code": result.code, "message": result.message}}
 
     def _session(self, sut: Sut, action: str) -> Json:
@@ -114,6 +120,8 @@ class Server:
             state = sut.state()
             if "producer_state" not in self._features:  # answer as a version-1 adapter
                 state = dataclasses.replace(state, producers=None, producer_snapshots=None)
+            if "transactions" not in self._features:
+                state = dataclasses.replace(state, last_stable_offset=None, aborted_txns=None)
             return encode(state)
         if action == "check":
             return sut.check()
@@ -185,3 +193,12 @@ def _uses_producer_state(args: dict[str, Any]) -> bool:
     if args.get("producer_id", -1) != -1 or args.get("is_transactional", False):
         return True
     return any(b.producer_id != -1 or b.is_transactional for b in args.get("batches", ()))
+
+
+def _uses_transactions(args: dict[str, Any]) -> bool:
+    """True for transactional or control batches and read_committed reads (feature
+    transactions)."""
+    if args.get("is_transactional", False) or args.get("isolation") is v.Isolation.TXN_COMMITTED:
+        return True
+    return any(b.is_transactional or b.is_control for b in args.get("batches", ()))
+

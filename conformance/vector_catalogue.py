@@ -85,7 +85,7 @@ HAND: dict[str, tuple[str, list[Call]]] = {
                               ("fetch_offset_by_timestamp", {"timestamp": -3})]),
 }
 _INVARIANT_RULES = ["KL-STATE-1", "KL-STATE-2", "KL-STATE-3"] + [f"KL-INV-{n}" for n in
-                                                                   range(1, 15)]
+                                                                   range(1, 18)]
 
 
 def hand_entries() -> dict[str, tuple[str, list[Call]]]:

@@ -56,6 +56,13 @@ from .log_retention import (
     retention_size_breached,
 )
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
+from .log_txn import (
+    aborted_txn_entries,
+    first_unstable_offset,
+    index_aborted,
+    last_stable_offset,
+    last_stable_offset_metadata,
+)
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
 from .producer_rebuild import (
@@ -103,6 +110,8 @@ class Log:
         # LOG-1: the HW starts as message-only metadata at the LSO.
         self._hw_metadata = LogOffsetMetadata(log_start_offset)
         self._closed = False
+        # TXN-8: the cached first unstable offset (None = no open or unreplicated transaction).
+        self._first_unstable_offset: int | None = None
         # PST-1: producer state; `open` loads it from the snapshots (PSR-3, PSR-5).
         self.producer_state = ProducerStateManager(
             local_log.fs, local_log.dir, time, self.config.producer_id_expiration_ms,
@@ -167,6 +176,19 @@ class Log:
             self.producer_state.snapshots = self.producer_state._list_snapshots()
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
+        self._maybe_increment_first_unstable_offset()  # UL:481
+
+    # --- transactions (TXN-7..TXN-9) ----------------------------------------------------------
+
+    def _maybe_increment_first_unstable_offset(self) -> None:
+        """TXN-8: recompute the cached FUO from the PSM (it may also go down)."""
+        self._first_unstable_offset = first_unstable_offset(self.producer_state,
+                                                            self._log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """TXN-9: the cached FUO if below the HW, else the HW."""
+        return last_stable_offset(self._first_unstable_offset, self.high_watermark)
 
     def _rebuild_producer_state(self, last_offset: int, clean_shutdown: bool = False) -> None:
         rebuild_producer_state(self.producer_state, self.local_log.segments.values(),
@@ -275,6 +297,9 @@ class Log:
             raise IllegalArgumentError("High watermark offset should be non-negative")
         with self._hw_lock:
             self._hw_metadata = md
+        # UL.updateHighWatermarkMetadata: unreplicated transactions retire, the FUO follows.
+        self.producer_state.on_high_watermark_updated(md.message_offset)
+        self._maybe_increment_first_unstable_offset()
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
         """LOG-10: when HW >= LEO the HW metadata follows the LEO metadata."""
@@ -290,15 +315,17 @@ class Log:
         try:
             found = self.local_log.convert_to_offset_metadata_or_throw(md.message_offset)
         except OffsetOutOfRangeError:
+            with self.lock:  # Kafka re-assigns the (message-only) HW metadata here too
+                self._update_high_watermark_metadata(md)
             return md
         # specs/log.md KL-HW-4: keep the HW offset itself, take only the segment and position.
         # (LOC-5 reports the batch base with CHG-1, or the LEO across a gap at a segment end.)
         full = LogOffsetMetadata(
             md.message_offset, found.segment_base_offset, found.relative_position_in_segment
         )
-        with self._hw_lock:
+        with self.lock:
             if self._hw_metadata is md:  # a concurrent update wins over this cached conversion
-                self._hw_metadata = full
+                self._update_high_watermark_metadata(full)
         return full
 
     # --- log start offset -------------------------------------------------------------------
@@ -322,12 +349,16 @@ class Log:
             self._update_log_start_offset(new_log_start_offset)
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
             self.producer_state.on_log_start_offset_incremented(new_log_start_offset)  # PSR-12
+            self._maybe_increment_first_unstable_offset()  # UL:1018
             return True
 
     # --- append -----------------------------------------------------------------------------
 
-    def append_as_leader(self, records: MemoryRecords, leader_epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
+                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Validate client batches, assign offsets from the LEO, stamp the epoch (LOG-14..24).
+        Origin COORDINATOR writes end-transaction markers (TXN-2): control batches allowed, no
+        sequence checks or deduplication, coordinator epochs fenced (PST-21).
 
         Raises InvalidRecordError (base offset != 0), RecordTooLargeError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
@@ -348,13 +379,13 @@ class Log:
                     copy, analysis.facts, self.log_end_offset, leader_epoch,
                     self.config.message_timestamp_type, self.time.milliseconds(),
                 )
-                return self._append_validated(valid, info, AppendOrigin.CLIENT)
+                return self._append_validated(valid, info, origin)
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
                 self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(records_copy, info, AppendOrigin.CLIENT)
+            return self._append_validated(records_copy, info, origin)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None
@@ -431,8 +462,11 @@ class Log:
         self.local_log.append(info.last_offset, scanned)
         for epoch, base in starts:
             self.leader_epoch_cache.assign(epoch, base)
-        self.producer_state.apply(infos, info.last_offset + 1)
-        self._update_high_watermark_with_log_end_offset()
+        self._update_high_watermark_with_log_end_offset()  # PST-9 step 2
+        self.producer_state.apply(  # PST-9 steps 3-5, TXN-10, TXN-11
+            infos, info.last_offset + 1,
+            lambda txn, lso: index_aborted(self.local_log, txn, lso))
+        self._maybe_increment_first_unstable_offset()  # PST-9 step 6
         return info
 
     def _maybe_roll(
@@ -498,9 +532,13 @@ class Log:
             )
         if isolation is Isolation.HIGH_WATERMARK:
             bound = self.fetch_high_watermark_metadata()
+        elif isolation is Isolation.TXN_COMMITTED:
+            hw = self.fetch_high_watermark_metadata()
+            bound = last_stable_offset_metadata(self.local_log, self._first_unstable_offset, hw)
         else:
             bound = self.log_end_offset_metadata
-        return self.local_log.read(start_offset, max_bytes, min_one_message, bound)
+        return self.local_log.read(start_offset, max_bytes, min_one_message, bound,
+                                   isolation is Isolation.TXN_COMMITTED)
 
     # --- roll and flush ---------------------------------------------------------------------
 
@@ -756,6 +794,8 @@ class Log:
                 pending_deletions=self.local_log.pending_deletions(),
                 producers=producer_views(self.producer_state),
                 producer_snapshots=self.producer_state.snapshot_offsets(),
+                last_stable_offset=self.last_stable_offset,
+                aborted_txns=aborted_txn_entries(self.local_log),
             )
 
     def check(self) -> None:
@@ -763,6 +803,8 @@ class Log:
         with self.lock:
             lso, hw, leo = self._log_start_offset, self.high_watermark, self.log_end_offset
             assert 0 <= lso <= hw <= leo, f"LSO {lso} <= HW {hw} <= LEO {leo} violated"
+            stable = self.last_stable_offset
+            assert lso <= stable <= hw, f"log start {lso} <= last stable {stable} <= HW violated"
             first = self.local_log.segments.first_segment_base_offset()
             assert first is not None and lso >= first, f"LSO {lso} below first segment {first}"
             self.local_log.check()

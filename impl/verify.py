@@ -48,6 +48,7 @@ from .log_dir import (
 )
 from .memory_records import batch_of, next_batch_size
 from .verify_producer import check_snapshots
+from .verify_txn import check_txn_index
 
 INT32_MAX = 2**31 - 1
 # Per index file: after this many problems the rest of the file is summarised in one note, so a
@@ -639,6 +640,10 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
         # Only the active segment of a crashed broker may lack its final time-index entry.
         _check_indexes(fs, partition_dir, base, suffixes, scan, report,
                        final_entry=clean or base != last_base)
+        for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
+                                                                  scan.next_offset):
+            report.findings.append((_problem if problem else _note)(kind, path, None, message,
+                                                                    rule))
         report.segments.append(scan)
         previous = scan
     if not report.segments:

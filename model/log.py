@@ -3,8 +3,8 @@
 Each action either returns the new state and its result or raises a typed error from
 `errors.py` and leaves no state change. Rule IDs (`KL-*`) are defined in specs/log.md.
 
-Not modelled: transactions and the last stable offset, compaction, tiered storage,
-compression, v0/v1 writes, flush.messages, preallocate (specs/log.md).
+Not modelled: transaction verification guards, compaction, tiered storage, compression, v0/v1
+writes, flush.messages, preallocate (specs/log.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
-from .append import append_as_follower, append_as_leader
+from .append import append_as_follower, append_as_leader, append_marker
 from .bounds import INT64_MAX, require_int32, require_int64
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
@@ -24,6 +24,7 @@ from .local_log import (
     clamped_high_watermark,
     complete_pending_flushes,
     fire_due_deletions,
+    last_stable_offset_metadata,
     local_read,
     materialise_high_watermark,
     roll_log,
@@ -43,6 +44,12 @@ from .segment import new_segment
 from .segment import truncate as truncate_segment
 from .state import PartitionState
 from .timestamps import fetch_offset_by_timestamp
+from .transactions import (
+    aborted_txn_entries,
+    last_stable_offset,
+    on_high_watermark_updated,
+    refresh_first_unstable_offset,
+)
 from .values import (
     EpochEndOffset,
     FetchDataInfo,
@@ -57,6 +64,7 @@ from .versions import check_profile
 __all__ = [
     "append_as_follower",
     "append_as_leader",
+    "append_marker",
     "assign_epoch",
     "advance_clock",
     "close_and_reopen",
@@ -135,9 +143,11 @@ def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Is
          min_one_message: bool) -> tuple[PartitionState, FetchDataInfo]:
     """Read whole batches from `start_offset`, byte-granular at the end (LOG-27, LOC-4, SEG-10).
 
-    Spec: KL-READ-1, KL-READ-2, KL-READ-3, KL-READ-4, KL-READ-5, KL-HW-4. The state changes only
-    by caching the materialised HW metadata. Raises OffsetOutOfRangeError (ERR-31, ERR-32),
-    IllegalArgumentError for a negative `max_bytes` reaching a segment (ERR-15).
+    Spec: KL-READ-1, KL-READ-2, KL-READ-3, KL-READ-4, KL-READ-5, KL-HW-4, KL-TXN-9. The state
+    changes only by caching the materialised HW metadata. TXN_COMMITTED reads stop at the last
+    stable offset and list the aborted transactions overlapping the range (TXN-14..TXN-16).
+    Raises OffsetOutOfRangeError (ERR-31, ERR-32), IllegalArgumentError for a negative
+    `max_bytes` reaching a segment (ERR-15).
     """
     require_int64(start_offset, "start offset", "read")
     require_int32(max_bytes, "max bytes", "read")
@@ -149,9 +159,12 @@ def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Is
         )
     if isolation is Isolation.HIGH_WATERMARK:
         state, bound = materialise_high_watermark(state)
+    elif isolation is Isolation.TXN_COMMITTED:
+        state, bound = last_stable_offset_metadata(state)
     else:
         bound = state.log_end_offset_metadata
-    return state, local_read(state, start_offset, max_bytes, min_one_message, bound)
+    return state, local_read(state, start_offset, max_bytes, min_one_message, bound,
+                             isolation is Isolation.TXN_COMMITTED)
 
 
 def update_high_watermark(state: PartitionState, offset: int) -> tuple[PartitionState, int]:
@@ -164,7 +177,8 @@ def update_high_watermark(state: PartitionState, offset: int) -> tuple[Partition
     assert metadata.message_offset == clamp_high_watermark(
         offset, state.log_start_offset, state.log_end_offset
     )
-    return replace(state, high_watermark=metadata), metadata.message_offset
+    state = on_high_watermark_updated(replace(state, high_watermark=metadata))
+    return state, metadata.message_offset
 
 
 def _on_older_segment(old: LogOffsetMetadata, new: LogOffsetMetadata) -> bool:
@@ -192,7 +206,7 @@ def maybe_increment_high_watermark(
     if old.message_offset < hw.message_offset or (
         old.message_offset == hw.message_offset and _on_older_segment(old, hw)
     ):
-        return replace(state, high_watermark=hw), old
+        return on_high_watermark_updated(replace(state, high_watermark=hw)), old
     return state, None
 
 
@@ -222,9 +236,9 @@ def maybe_increment_log_start_offset(state: PartitionState,
     if offset <= state.log_start_offset:
         return state, False
     state = _update_log_start_offset(state, offset)
-    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset),
-                   producer_state=on_log_start_offset_incremented(state.producer_state, offset)
-                   ), True
+    state = replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset),
+                    producer_state=on_log_start_offset_incremented(state.producer_state, offset))
+    return refresh_first_unstable_offset(state), True
 
 
 def roll(state: PartitionState,
@@ -257,9 +271,10 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     # Kafka assigns the log start offset directly here (not updateLogStartOffset), so the recovery
     # point stays min(recovery point, offset) as updateLogEndOffset left it.
     producers = replace(state.producer_state, producers=(), snapshots=(),
-                        last_map_offset=offset, last_snap_offset=offset)
+                        last_map_offset=offset, last_snap_offset=offset, unreplicated=())
     state = replace(state, log_start_offset=offset, producer_state=producers)
-    return replace(state, high_watermark=state.log_end_offset_metadata), None
+    return on_high_watermark_updated(
+        replace(state, high_watermark=state.log_end_offset_metadata)), None
 
 
 def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, bool]:
@@ -300,7 +315,8 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
                         state.config.producer_id_expiration_ms, clean_shutdown=False)
     state = replace(state, producer_state=producers)
     if state.high_watermark.message_offset >= state.log_end_offset:
-        state = replace(state, high_watermark=state.log_end_offset_metadata)
+        state = on_high_watermark_updated(
+            replace(state, high_watermark=state.log_end_offset_metadata))
     return state, True
 
 
@@ -373,10 +389,13 @@ def view(state: PartitionState) -> LogStateView:
         log_end_offset=state.log_end_offset,
         recovery_point=state.recovery_point,
         segments=tuple(
-            SegmentView(s.base_offset, s.size, s.next_offset) for s in state.segments
+            SegmentView(s.base_offset, s.size, s.next_offset, s.offset_index, s.time_index)
+            for s in state.segments
         ),
         epoch_entries=state.epochs,
         pending_deletions=state.deleted_files,
         producers=producer_views(state.producer_state.producers),
         producer_snapshots=tuple(off for off, _ in state.producer_state.snapshots),
+        last_stable_offset=last_stable_offset(state),
+        aborted_txns=aborted_txn_entries(state),
     )

@@ -308,6 +308,17 @@ def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
             "entries": entries, "findings": []}
 
 
+def dump_txn_index(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
+    """A `.txnindex` (PSF-8): every whole 34-byte aborted-transaction entry, in file order. A
+    version byte > 0 raises CorruptIndexError (main() prints it, exits 2)."""
+    from kafkalog.impl.transaction_index import ENTRY_SIZE, decode_entries
+
+    data = fs.read_file(path)
+    entries = [dataclasses.asdict(e) for e in decode_entries(data, str(path))]
+    return {"type": "txnindex", "path": str(path), "entries": entries,
+            "trailing_bytes": len(data) % ENTRY_SIZE, "findings": []}
+
+
 def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """Pick the dumper from what `path` is. Raises a typed error for anything else."""
     if not fs.exists(path):
@@ -323,6 +334,8 @@ def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
         return dump_log(fs, path, deep)
     if suffix in (".index", ".timeindex"):
         return dump_index(fs, path, deep)
+    if suffix == ".txnindex":
+        return dump_txn_index(fs, path, deep)
     raise LogDirError(f"cannot dump {suffix} files", where=str(path))
 
 
@@ -388,6 +401,10 @@ def render_text(dumped: dict[str, Any]) -> Iterator[str]:
     elif kind == "offset-checkpoint":
         yield from (f"{e['topic']}-{e['partition']} offset: {e['offset']}"
                     for e in dumped["entries"])
+    elif kind == "txnindex":  # as kafka-dump-log prints AbortedTxn
+        yield from (f"version: 0 producerId: {e['producer_id']} firstOffset: "
+                    f"{e['first_offset']} lastOffset: {e['last_offset']} lastStableOffset: "
+                    f"{e['last_stable_offset']}" for e in dumped["entries"])
     elif kind == "producer-snapshot":
         yield from (
             f"producerId: {e['producer_id']} producerEpoch: {e['epoch']} coordinatorEpoch: "
@@ -431,7 +448,8 @@ def _render_findings(findings: list[dict[str, Any]]) -> Iterator[str]:
 @click.option("--deep", is_flag=True, help="Decode every record (decompressing as needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def dump(path: Path, deep: bool, as_json: bool) -> None:
-    """Print a .log, .index, .timeindex, .snapshot, checkpoint file, partition dir or log dir.
+    """Print a .log, .index, .timeindex, .txnindex, .snapshot, checkpoint file, partition dir
+    or log dir.
 
     Exits 1 when the findings include a problem (as verify does), else 0.
     """

@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "vectors": ("kafkalog.cli.vectors_cmds", "vectors", "Export or run the conformance vectors."),
     "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
+    "audit": ("kafkalog.cli.campaign_cmds", "audit", "Verify many Kafka log directories on Spark."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
     "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
     "fuzz": ("kafkalog.cli.fuzz_cmd", "fuzz", "Run the hostile-input fuzz suite (issue 13)."),
