@@ -16,6 +16,7 @@ from kafkalog.impl.local_log import EMPTY_RECORDS, LocalLog
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_retention import deletable_segments
 from kafkalog.impl.log_segment import FetchDataInfo, LogSegment, RollParams, batch_facts
+from kafkalog.impl.log_txn import add_aborted_transactions
 from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.time_index import TimeIndex
 from kafkalog.model import values as v
@@ -180,7 +181,8 @@ def _segment_read_ignoring_max_position(self: LogSegment, start_offset: int, max
 
 def _local_read_without_bound_shortcut(self: LocalLog, start_offset: int, max_length: int,
                                        min_one_message: bool,
-                                       max_offset_metadata: v.LogOffsetMetadata) -> Any:
+                                       max_offset_metadata: v.LogOffsetMetadata,
+                                       include_aborted: bool = False) -> Any:
     """BUG-31 (KAFKA-9838): no `start == bound` short-cut; the segment read decides alone."""
     end_md = self.next_offset_metadata
     segment = self.segments.floor_segment(start_offset)
@@ -188,13 +190,16 @@ def _local_read_without_bound_shortcut(self: LocalLog, start_offset: int, max_le
         raise OffsetOutOfRangeError(
             f"Received request for offset {start_offset}, but we only have log segments upto "
             f"{end_md.message_offset}.", where=str(self.dir))
+    empty = () if include_aborted else None
     if start_offset > max_offset_metadata.message_offset:
         md = self.convert_to_offset_metadata_or_throw(start_offset)
-        return FetchDataInfo(md, EMPTY_RECORDS)
+        return FetchDataInfo(md, EMPTY_RECORDS, aborted_transactions=empty)
     while segment is not None:
         bound = self._max_position(segment, max_offset_metadata)
         info = segment.read(start_offset, max_length, bound, min_one_message)
         if info is not None:
+            if include_aborted:
+                info = add_aborted_transactions(self, start_offset, segment, info)
             return info
         segment = self.segments.higher_segment(segment.base_offset)
     return FetchDataInfo(end_md, EMPTY_RECORDS)
