@@ -21,6 +21,7 @@ import operator
 import struct
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar, NamedTuple
 
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
@@ -71,6 +72,9 @@ class AbstractIndex(ABC):
         self.writable = writable
         self._lock = threading.RLock()
         self._mmap: mmap.mmap | None = None
+        # A crash-recording mapping (impl/fault_fs.py) journals stores made through the buffer
+        # protocol only when told: `pack_into` bypasses every Python-level hook (FLT-7).
+        self._on_store: Callable[[int, int], None] | None = None
         self._closed = False
         self._length = 0
         self._entries = 0
@@ -104,6 +108,7 @@ class AbstractIndex(ABC):
         self._length = length
         # mmap cannot map an empty file; an empty index simply has no mapping.
         self._mmap = handle.mmap(length, self.writable) if length > 0 else None
+        self._on_store = getattr(self._mmap, "record_store", None)
         self._max_entries = length // self.entry_size()
 
     @abstractmethod
@@ -223,6 +228,8 @@ class AbstractIndex(ABC):
             if n < old and self._mmap is not None and self.writable:
                 size = self.entry_size()
                 self._mmap[n * size : old * size] = bytes((old - n) * size)
+                if self._on_store is not None:
+                    self._on_store(n * size, (old - n) * size)
             self._entries = n
             self._after_entries_changed()
 
@@ -274,6 +281,7 @@ class AbstractIndex(ABC):
         if self._mmap is not None:
             self._mmap.close()
             self._mmap = None
+            self._on_store = None
 
     def flush(self) -> None:
         """msync the mapping."""
