@@ -55,6 +55,8 @@ class Lockstep:
         self._classify = _rules_exercised()
         self.last_rules: frozenset[str] = frozenset()
         self.last_signature: str | None = None
+        self.crashes: Counter[str] = Counter()  # crash steps per fault model
+        self.alternatives: list[Any] = []  # other model states the last crash allows
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
         """Run one action on both sides; None if the implementation does not support it.
@@ -69,11 +71,22 @@ class Lockstep:
             unsupported = {"unsupported": {"message": str(error)}}
             self.steps.append(TraceStep(action, wire_args, None, unsupported))
             return None
+        if action == "crash":
+            return self._crash(args, wire_args, impl)
         before = self.model.partition_state
+        alternatives = self._advance_alternatives(action, args, impl)
         model = execute(self.model, action, args)
         self.actions[action] += 1
         self._cover(action, before, model)
         problem = self._compare(model, impl)
+        if problem is not None and alternatives:
+            # After a crash the model may not know which of several equal-looking states the
+            # implementation recovered (e.g. an index rebuilt or kept): continue from one that
+            # answers like the implementation.
+            self.model.restore(alternatives[0])
+            self.alternatives = alternatives[1:]
+            model = StepResult(value=impl.value) if impl.ok else impl
+            problem = self._compare(model, impl)
         message = None if problem is None else problem[1]
         step = TraceStep(action, wire_args, model.to_json(), impl.to_json(), message)
         self.steps.append(step)
@@ -81,6 +94,78 @@ class Lockstep:
             self.last_signature = self._signature(action, model, impl, problem[0])
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
+
+    def _advance_alternatives(self, action: str, args: dict[str, Any],
+                              impl: StepResult) -> list[Any]:
+        """Run `action` on every alternative state; keep those that answer like the impl."""
+        if not self.alternatives:
+            return []
+        primary = self.model.snapshot()
+        kept: list[Any] = []
+        try:
+            for alternative in self.alternatives:
+                self.model.restore(alternative)
+                answer = execute(self.model, action, args)
+                if answer.same_as(impl) and self.model.state() == self.sut.state():
+                    kept.append(self.model.snapshot())
+        finally:
+            self.model.restore(primary)
+        self.alternatives = kept
+        return kept
+
+    def _crash(self, args: dict[str, Any], wire_args: Any,
+               impl: StepResult) -> tuple[StepResult, StepResult]:
+        """A crash: the implementation's recovered state must be in the model's allowed set
+        (KL-CRASH-1); the model then continues from a member with that view."""
+        self.actions["crash"] += 1
+        self.crashes[str(args["fault"])] += 1
+        self.alternatives = []
+        model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
+        problem: tuple[str, str] | None = None
+        if not impl.ok:
+            problem = "crash.load", f"load after the crash failed: {impl.describe()}"
+        else:
+            outcomes = self.model.crash_outcomes(str(args["fault"]), int(impl.value))
+            problem = self._adopt(outcomes)
+        if problem is None:
+            problem = self._internal_checks()
+        message = None if problem is None else problem[1]
+        step = TraceStep("crash", wire_args, model.to_json(), impl.to_json(), message)
+        self.steps.append(step)
+        self.last_rules = frozenset({"KL-CRASH-1"})
+        self.rules |= self.last_rules
+        if problem is not None:
+            self.last_signature = self._signature("crash", model, impl, problem[0])
+            raise DivergenceError(problem[1], self.last_signature, step)
+        return model, impl
+
+    def _adopt(self, outcomes: Any) -> tuple[str, str] | None:
+        try:
+            recovered = self.sut.state()
+        except AdapterError:
+            raise
+        except Exception as error:
+            return "state()", f"state() raised {type(error).__name__}: {error}"
+        from kafkalog.model.log import view
+
+        matching = [o for o in outcomes if view(o[0]) == recovered]
+        if not matching:
+            closest = min((view(o[0]) for o in outcomes),
+                          key=lambda c: abs(c.log_end_offset - recovered.log_end_offset))
+            where = first_difference(closest, recovered)
+            return (f"crash.state.{where[0]}",
+                    f"recovered state not allowed ({len(outcomes)} allowed states); closest "
+                    f"differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}")
+        self.model.adopt(matching[0])
+        self.alternatives = []
+        for outcome in matching[1:5]:
+            self.model.adopt(outcome)
+            self.alternatives.append(self.model.snapshot())
+        self.model.adopt(matching[0])
+        broken = view_invariants(recovered)
+        if broken:
+            return f"invariant.{broken[0]}", f"invariant broken: {', '.join(broken)}"
+        return None
 
     def _cover(self, action: str, before: Any, model: StepResult) -> None:
         """Add the spec rules the model says this step exercised (model/coverage.py)."""

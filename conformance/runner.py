@@ -52,6 +52,7 @@ class RunOutcome:
     outcome: str  # "conformed" | "diverged" | "adapter_error"
     signature: str | None  # action|model code|impl code|what differed|rule, or the adapter error
     trace_jsonl: str | None  # the shrunk trace of a divergence, else None
+    crashes: dict[str, int] = dataclasses.field(default_factory=dict)  # crash steps per fault
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -187,4 +188,5 @@ def _outcome(seed: int, family: str, adapter: str | None, started: float,
         outcome=outcome,
         signature=signature,
         trace_jsonl=trace_jsonl,
+        crashes=dict(sorted(session.crashes.items())) if session else {},
     )

@@ -58,6 +58,7 @@ class Session:
         verify_every: int = 10,
         time_limit_s: float | None = None,
         max_steps: int | None = None,
+        crash_weight: int = 1,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -67,6 +68,9 @@ class Session:
         self.verify_every = verify_every
         # Actions per example: scenario rules run several, so the machine stops at this many.
         self.max_steps = max_steps
+        # Copies of the crash rule in the machine (0 = none); crash steps per fault model.
+        self.crash_weight = crash_weight
+        self.crashes: Counter[str] = Counter()
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
         self.steps_executed = 0
@@ -110,6 +114,7 @@ class Session:
             self.steps_executed += sum(lockstep.actions.values())
             self.actions.update(lockstep.actions)
             self.rules |= lockstep.rules
+            self.crashes.update(lockstep.crashes)
         if diverged:
             self.failed = True
             if self.best is None or len(lockstep.steps) <= len(self.best):

@@ -1,7 +1,6 @@
 """`close_and_reopen`: a clean shutdown then a load (FMT-44, REC-*, LOG-3, LOG-4).
 
-Re-exported by `log.py`. The crash counterpart is reserved in specs/log.md ("Reserved actions")
-and not yet modelled.
+Re-exported by `log.py`. The unclean counterpart (a crash, then a load) is `crash.py`.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ def _reopened(segment: Segment, now_ms: int) -> Segment:
     return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0)
 
 
-def _resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
+def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
     """REC-12: the last segment's indexes regain full capacity after load."""
     return replace(
         segment,
@@ -46,7 +45,7 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     # FMT-40: the log-start checkpoint holds an entry only when LSO > first base; missing = 0.
     lso_checkpoint = state.log_start_offset if state.log_start_offset > first_base else 0
     hw_checkpoint = state.high_watermark.message_offset
-    segments = (*closed[:-1], _resize_active(closed[-1], state.config.segment_index_bytes))
+    segments = (*closed[:-1], resize_active(closed[-1], state.config.segment_index_bytes))
     entries = state.epochs
     leo = segments[-1].next_offset
     if leo < lso_checkpoint:
