@@ -120,8 +120,11 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     rolled = _rolled_to(before, after)
     if rolled is not None:
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
-    if action == "flush" and after.recovery_point > before.recovery_point:
-        flushed = max(flushed, after.recovery_point)
+    if action not in _TRUNCATIONS and after.recovery_point > before.recovery_point:
+        # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it
+        # raises the recovery point (Kafka does not, GAP-9).
+        if mode is CrashMode.STRICT or action == "flush":
+            flushed = max(flushed, after.recovery_point)
     if action == "close_and_reopen":
         # KL-CRASH-4: a clean shutdown flushes everything and writes every checkpoint.
         return Durable(flushed=after.log_end_offset,
@@ -129,17 +132,20 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
                                            log_start=log_start_checkpoint(before),
                                            high_watermark=before.high_watermark.message_offset),
                        epoch_options=(after.epochs,))
-    cut = action in _TRUNCATIONS and after.segments != before.segments
+    cut = action == "truncate_fully_and_start_at" or (
+        action == "truncate_to" and after.log_end_offset < before.log_end_offset)
     if cut:
         if mode is CrashMode.STRICT:
-            # KL-CRASH-3: the cut and the removals are durable; the root checkpoints follow.
+            # KL-CRASH-3: the cut and the removals are durable; the recovery point follows.
             flushed = after.log_end_offset
         else:
             flushed = min(flushed, after.log_end_offset)
             layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-1
-        checkpoints = replace(_root_checkpoints(after), epochs=checkpoints.epochs)
+        checkpoints = replace(checkpoints, recovery_point=after.recovery_point)  # DUR-26
     elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments):
         layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-2: retention's renames
+    if flushed > durable.flushed:
+        layouts = ()  # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1)
     options = durable.epoch_options
     if after.epochs != before.epochs:
         grew = bool(after.epochs) and after.epochs[-1] not in before.epochs
@@ -179,7 +185,7 @@ def _layouts_after_power_loss(segments: tuple[Segment, ...],
     if start > 0 and segments[start].base_offset >= flushed:
         yield segments[:start]  # the segment F starts was created but its entry not durable
     for i in range(start, len(segments)):
-        if i > 0:
+        if i > start:
             yield segments[:i]
         segment = segments[i]
         for count in range(len(segment.batches) + 1):
@@ -190,7 +196,7 @@ def _layouts_after_power_loss(segments: tuple[Segment, ...],
 
 def _surviving_layouts(state: PartitionState, durable: Durable, fault: FaultModel,
                        mode: CrashMode) -> list[tuple[Segment, ...]]:
-    if fault is FaultModel.PROCESS_CRASH and durable.flushed >= state.log_end_offset:
+    if fault is FaultModel.PROCESS_CRASH:
         return [state.segments]  # FLT-1: every completed operation persists
     found: list[tuple[Segment, ...]] = []
     sources = [state.segments]
@@ -253,8 +259,10 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
     if fault is FaultModel.PROCESS_CRASH:
-        # FLT-1: what the action had not written yet is all a process crash can lose.
+        # FLT-1: what the action had not written yet is all a process crash can lose: the
+        # prefixes from there, as a power loss with that frontier would leave them.
         low = max(low, min(before.log_end_offset, after.log_end_offset))
+        fault = FaultModel.POWER_LOSS
     # A full truncation removes the old segments before it creates the new one (LOC-9).
     extra: tuple[tuple[Segment, ...], ...] = (
         ((),) if action == "truncate_fully_and_start_at" else ())

@@ -72,9 +72,14 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
     `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
-    Batches with an epoch above the latest add cache entries. An emptied segment ends the log.
+    The cache is first truncated at the first recovered base; then batches with an epoch above
+    the latest add cache entries (RCV-10). An emptied segment ends the log.
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
+    if first < len(layout):
+        # The recovered range's epochs are re-derived from its batches (kafkalog: this makes a
+        # second load equal the first, KL-CRASH-7).
+        entries = epoch_cache.truncate_from_end(entries, layout[first].base_offset)
     out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
     for segment in layout[first:]:
         modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
@@ -100,7 +105,8 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
     every later segment, RCV-6, and in kafkalog also in the index-rebuild path, KL-CRASH-5).
     `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
-    RCV-5), so nothing is pending afterwards. Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7.
+    RCV-5), so nothing is pending afterwards, whatever leftovers the crash left (KL-CRASH-9).
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs)
