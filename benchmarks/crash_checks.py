@@ -86,7 +86,7 @@ def read_records(log: Log) -> tuple[list[Rec], list[str]]:
         info = log.read(offset, 1 << 20, Isolation.LOG_END, True)
         batches = list(info.records.batches())
         if not batches:
-            problems.append(f"CRP-5: read({offset}) below LEO {log.log_end_offset} returned nothing")
+            problems.append(f"CRP-5: read({offset}) below LEO {log.log_end_offset} is empty")
             break
         for batch in batches:
             try:

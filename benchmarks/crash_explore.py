@@ -137,7 +137,9 @@ class _Recorder:
         self.log.maybe_increment_log_start_offset(offset)
 
     def _do_retention(self) -> None:
+        """Strict: deleted segments stay deleted (CRP-15), so the first base is a floor."""
         self.log.delete_old_segments()
+        self.durable_lso = max(self.durable_lso, self.log.segments[0].base_offset)
 
     def _do_checkpoint(self) -> None:
         self.log_dir.checkpoint()

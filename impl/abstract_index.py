@@ -284,22 +284,37 @@ class AbstractIndex(ABC):
             self._on_store = None
 
     def flush(self) -> None:
-        """msync the mapping."""
+        """msync the mapping, then fsync the file.
+
+        Strict (beyond Kafka's DUR-2): msync persists the stored entries but not necessarily a
+        length change (a trim or resize, DUR-24), so the file is fsynced as well.
+        """
         with self._lock:
             self._ensure_open()
-            if self._mmap is not None and self.writable:
+            if not self.writable:
+                return
+            if self._mmap is not None:
                 try:
                     self._mmap.flush()
                 except OSError as e:
                     raise KafkaStorageError(f"index flush failed: {e}", where=self.path) from e
+            self._fsync_file()
+
+    def _fsync_file(self) -> None:
+        handle = self.fs.open_file(self.path, writable=True)
+        try:
+            handle.fsync()
+        finally:
+            handle.close()
 
     def close(self) -> None:
         """Trim to the valid size (when writable), then unmap. Idempotent."""
         with self._lock:
             if self._closed:
                 return
-            if self.writable:
-                self.trim_to_valid_size()
+            # Strict (GAP-8): a trim made at close is durable before the clean-shutdown marker.
+            if self.writable and self.trim_to_valid_size():
+                self._fsync_file()
             self.close_handler()
 
     def close_handler(self) -> None:

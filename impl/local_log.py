@@ -189,9 +189,13 @@ class LocalLog:
             )
         self._delete_stale_files(new_offset)
         active.on_become_inactive_segment()
+        # Strict (beyond Kafka, GAP-5, DUR-19): the old segment and its trims are durable before
+        # the new segment's entry can be, so a crash never leaves a later segment past a hole.
+        active.flush()
         new_segment = self.segments.add(
             LogSegment.open(self.fs, self.dir, new_offset, self.config, self.time)
         )
+        self.fs.fsync_dir(self.dir)
         self.update_log_end_offset(self.log_end_offset)
         return new_segment
 
@@ -204,10 +208,18 @@ class LocalLog:
     # --- truncation -------------------------------------------------------------------------
 
     def truncate_to(self, target_offset: int) -> list[LogSegment]:
-        """Delete segments above `target_offset`, cut the new active one, LEO = target (LOC-8)."""
+        """Delete segments above `target_offset`, cut the new active one, LEO = target (LOC-8).
+
+        Strict durability (beyond Kafka's DUR-23, GAP-1/GAP-2): the later segments are renamed
+        `.deleted` highest first (a crash part-way leaves a prefix, never a hole) and the
+        directory is fsynced; then the cut segment's `.log` and indexes are fsynced. When this
+        returns no power loss can bring the truncated batches back (CRP-15).
+        """
         deletable = [s for s in self.segments if s.base_offset > target_offset]
-        self.remove_and_delete_segments(deletable, async_delete=True)
-        self.segments.active_segment().truncate_to(target_offset)
+        self.remove_and_delete_segments(deletable[::-1], async_delete=True)
+        active = self.segments.active_segment()
+        active.truncate_to(target_offset)
+        active.flush()
         self.update_log_end_offset(target_offset)
         return deletable
 
@@ -217,6 +229,7 @@ class LocalLog:
         all_segments = self.segments.values()
         self.remove_and_delete_segments(all_segments[:-1], async_delete=True)
         self.create_and_delete_segment(new_offset, all_segments[-1], async_delete=True)
+        self.fs.fsync_dir(self.dir)  # strict: the new empty segment's entry is durable (GAP-1)
         self.update_log_end_offset(new_offset)
         return all_segments
 
@@ -244,10 +257,19 @@ class LocalLog:
         self.delete_segment_files(to_delete, async_delete)
 
     def delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
-        """Rename every file to `.deleted` now; remove after `file_delete_delay_ms` if async."""
+        """Rename every file to `.deleted` now; remove after `file_delete_delay_ms` if async.
+
+        Strict (beyond Kafka's DUR-20, GAP-2): the renames are made durable by a directory fsync
+        before this returns, so a deleted segment never reappears under its own name after a
+        power loss; the later unlinks need no sync (the loader removes `.deleted` files, RCV-3).
+        """
+        renamed = False
         for segment in segments:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+                renamed = True
+        if renamed:
+            self.fs.fsync_dir(self.dir)
         if not async_delete:
             for segment in segments:
                 segment.delete_if_exists()

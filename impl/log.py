@@ -16,6 +16,7 @@ unclean shutdown `LogLoader` re-validates every segment from the recovery point 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,9 @@ class Log:
         # LOG-1: the HW starts as message-only metadata at the LSO.
         self._hw_metadata = LogOffsetMetadata(log_start_offset)
         self._closed = False
+        # Called after a truncation cut something; `LogDir` installs one that rewrites the
+        # recovery-point checkpoint, as Kafka's LogManager.truncateTo does (DUR-26, CBUG-5).
+        self.on_truncated: Callable[[], None] | None = None
         self._update_log_start_offset(log_start_offset)  # LOG-3 step 1
         first = local_log.segments.first_segment_base_offset()
         self._log_start_offset = max(log_start_offset, first if first is not None else 0)
@@ -258,6 +262,10 @@ class Log:
             self.local_log.check_if_memory_mapped_buffer_closed()
             if new_log_start_offset <= self._log_start_offset:
                 return False
+            # Strict (GAP-9): the recovery point follows the log start up only over flushed
+            # data, so a checkpoint of it never vouches for bytes that were not fsynced.
+            if self.local_log.recovery_point < new_log_start_offset:
+                self._flush_to(min(new_log_start_offset, self.log_end_offset), including=False)
             self._update_log_start_offset(new_log_start_offset)
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
             return True
@@ -530,7 +538,13 @@ class Log:
             self._log_start_offset = min(target_offset, self._log_start_offset)
             if self.high_watermark >= self.log_end_offset:
                 self.update_high_watermark(self.log_end_offset_metadata)
+            self._truncated()
             return True
+
+    def _truncated(self) -> None:
+        """DUR-26: the lowered recovery point reaches its checkpoint before the caller goes on."""
+        if self.on_truncated is not None:
+            self.on_truncated()
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
         """Delete everything and start empty at `new_offset`: LSO = HW = LEO (LOG-41, BUG-38).
@@ -549,6 +563,7 @@ class Log:
         # min(recovery point, offset), where LocalLog.updateLogEndOffset left it (KL-TRUNC-4).
         self._log_start_offset = new_offset
         self.update_high_watermark(self.log_end_offset_metadata)
+        self._truncated()
 
     # --- epochs -----------------------------------------------------------------------------
 
