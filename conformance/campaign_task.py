@@ -57,6 +57,8 @@ ARROW_SCHEMA = pa.schema(
         ("started_at", pa.timestamp("us", tz="UTC")),
         ("finished_at", pa.timestamp("us", tz="UTC")),
         ("worker", pa.string()),
+        ("crashes", pa.map_(pa.string(), pa.int32())),
+        ("crash_weight", pa.int32()),
     ]
 )
 SPARK_DDL = (
@@ -64,7 +66,8 @@ SPARK_DDL = (
     "broken STRING, steps INT, kafkalog_version STRING, kafkalog_commit STRING, "
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
-    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING"
+    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, crashes MAP<STRING, INT>, "
+    "crash_weight INT"
 )
 
 
@@ -100,6 +103,7 @@ class TaskSpec:
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
+    crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -148,6 +152,8 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     family = family_for_seed(seed, spec.families)
     started = time.time()
     try:
+        # The default weight is not passed, so run functions without crashes keep working.
+        extra = {} if spec.crash_weight == 1 else {"crash_weight": spec.crash_weight}
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
             outcome = _resolve(spec.run_fn)(
                 seed,
@@ -156,6 +162,7 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
                 adapter=spec.adapter,
                 time_limit_s=spec.time_limit_s,
                 broken=spec.broken,
+                **extra,
             )
             row = _outcome_row(outcome)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
@@ -255,6 +262,7 @@ def _outcome_row(outcome: RunOutcomeLike) -> dict[str, Any]:
         "trace_jsonl": outcome.trace_jsonl,
         "trace_steps": trace_step_count(outcome.trace_jsonl),
         "error": None,
+        "crashes": {str(k): int(n) for k, n in sorted(getattr(outcome, "crashes", {}).items())},
     }
 
 
@@ -272,6 +280,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "trace_jsonl": None,
         "trace_steps": None,
         "error": f"{name}: {error}"[:_TEXT_LIMIT],
+        "crashes": {},
     }
 
 
@@ -291,6 +300,7 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "started_at": datetime.fromtimestamp(started, UTC),
         "finished_at": datetime.now(UTC),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "crash_weight": spec.crash_weight,
     }
 
 

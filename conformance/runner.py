@@ -87,6 +87,7 @@ def run_seed(
     adapter: str | None = None,
     time_limit_s: float = 120,
     broken: str | None = None,
+    crash_weight: int = 1,
 ) -> RunOutcome:
     """Run the machine once from `seed`; see the module docstring. Never raises."""
     started = time.monotonic()
@@ -96,7 +97,7 @@ def run_seed(
         config = config_family_config(config_family)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps)
+                          max_steps=steps, crash_weight=crash_weight)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)

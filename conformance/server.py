@@ -16,7 +16,7 @@ from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
 from .errors import ProtocolError, UnknownActionError, WireFormatError
-from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request
+from .protocol import PROTOCOL_VERSIONS, VERSION_2_FEATURES, Request, dumps, parse_request
 from .sut import Sut, UnsupportedError, execute
 from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode
 
@@ -67,13 +67,16 @@ class Server:
 
     def _handshake(self, args: dict[str, Json]) -> Json:
         version = args.get("protocol_version")
-        if version != PROTOCOL_VERSION:
+        if version not in PROTOCOL_VERSIONS or isinstance(version, bool):
             raise ProtocolError(
-                f"unsupported protocol_version {version!r}; this adapter speaks {PROTOCOL_VERSION}"
+                f"unsupported protocol_version {version!r}; this adapter speaks "
+                f"{' or '.join(map(str, PROTOCOL_VERSIONS))}"
             )
         self.handshaken = True
+        if version == 1:  # a version-1 client knows nothing of crashes
+            self._features = self._features - VERSION_2_FEATURES
         return {
-            "protocol_version": PROTOCOL_VERSION,
+            "protocol_version": version,
             "implementation": self._implementation,
             "features": sorted(self._features),
         }
@@ -87,7 +90,8 @@ class Server:
         self._sut = self._factory(config, now_ms, log_start_offset)
 
     def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
-        if ACTIONS[action].feature not in self._features:
+        needed = {"crash", "crash_kill"} if action == "crash" else {ACTIONS[action].feature}
+        if not needed & self._features:
             return {"unsupported": {"message": f"{self._implementation} does not support {action}"}}
         args = decode_args(action, raw, where=f"request {ident} args")
         try:

@@ -32,7 +32,13 @@ from .errors import (
     UnexpectedException,
     WireFormatError,
 )
-from .protocol import PROTOCOL_ERROR_CODES, PROTOCOL_VERSION, dumps, parse_response
+from .protocol import (
+    PROTOCOL_ERROR_CODES,
+    PROTOCOL_VERSION,
+    VERSION_2_FEATURES,
+    dumps,
+    parse_response,
+)
 from .sut import UnsupportedError
 from .wire import ACTIONS, FEATURES, Json, decode, decode_error, decode_result, encode, encode_args
 
@@ -81,20 +87,34 @@ class AdapterProcess:
         self._lines.put(_EOF)
 
     def _handshake(self) -> tuple[str, frozenset[str]]:
-        body = self.request("handshake", {"protocol_version": PROTOCOL_VERSION,
+        """Version 2 first; an adapter that refuses it with ProtocolError is asked for version 1
+        (version-1 adapters keep working, without crashes)."""
+        try:
+            return self._handshake_version(PROTOCOL_VERSION)
+        except ProtocolError as error:
+            if "adapter rejected the request: ProtocolError" not in str(error):
+                raise
+            self.protocol_version = 1
+            return self._handshake_version(1)
+
+    def _handshake_version(self, wanted: int) -> tuple[str, frozenset[str]]:
+        self.protocol_version = wanted
+        body = self.request("handshake", {"protocol_version": wanted,
                                           "client": f"kafkalog {__version__}"})
         if not isinstance(body, dict):
             raise ProtocolError("handshake reply must be an object", where=self.command)
         version = body.get("protocol_version")
-        if version != PROTOCOL_VERSION:
+        if version != wanted:
             raise ProtocolError(
-                f"adapter speaks protocol {version!r}, this client speaks {PROTOCOL_VERSION}",
+                f"adapter speaks protocol {version!r}, this client asked for {wanted}",
                 where=self.command,
             )
         name, features = body.get("implementation"), body.get("features")
         if not isinstance(name, str) or not isinstance(features, list):
             raise ProtocolError("handshake needs implementation and features", where=self.command)
         unknown = set(features) - set(FEATURES)
+        if wanted == 1:
+            unknown |= set(features) & VERSION_2_FEATURES
         if "core" not in features or unknown:
             raise ProtocolError(
                 f"features must include 'core' and only {list(FEATURES)}; got {features}",

@@ -120,11 +120,11 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     rolled = _rolled_to(before, after)
     if rolled is not None:
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
-    if action not in _TRUNCATIONS and after.recovery_point > before.recovery_point:
-        # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it
-        # raises the recovery point (Kafka does not, GAP-9).
-        if mode is CrashMode.STRICT or action == "flush":
-            flushed = max(flushed, after.recovery_point)
+    # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it raises
+    # the recovery point (Kafka does not, GAP-9).
+    raised = action not in _TRUNCATIONS and after.recovery_point > before.recovery_point
+    if raised and (mode is CrashMode.STRICT or action == "flush"):
+        flushed = max(flushed, after.recovery_point)
     if action == "close_and_reopen":
         # KL-CRASH-4: a clean shutdown flushes everything and writes every checkpoint.
         return Durable(flushed=after.log_end_offset,

@@ -40,8 +40,11 @@ PROFILES: dict[str, dict[str, int]] = {
               show_default=True, help="Where failing traces are written.")
 @click.option("--time-limit", type=float, default=120.0, show_default=True,
               help="Seconds per run, shrinking included.")
+@click.option("--crash-weight", type=click.IntRange(min=0, max=8), default=1, show_default=True,
+              help="Copies of the crash rule among the machine's rules (0: no crashes).")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
-          families: tuple[str, ...], broken: str | None, out: Path, time_limit: float) -> None:
+          families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
+          crash_weight: int) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -64,7 +67,8 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         for s in range(seed, seed + runs):
             family = mix[s % len(mix)]
             outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
-                               time_limit_s=time_limit, broken=broken)
+                               time_limit_s=time_limit, broken=broken,
+                               crash_weight=crash_weight)
             outcomes.append(outcome)
             failed = sum(o.outcome != "conformed" for o in outcomes)
             progress.update(task, advance=1, description=f"conformance ({failed} failed)")
@@ -106,6 +110,11 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
     for name, count in sorted(actions.items()):
         table.add_row(name, str(count))
     echo(table)
+    crashes: Counter[str] = Counter()
+    for o in outcomes:
+        crashes.update(o.crashes)
+    echo(f"crash points explored: {sum(crashes.values())}  "
+         + "  ".join(f"{fault}: {n}" for fault, n in sorted(crashes.items())))
     known = all_rule_ids()
     never = sorted(known - rules)
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"

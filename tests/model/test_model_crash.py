@@ -43,8 +43,8 @@ class Tracked:
         return {s.log_end_offset for s, _ in self.outcomes(fault)}
 
 
-def test_process_crash__keeps_every_batch_and_falls_back_to_the_checkpointed_recovery_point() -> None:
-    """FLT-1: the page cache survives; rp/LSO/HW come from their checkpoints. Spec: KL-CRASH-2, KL-CRASH-4"""
+def test_process_crash__keeps_every_batch_and_falls_back_to_the_checkpointed_offsets() -> None:
+    """FLT-1: the page cache survives; rp/HW from checkpoints. Spec: KL-CRASH-2, KL-CRASH-4"""
     t = Tracked()
     t.append(3)
     t.do("update_high_watermark", 3)
