@@ -245,9 +245,10 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                         fault.value, 0) + 1
                     if any(p.startswith("CRP-12") for p in problems):
                         summary.idempotence_failures += 1
-                    if len(summary.examples) < 12:
+                    shown = sum(1 for e in summary.examples if f" {fault.value} " in e)
+                    if shown < 4:  # a few per fault model, so every model's failures show
                         summary.examples.append(
-                            f"{label} k={k} {fault.value} seed={seed}: {problems[0]}")
+                            f"{label} k={k} {fault.value} seed={seed}: {'; '.join(problems)}")
 
 
 def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[int] = (0, 1, 2),

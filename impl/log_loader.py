@@ -98,10 +98,13 @@ class LogLoader:
         active = self.segments.active_segment()
         active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
         active.time_index.resize(self.config.segment_index_bytes)
-        self.epoch_cache.truncate_from_end(next_offset)  # REC-13
+        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
+        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
+        # trimming the start first makes every load agree.
+        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
+        self.epoch_cache.truncate_from_end(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
-        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)  # REC-15
         self._make_recovery_durable()
         return LoadedLog(
             self.segments, log_start, recovery_point,
@@ -294,11 +297,12 @@ class LogLoader:
         """Recover from the segment holding the recovery point on; stop at the first cut."""
         unflushed = self.segments.values(self.recovery_point_checkpoint, _INT64_MAX)
         if unflushed:
-            # CRP-12 (defect 4 of issue #10): recovery re-derives the epochs of the range it
-            # scans from the batches themselves (RCV-10 adds an epoch above the latest), so
-            # entries from that range are dropped first; otherwise what recovery adds depends on
-            # what the previous load's trims left, and reloads alternate.
-            self.epoch_cache.truncate_from_end(unflushed[0].base_offset)
+            # CRP-12 (defect 4 of issue #10): recovery re-derives the epochs above the recovery
+            # point from the batches themselves (RCV-10 adds an epoch above the latest), so
+            # entries from there on are dropped first; otherwise what recovery adds depends on
+            # what the previous load's trims left, and reloads alternate. Entries below the
+            # recovery point describe flushed data and stay (a clean load keeps them too).
+            self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
         for i, segment in enumerate(unflushed):
             try:
                 truncated = self._recover_segment(segment)
