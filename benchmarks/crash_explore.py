@@ -222,9 +222,26 @@ def record_workload(workload: Workload, root: Path, config: LogConfig = CONFIG) 
     return recorder
 
 
+def plant_replayed_tail(root: Path) -> None:
+    """FLT-8 / GAP-6: the active segment's batches appear again after themselves (a stale,
+    CRC-valid tail such as a misdirected write leaves): recovery meets offsets that go back and
+    its offset-index append raises InvalidOffsetError, which the loader must handle (RCV-6).
+    Only unclean images are planted: a clean start validates nothing (GAP-7, RCV-14)."""
+    if (root / ".kafka_cleanshutdown").exists():
+        return
+    for partition in sorted(p for p in root.iterdir() if p.is_dir()):
+        logs = sorted(partition.glob("*.log"))
+        if logs:
+            data = logs[-1].read_bytes()
+            logs[-1].write_bytes(data * 4)
+
+
+PLANTS: dict[str, Callable[[Path], None]] = {"replayed_tail": plant_replayed_tail}
+
+
 def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[FaultModel],
                    seeds: Sequence[int], scratch: Path, summary: Summary,
-                   label: str = "") -> None:
+                   label: str = "", plant: Callable[[Path], None] | None = None) -> None:
     """Materialise, recover and check every (point, fault, seed); add the counts to `summary`."""
     n = 0
     for k in points:
@@ -235,7 +252,9 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                 n += 1
                 target = scratch / f"s{n}"
                 recorder.fs.materialise(target, k, fault, seed)
-                problems = check_recovered(target, recorder.config, expect)
+                if plant is not None:
+                    plant(target)
+                problems = check_recovered(target, recorder.config, expect, full=plant is None)
                 shutil.rmtree(target, ignore_errors=True)
                 summary.states += 1
                 summary.states_by_fault[fault.value] = summary.states_by_fault.get(
@@ -255,11 +274,13 @@ def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[i
                     *, faults: Sequence[FaultModel] = tuple(FaultModel), stride: int = 1,
                     config: LogConfig = CONFIG,
                     patch: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
-                    ) -> Summary:
+                    plant: str | None = None) -> Summary:
     """Explore every `stride`-th crash point of each workload under `faults` x `seeds`.
 
-    A process crash is explored with the first seed only (it makes no seeded choice).
+    A process crash is explored with the first seed only (it makes no seeded choice). `plant`
+    names an entry of PLANTS applied to every image (then only RCV/CRP-10/CRP-12 are checked).
     """
+    planter = PLANTS[plant] if plant is not None else None
     summary = Summary()
     logging.getLogger("kafkalog.impl.log_dir").setLevel(logging.ERROR)  # recovery reports
     start, cpu = time.perf_counter(), time.process_time()
@@ -267,7 +288,8 @@ def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[i
         for w, workload in enumerate(workloads):
             recorder = record_workload(workload, scratch / f"w{w}", config)
             points = range(0, recorder.fs.crash_points() + 1, stride)
-            explore_points(recorder, points, faults, seeds, scratch, summary, workload.name)
+            explore_points(recorder, points, faults, seeds, scratch, summary, workload.name,
+                           planter)
             summary.workloads += 1
     summary.seconds = time.perf_counter() - start
     summary.cpu_seconds = time.process_time() - cpu

@@ -219,7 +219,7 @@ class LogLoader:
                     segment.sanity_check(time_index_new)
                     self._check_index_shape(segment)
                 except (FileNotFoundError, CorruptIndexError):
-                    if self._recover_segment(segment) > 0 and self._load_cut is None:
+                    if self._recover_or_empty(segment) > 0 and self._load_cut is None:
                         self._load_cut = base
                 self.segments.add(segment)
         if self._load_cut is not None:
@@ -269,6 +269,18 @@ class LogLoader:
         self._truncated_bytes += truncated
         return truncated
 
+    def _recover_or_empty(self, segment: LogSegment) -> int:
+        """Recover a segment; offsets going back (InvalidOffsetError) or an I/O error empty it
+        (RCV-6, KAFKA-905). Both the recovery pass and the load-time index rebuild come here:
+        the rebuild path must not let the error stop the load either (KAFKA-3919, CBUG-11)."""
+        try:
+            return self._recover_segment(segment)
+        except (InvalidOffsetError, KafkaStorageError):
+            truncated = segment.truncate_to(segment.base_offset)
+            self._truncated_bytes += truncated
+            self._recovered.append(segment.base_offset)
+            return truncated
+
     # --- REC-7..10: recovery ----------------------------------------------------------------
 
     def _load_deleted_dir(self) -> LoadedLog:
@@ -304,12 +316,7 @@ class LogLoader:
             # recovery point describe flushed data and stay (a clean load keeps them too).
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
         for i, segment in enumerate(unflushed):
-            try:
-                truncated = self._recover_segment(segment)
-            except (InvalidOffsetError, KafkaStorageError):
-                truncated = segment.truncate_to(segment.base_offset)  # KAFKA-905
-                self._truncated_bytes += truncated
-                self._recovered.append(segment.base_offset)
+            truncated = self._recover_or_empty(segment)
             if truncated > 0:
                 for later in unflushed[i + 1 :]:
                     self.segments.remove(later.base_offset)
