@@ -97,6 +97,8 @@ class ImplSut:
             shutil.rmtree(self.root, ignore_errors=True)  # nothing else will ever close it
             raise
         self.log_dir.logs[TOPIC_PARTITION] = self.log
+        # As LogDir installs it on every log it opens: the rp checkpoint after a truncation.
+        self.log.on_truncated = self.log_dir.checkpoint_recovery_points
         if isinstance(self.fs, RecordingFileSystem):
             # The starting log is durable (a broker fsyncs a new partition's parent, GAP-10);
             # crashes test what the actions do from here on.

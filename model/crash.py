@@ -263,9 +263,18 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         # prefixes from there, as a power loss with that frontier would leave them.
         low = max(low, min(before.log_end_offset, after.log_end_offset))
         fault = FaultModel.POWER_LOSS
-    # A full truncation removes the old segments before it creates the new one (LOC-9).
+    # A full truncation removes the old segments before it creates the new one (LOC-9); an
+    # action that rolls and then removes (retention, KL-RET-6) may stop between the two.
     extra: tuple[tuple[Segment, ...], ...] = (
         ((),) if action == "truncate_fully_and_start_at" else ())
+    rolled = tuple(s for s in after.segments if s.base_offset > before.active.base_offset)
+    union = (*before.segments, *rolled)
+    # Retention removes the oldest segments one by one (LOC-11): any number of them may be gone.
+    removed = sum(1 for s in before.segments if s.base_offset < after.segments[0].base_offset)
+    for k in range(removed + 1):
+        for layout in (union[k:], before.segments[k:]):
+            if layout and layout not in (before.segments, after.segments):
+                extra = (*extra, layout)
     out: dict[PartitionState, Durable] = {}
     if action == "close_and_reopen":
         out[after] = durable_after_action

@@ -72,14 +72,14 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
     `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
-    The cache is first truncated at the first recovered base; then batches with an epoch above
+    The cache is first truncated at the recovery point; then batches with an epoch above
     the latest add cache entries (RCV-10). An emptied segment ends the log.
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
     if first < len(layout):
-        # The recovered range's epochs are re-derived from its batches (kafkalog: this makes a
-        # second load equal the first, KL-CRASH-7).
-        entries = epoch_cache.truncate_from_end(entries, layout[first].base_offset)
+        # The epochs above the recovery point are re-derived from the batches (kafkalog: this
+        # makes a second load equal the first, KL-CRASH-7).
+        entries = epoch_cache.truncate_from_end(entries, recovery_point)
     out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
     for segment in layout[first:]:
         modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
@@ -119,8 +119,8 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         entries = ()
         leo = checkpoints.log_start
     segments = (*segments[:-1], resize_active(segments[-1], config.segment_index_bytes))
-    entries = epoch_cache.truncate_from_end(entries, leo)
     entries = epoch_cache.truncate_from_start(entries, checkpoints.log_start)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(checkpoints.log_start, segments[0].base_offset)
     loaded = PartitionState(
         config=config,

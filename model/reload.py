@@ -53,8 +53,11 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         segments = (new_segment(lso_checkpoint, state.config, now),)
         entries = ()
         leo = lso_checkpoint
-    entries = epoch_cache.truncate_from_end(entries, leo)
+    # kafkalog trims the start first, then the end (KL-RELOAD-2): Kafka's order (end, then start,
+    # RCV-10) leaves an entry at the LEO when LSO = LEO, which the next load removes (issue #10,
+    # defect 4); this order gives the same cache on every load.
     entries = epoch_cache.truncate_from_start(entries, lso_checkpoint)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(lso_checkpoint, segments[0].base_offset)
     loaded = PartitionState(
         config=state.config,
