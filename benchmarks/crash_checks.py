@@ -22,10 +22,13 @@ always load).
 
 from __future__ import annotations
 
+import random
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir, TopicPartition
@@ -217,10 +220,12 @@ def _history_problems(log: Log, records: Sequence[Rec], expect: Expectation) -> 
 
 
 def _open_and_observe(root: Path, config: LogConfig, expect: Expectation | None,
-                      full: bool = True) -> tuple[Observed | None, list[str]]:
+                      full: bool = True, fs: FileSystem | None = None,
+                      ) -> tuple[Observed | None, list[str]]:
     """Load the directory (unclean unless the marker survived), check it, drop it uncleanly."""
     try:
-        log_dir = LogDir.open(ScratchFileSystem(), root, config, MockTime(1_700_000_000_000))
+        log_dir = LogDir.open(fs or ScratchFileSystem(), root, config,
+                              MockTime(1_700_000_000_000))
     except Exception as error:  # RCV-15: a crash image must always load
         return None, [f"RCV: load raised {type(error).__name__}: {error}"]
     try:
@@ -249,18 +254,36 @@ def _open_and_observe(root: Path, config: LogConfig, expect: Expectation | None,
 
 
 def check_recovered(root: Path, config: LogConfig, expect: Expectation,
-                    full: bool = True) -> list[str]:
+                    full: bool = True, recovery_crash_seed: int | None = None) -> list[str]:
     """Every violated property of the crash image at `root` (empty when it recovers well).
 
+    The second load (CRP-12) reloads the same directory; with `recovery_crash_seed` the first
+    load runs on a RecordingFileSystem and the second loads the image a crash at a seed-chosen
+    point of the first load's own operations leaves, under a seed-chosen fault model: CRP-12's
+    "a crash during recovery changes nothing" (strict: recovery's cuts are durable, GAP-4).
     `full=False` is for images with something planted that no crash makes (FLT-8 corruption):
     then only RCV (the load never raises), CRP-10 leftovers and CRP-12 idempotence apply.
     """
-    first, problems = _open_and_observe(root, config, expect, full)
+    recording = RecordingFileSystem(root) if recovery_crash_seed is not None else None
+    first, problems = _open_and_observe(root, config, expect, full, recording)
     if first is None:
         return problems
-    second, again = _open_and_observe(root, config, None, full)
+    again_root, where = root, "second load"
+    if recording is not None and recovery_crash_seed is not None:
+        rng = random.Random(recovery_crash_seed)
+        n = recording.crash_points()
+        k = n if rng.random() < 0.5 else rng.randint(0, n)
+        fault = rng.choice(list(FaultModel))
+        again_root = root.with_name(root.name + "-rc")
+        recording.materialise(again_root, k, fault, recovery_crash_seed)
+        where = f"load after a {fault.value} crash at op {k}/{n} of recovery"
+    try:
+        second, again = _open_and_observe(again_root, config, None, full)
+    finally:
+        if again_root != root:
+            shutil.rmtree(again_root, ignore_errors=True)
     if second is None:
-        return problems + [f"CRP-12: second load: {p}" for p in again]
+        return problems + [f"CRP-12: {where}: {p}" for p in again]
     if second != first:
-        problems.append(f"CRP-12: second load differs: {first.state} then {second.state}")
+        problems.append(f"CRP-12: {where} differs: {first.state} then {second.state}")
     return problems

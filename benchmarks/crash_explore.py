@@ -241,7 +241,8 @@ PLANTS: dict[str, Callable[[Path], None]] = {"replayed_tail": plant_replayed_tai
 
 def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[FaultModel],
                    seeds: Sequence[int], scratch: Path, summary: Summary,
-                   label: str = "", plant: Callable[[Path], None] | None = None) -> None:
+                   label: str = "", plant: Callable[[Path], None] | None = None,
+                   crash_recovery: bool = True) -> None:
     """Materialise, recover and check every (point, fault, seed); add the counts to `summary`."""
     n = 0
     for k in points:
@@ -254,7 +255,8 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                 recorder.fs.materialise(target, k, fault, seed)
                 if plant is not None:
                     plant(target)
-                problems = check_recovered(target, recorder.config, expect, full=plant is None)
+                problems = check_recovered(target, recorder.config, expect, full=plant is None,
+                                           recovery_crash_seed=n if crash_recovery else None)
                 shutil.rmtree(target, ignore_errors=True)
                 summary.states += 1
                 summary.states_by_fault[fault.value] = summary.states_by_fault.get(
@@ -274,11 +276,12 @@ def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[i
                     *, faults: Sequence[FaultModel] = tuple(FaultModel), stride: int = 1,
                     config: LogConfig = CONFIG,
                     patch: Callable[[], contextlib.AbstractContextManager[Any]] | None = None,
-                    plant: str | None = None) -> Summary:
+                    plant: str | None = None, crash_recovery: bool = True) -> Summary:
     """Explore every `stride`-th crash point of each workload under `faults` x `seeds`.
 
     A process crash is explored with the first seed only (it makes no seeded choice). `plant`
     names an entry of PLANTS applied to every image (then only RCV/CRP-10/CRP-12 are checked).
+    `crash_recovery` makes the idempotence check reload after a seeded crash of the first load.
     """
     planter = PLANTS[plant] if plant is not None else None
     summary = Summary()
@@ -289,7 +292,7 @@ def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[i
             recorder = record_workload(workload, scratch / f"w{w}", config)
             points = range(0, recorder.fs.crash_points() + 1, stride)
             explore_points(recorder, points, faults, seeds, scratch, summary, workload.name,
-                           planter)
+                           planter, crash_recovery)
             summary.workloads += 1
     summary.seconds = time.perf_counter() - start
     summary.cpu_seconds = time.process_time() - cpu
