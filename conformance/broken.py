@@ -181,12 +181,23 @@ BROKEN: dict[str, Broken] = {
 _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original attribute)
 
 
+def all_broken() -> dict[str, Broken]:
+    """The historical bugs above plus the crash-recovery bugs of `broken_crash.py` (issue #10),
+    which `--broken NAME` reaches the same way."""
+    try:
+        from .broken_crash import BROKEN_CRASH
+    except ImportError:  # the crash registry is optional
+        return BROKEN
+    return {**BROKEN, **BROKEN_CRASH}
+
+
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
+    registry = all_broken()
     try:
-        return BROKEN[name]
+        return registry[name]
     except KeyError:
-        known = ", ".join(sorted(BROKEN))
+        known = ", ".join(sorted(registry))
         raise UnknownBrokenImplError(
             f"unknown broken implementation {name!r} (known: {known})"
         ) from None

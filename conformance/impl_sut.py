@@ -208,7 +208,9 @@ class ImplSut:
         self.closed_dir_findings = []
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
+        self.log.on_truncated = self.log_dir.checkpoint_recovery_points
         self.action_mark = self.fs.mark()
+        self.closed_dir_findings = leftovers_after_load(self.partition_dir)
         return ops - kept
 
     # --- observation ----------------------------------------------------------------------------
@@ -248,6 +250,20 @@ class ImplSut:
             self.log_dir.close()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def leftovers_after_load(partition_dir: Path) -> list[str]:
+    """CRP-10 / RCV-3 / RCV-5: after a load no `.deleted`, `.cleaned` or `.swap` file and no index
+    without its `.log` remains (`.tmp` checkpoints are ignored, CRP-8). Reported by `check()`."""
+    names = set(os.listdir(partition_dir)) if partition_dir.is_dir() else set()
+    found = []
+    for name in sorted(names):
+        stem, _, suffix = name.partition(".")
+        if name.endswith((".deleted", ".cleaned", ".swap")):
+            found.append(f"leftover after load: {name} (RCV-3)")
+        elif suffix in ("index", "timeindex") and f"{stem}.log" not in names:
+            found.append(f"orphan index after load: {name} (RCV-5)")
+    return found
 
 
 def plant_leftover(partition_dir: Path, kind: str, seed: int) -> None:
