@@ -2,7 +2,9 @@
 
 `python tests/regressions/make_crash_traces.py tests/regressions` searches seeds with
 `kafkalog check`'s runner (crash weight 3) until each bug diverges, and writes the shrunk trace as
-`<bug>-<name>.jsonl`. Review the diff like any other change.
+`<bug>-<name>.jsonl`. `... tests/regressions defects` writes the traces of issue #10's five
+defects (hand-written scenarios, crash seeds chosen for the image). Review the diff like any
+other change.
 """
 import logging
 import sys
@@ -35,5 +37,89 @@ def main(out: Path, seeds: int = 60) -> None:
             print(f"{name}: not caught in {seeds} seeds")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and len(sys.argv) == 2:
     main(Path(sys.argv[1]))
+
+
+# --- the five defects of issue #10: hand-written scenarios whose crash seeds are chosen so the
+# image shows the defect's shape; each must conform on the fixed implementation. ---------------
+
+def _record(ts: int) -> object:
+    from kafkalog.model import values as v
+
+    return v.Record(None, b"test", ts)
+
+
+def defect_scenarios() -> dict[str, tuple[str, list[tuple[str, dict]], object]]:
+    """name -> (family, steps before the last crash, predicate on the recovered view)."""
+    from kafkalog.conformance.session import START_MS as now
+
+    def leader(n: int = 1, epoch: int = 0) -> list[tuple[str, dict]]:
+        return [("append_as_leader", {"records": (_record(now),), "leader_epoch": epoch})] * n
+
+    roll = ("roll", {"expected_next_offset": None})
+    return {
+        # 1: a torn index-rebuild cut must end the log (later segments go too).
+        "KL-CRASH-5-defect1_index_rebuild_cut_ends_the_log": (
+            "tiny", [*leader(2), roll, *leader(2), roll, *leader(1)],
+            lambda view: view.log_end_offset == 4),
+        # 2: truncate below the checkpointed recovery point, append unflushed, torn power loss.
+        "KL-CRASH-3-defect2_recovery_point_checkpointed_after_truncation": (
+            "roomy", [*leader(16), ("close_and_reopen", {}), ("truncate_to", {"offset": 7}),
+                      *leader(2)],
+            lambda view: view.log_end_offset == 7),
+        # 3: a truncation and a retention deletion survive power loss.
+        "KL-CRASH-3-defect3_truncation_and_deletion_durable": (
+            "tiny", [*leader(2), roll, *leader(2), ("flush", {"offset": None}),
+                     ("truncate_to", {"offset": 1}), *leader(1, epoch=1)],
+            lambda view: view.log_end_offset == 1),
+        # 4 and 5: LSO = LEO = 10, checkpointed; crash twice (load twice = load once), verify clean.
+        "KL-CRASH-7-defect4_5_recovery_idempotent_epochs_below_log_start": (
+            "roomy", [*leader(10), ("update_high_watermark", {"offset": 10}),
+                      ("maybe_increment_log_start_offset", {"offset": 10}),
+                      ("close_and_reopen", {}),
+                      ("crash", {"point": 1 << 20, "fault": "process_crash", "seed": 0,
+                                 "leftover": "none"})],
+            lambda view: view.log_start_offset == view.log_end_offset == 10),
+    }
+
+
+def make_defect_traces(out: Path) -> None:
+    import dataclasses
+
+    from kafkalog.conformance.configs import CONFIG_FAMILIES
+    from kafkalog.conformance.impl_sut import ImplSut
+    from kafkalog.conformance.session import START_MS, Session
+    from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, write_trace
+    from kafkalog.conformance.wire import FEATURES
+
+    logging.disable(logging.WARNING)
+    faults = {"defect1": ("power_loss_torn", "missing_index"), "defect2": ("power_loss_torn", "none"),
+              "defect3": ("power_loss", "none"), "defect4": ("power_loss_torn", "none")}
+    for name, (family, steps, wanted) in defect_scenarios().items():
+        fault, leftover = next(f for key, f in faults.items() if key in name)
+        for seed in range(200):
+            session = Session(CONFIG_FAMILIES[family], ImplSut, frozenset(FEATURES),
+                              verify_every=1)
+            lockstep = session.start()
+            try:
+                for action, args in steps:
+                    lockstep.step(action, dict(args))
+                lockstep.step("crash", {"point": 1 << 20, "fault": fault, "seed": seed,
+                                        "leftover": leftover})
+                view = lockstep.sut.state()
+            finally:
+                lockstep.sut.close()
+            if wanted(view):
+                header = TraceHeader(config=CONFIG_FAMILIES[family], config_family=family,
+                                     now_ms=START_MS, commit=git_commit())
+                trace = Trace(header, tuple(dataclasses.replace(s) for s in lockstep.steps))
+                print(f"{name}: crash seed {seed} -> LEO {view.log_end_offset}")
+                write_trace(trace, out / f"{name}.jsonl")
+                break
+        else:
+            print(f"{name}: no seed gave the wanted image")
+
+
+if __name__ == "__main__" and len(sys.argv) > 2 and sys.argv[2] == "defects":
+    make_defect_traces(Path(sys.argv[1]))
