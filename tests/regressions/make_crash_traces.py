@@ -1,4 +1,4 @@
-"""Find and save tests/regressions/ traces of the crash-recovery bugs of conformance/broken_crash.py.
+"""Find and save tests/regressions/ traces of the crash bugs of conformance/broken_crash.py.
 
 `python tests/regressions/make_crash_traces.py tests/regressions` searches seeds with
 `kafkalog check`'s runner (crash weight 3) until each bug diverges, and writes the shrunk trace as
@@ -94,8 +94,10 @@ def make_defect_traces(out: Path) -> None:
     from kafkalog.conformance.wire import FEATURES
 
     logging.disable(logging.WARNING)
-    faults = {"defect1": ("power_loss_torn", "missing_index"), "defect2": ("power_loss_torn", "none"),
-              "defect3": ("power_loss", "none"), "defect4": ("power_loss_torn", "none")}
+    faults = {"defect1": ("power_loss_torn", "missing_index"),
+              "defect2": ("power_loss_torn", "none"),
+              "defect3": ("power_loss", "none"),
+              "defect4": ("power_loss_torn", "none")}
     for name, (family, steps, wanted) in defect_scenarios().items():
         fault, leftover = next(f for key, f in faults.items() if key in name)
         for seed in range(200):
