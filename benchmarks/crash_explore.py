@@ -180,6 +180,7 @@ class Summary:
     states: int = 0
     states_by_fault: dict[str, int] = field(default_factory=dict)
     violations_by_fault: dict[str, int] = field(default_factory=dict)
+    violations_by_rule: dict[str, int] = field(default_factory=dict)  # states breaking each rule
     idempotence_failures: int = 0
     examples: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -203,6 +204,7 @@ class Summary:
             "workloads": self.workloads, "crash_points": self.crash_points,
             "states": self.states, "states_by_fault": self.states_by_fault,
             "violations": self.violations, "violations_by_fault": self.violations_by_fault,
+            "violations_by_rule": dict(sorted(self.violations_by_rule.items())),
             "idempotence_failures": self.idempotence_failures,
             "seconds": round(self.seconds, 2), "cpu_seconds": round(self.cpu_seconds, 2),
             "crash_points_per_minute_per_core": round(self.crash_points_per_minute_per_core),
@@ -266,6 +268,9 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                         fault.value, 0) + 1
                     if any(p.startswith("CRP-12") for p in problems):
                         summary.idempotence_failures += 1
+                    for rule in {p.split(":", 1)[0] for p in problems}:
+                        summary.violations_by_rule[rule] = summary.violations_by_rule.get(
+                            rule, 0) + 1
                     shown = sum(1 for e in summary.examples if f" {fault.value} " in e)
                     if shown < 4:  # a few per fault model, so every model's failures show
                         summary.examples.append(
