@@ -189,15 +189,26 @@ class LocalLog:
             )
         self._delete_stale_files(new_offset)
         active.on_become_inactive_segment()
-        # Strict (beyond Kafka, GAP-5, DUR-19): the old segment and its trims are durable before
-        # the new segment's entry can be, so a crash never leaves a later segment past a hole.
-        active.flush()
+        # Strict (beyond Kafka, GAP-5, DUR-19): every segment below the new base, with its trims,
+        # is durable before the new segment's entry can be, so a crash never leaves a later
+        # segment past a hole. (kafkalog flushes at the roll anyway; `Log` marks it flushed.)
+        self._flush_below_roll(active, new_offset)
         new_segment = self.segments.add(
             LogSegment.open(self.fs, self.dir, new_offset, self.config, self.time)
         )
         self.fs.fsync_dir(self.dir)
         self.update_log_end_offset(self.log_end_offset)
         return new_segment
+
+    def _flush_below_roll(self, active: LogSegment, new_offset: int) -> None:
+        """fsync every unflushed segment below `new_offset` and always the old active one (its
+        trims happen after any earlier flush), then their directory entries (DUR-8, LOC-12)."""
+        start = min(self.recovery_point, active.base_offset)
+        to_flush = self.segments.values(start, max(new_offset, active.base_offset + 1))
+        for segment in to_flush:
+            segment.flush()
+        if any(s.base_offset >= self.recovery_point for s in to_flush):
+            self.fs.fsync_dir(self.dir)
 
     def _delete_stale_files(self, base_offset: int) -> None:
         """LOC-6 step 5.1: files left with the new segment's names are deleted first."""

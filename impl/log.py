@@ -439,8 +439,9 @@ class Log:
     def _roll(self, expected_next_offset: int | None) -> LogSegment:
         new_segment = self.local_log.roll(expected_next_offset)
         self._update_high_watermark_with_log_end_offset()
-        # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to LEO.
-        self._flush_to(min(new_segment.base_offset, self.log_end_offset), including=False)
+        # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to
+        # LEO; LocalLog.roll already fsynced everything below the new base (strict, GAP-5).
+        self.local_log.mark_flushed(min(new_segment.base_offset, self.log_end_offset))
         return new_segment
 
     def flush(self, offset: int | None = None) -> int:
