@@ -314,13 +314,36 @@ def _scratch() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def main() -> None:
-    """Print one exploration's summary as JSON (python -m kafkalog.benchmarks.crash_explore)."""
-    import json
-    import sys
+def main(argv: Sequence[str] | None = None) -> None:
+    """Print one exploration's summary as JSON.
 
-    stride = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    print(json.dumps(run_exploration(stride=stride).as_dict(), indent=2))
+    python -m kafkalog.benchmarks.crash_explore [--stride N] [--seeds 0,1,2] [--broken NAME]
+    [--plant replayed_tail] [--no-crash-recovery]; --broken names an entry of
+    conformance/broken_crash.py (the explorer must then report violations).
+    """
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="crash_explore", description=main.__doc__)
+    parser.add_argument("--stride", type=int, default=1)
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--broken", default=None)
+    parser.add_argument("--plant", default=None, choices=sorted(PLANTS))
+    parser.add_argument("--no-crash-recovery", action="store_true")
+    args = parser.parse_args(argv)
+    patch = None
+    if args.broken is not None:
+        from kafkalog.conformance.broken_crash import patched
+
+        name = args.broken
+
+        def patch() -> contextlib.AbstractContextManager[Any]:
+            return patched(name)
+
+    seeds = tuple(int(x) for x in args.seeds.split(","))
+    summary = run_exploration(stride=args.stride, seeds=seeds, patch=patch, plant=args.plant,
+                              crash_recovery=not args.no_crash_recovery)
+    print(json.dumps(summary.as_dict(), indent=2))
 
 
 if __name__ == "__main__":
