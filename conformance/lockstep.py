@@ -125,19 +125,32 @@ class Lockstep:
         if not impl.ok:
             problem = "crash.load", f"load after the crash failed: {impl.describe()}"
         else:
+            before = self.model.snapshot()
             outcomes = self.model.crash_outcomes(str(args["fault"]), int(impl.value))
             problem = self._adopt(outcomes)
+            if problem is None and impl.value == 0:  # after a whole action: F is exact
+                problem = self._crash_properties(before)
         if problem is None:
             problem = self._internal_checks()
         message = None if problem is None else problem[1]
         step = TraceStep("crash", wire_args, model.to_json(), impl.to_json(), message)
         self.steps.append(step)
-        self.last_rules = frozenset({"KL-CRASH-1"})
+        self.last_rules = frozenset(_crash_rules(args, impl))
         self.rules |= self.last_rules
         if problem is not None:
             self.last_signature = self._signature("crash", model, impl, problem[0])
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
+
+    def _crash_properties(self, before: Any) -> tuple[str, str] | None:
+        """KL-CRASH-10 on the adopted state: a failure here is a bug of the model's crash set."""
+        from kafkalog.model.crash_invariants import crash_violations
+
+        state, durable, _ = before
+        broken = crash_violations(state, durable, self.model.partition_state, self.model.mode)
+        if broken:
+            return "crash_invariant", f"crash invariants broken: {', '.join(broken)}"
+        return None
 
     def _adopt(self, outcomes: Any) -> tuple[str, str] | None:
         try:
@@ -223,6 +236,18 @@ class Lockstep:
         rule = rules[0] if rules else "-"
         kind = re.sub(r"\[\d+\]", "[]", kind)  # bucket by field, not by segment number
         return f"{action}|{model.code or 'ok'}|{impl.code or 'ok'}|{kind}|{rule}"
+
+
+def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
+    """The KL-CRASH rules one crash step exercised (specs/log.md §15)."""
+    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10"}
+    if args.get("fault") != "process_crash":
+        rules.add("KL-CRASH-2")
+    if impl.ok and isinstance(impl.value, int) and impl.value > 0:
+        rules.add("KL-CRASH-8")
+    if args.get("leftover", "none") != "none":
+        rules.add("KL-CRASH-9")
+    return rules
 
 
 def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:

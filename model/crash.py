@@ -128,7 +128,10 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     if action == "close_and_reopen":
         # KL-CRASH-4: a clean shutdown flushes everything and writes every checkpoint.
         return Durable(flushed=after.log_end_offset,
+                       # Written before the load: rp = the LEO flushed to (which a truncation
+                       # into a gap may leave above the data), the pre-close LSO and HW.
                        checkpoints=replace(_root_checkpoints(after),
+                                           recovery_point=before.log_end_offset,
                                            log_start=log_start_checkpoint(before),
                                            high_watermark=before.high_watermark.message_offset),
                        epoch_options=(after.epochs,))
