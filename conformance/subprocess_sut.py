@@ -87,33 +87,33 @@ class AdapterProcess:
         self._lines.put(_EOF)
 
     def _handshake(self) -> tuple[str, frozenset[str]]:
-        """Version 2 first; an adapter that refuses it with ProtocolError is asked for version 1
-        (version-1 adapters keep working, without crashes)."""
+        """Ask for version 2. A version-1 adapter either answers with version 1 (accepted as a
+        version-1 session) or refuses with ProtocolError (asked again for version 1), so
+        version-1 adapters keep working, without crashes (specs/adapter-protocol.md)."""
         try:
             return self._handshake_version(PROTOCOL_VERSION)
         except ProtocolError as error:
             if "adapter rejected the request: ProtocolError" not in str(error):
                 raise
-            self.protocol_version = 1
             return self._handshake_version(1)
 
     def _handshake_version(self, wanted: int) -> tuple[str, frozenset[str]]:
-        self.protocol_version = wanted
         body = self.request("handshake", {"protocol_version": wanted,
                                           "client": f"kafkalog {__version__}"})
         if not isinstance(body, dict):
             raise ProtocolError("handshake reply must be an object", where=self.command)
         version = body.get("protocol_version")
-        if version != wanted:
+        if isinstance(version, bool) or version not in (1, wanted):
             raise ProtocolError(
                 f"adapter speaks protocol {version!r}, this client asked for {wanted}",
                 where=self.command,
             )
+        self.protocol_version = version
         name, features = body.get("implementation"), body.get("features")
         if not isinstance(name, str) or not isinstance(features, list):
             raise ProtocolError("handshake needs implementation and features", where=self.command)
         unknown = set(features) - set(FEATURES)
-        if wanted == 1:
+        if version == 1:
             unknown |= set(features) & VERSION_2_FEATURES
         if "core" not in features or unknown:
             raise ProtocolError(

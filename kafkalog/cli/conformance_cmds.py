@@ -160,7 +160,10 @@ def _without_broken(header: object) -> object:
 @click.option("--broken", default=None, metavar="NAME",
               help="Serve a deliberately broken implementation instead of the real one.")
 @click.option("--model", "serve_model", is_flag=True, help="Serve the model itself.")
-def serve_adapter(broken: str | None, serve_model: bool) -> None:
+@click.option("--kill-only", is_flag=True,
+              help="Declare `crash_kill` instead of `crash`: every crash is a process crash after "
+                   "the last action, as an adapter that can only kill and reopen does.")
+def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> None:
     """Serve the built-in log over the JSON-lines adapter protocol on stdin/stdout."""
     from kafkalog import __version__
     from kafkalog.conformance.server import serve
@@ -178,4 +181,5 @@ def serve_adapter(broken: str | None, serve_model: bool) -> None:
         from kafkalog.conformance.impl_sut import ImplSut
 
         factory, name = ImplSut, f"kafkalog-impl {__version__}"
-    sys.exit(serve(factory, name, frozenset(FEATURES)))
+    features = frozenset(FEATURES) - ({"crash"} if kill_only else {"crash_kill"})
+    sys.exit(serve(factory, name, features))
