@@ -287,3 +287,30 @@ def check_recovered(root: Path, config: LogConfig, expect: Expectation,
     if second != first:
         problems.append(f"CRP-12: {where} differs: {first.state} then {second.state}")
     return problems
+
+
+def phantom_problems(volatile: Path, durable: Path, config: LogConfig, fault: FaultModel,
+                     seed: int) -> list[str]:
+    """GAP-4, CRP-13 (strict): recover from a process crash's image `volatile` while the disk
+    durably holds only `durable`, then lose power right after the load: every record the load
+    served, and its epochs, must come back (recovery makes what it accepts durable)."""
+    recording = RecordingFileSystem(volatile, durable_image=durable)
+    first, problems = _open_and_observe(volatile, config, None, True, recording)
+    if first is None or not first.state:
+        return problems
+    after = volatile.with_name(volatile.name + "-pl")
+    recording.materialise(after, recording.crash_points(), fault, seed)
+    try:
+        second, again = _open_and_observe(after, config, None, True)
+    finally:
+        shutil.rmtree(after, ignore_errors=True)
+    where = f"GAP-4: power loss ({fault.value}) after recovering a process crash"
+    if second is None or not second.state:
+        return problems + [f"{where}: {p}" for p in again] + [f"{where}: partition lost"]
+    # Records and LEO: the data recovery served. Not the log start or the epochs' front: root
+    # checkpoints regress to their last durable write by design (GAP-12, DUR-16).
+    lso = first.state[0]
+    served = [r for r in second.records if r[0] >= lso]
+    if (served, second.state[1]) != (list(first.records), first.state[1]):
+        problems.append(f"{where}: served {first.state} then {second.state}")
+    return problems

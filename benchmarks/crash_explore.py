@@ -33,7 +33,7 @@ from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig, Record
 
-from .crash_checks import TP, Expectation, Version, check_recovered
+from .crash_checks import TP, Expectation, Version, check_recovered, phantom_problems
 
 CONFIG = LogConfig(segment_bytes=420, index_interval_bytes=90, segment_index_bytes=1024,
                    file_delete_delay_ms=1_000, retention_ms=-1)
@@ -259,10 +259,13 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                     plant(target)
                 problems = check_recovered(target, recorder.config, expect, full=plant is None,
                                            recovery_crash_seed=n if crash_recovery else None)
-                shutil.rmtree(target, ignore_errors=True)
                 summary.states += 1
                 summary.states_by_fault[fault.value] = summary.states_by_fault.get(
                     fault.value, 0) + 1
+                if fault is FaultModel.PROCESS_CRASH and crash_recovery and plant is None:
+                    problems += _phantom(recorder, target, k, seed + n)
+                    summary.states += 1
+                shutil.rmtree(target, ignore_errors=True)
                 if problems:
                     summary.violations_by_fault[fault.value] = summary.violations_by_fault.get(
                         fault.value, 0) + 1
@@ -275,6 +278,22 @@ def explore_points(recorder: _Recorder, points: Sequence[int], faults: Sequence[
                     if shown < 4:  # a few per fault model, so every model's failures show
                         summary.examples.append(
                             f"{label} k={k} {fault.value} seed={seed}: {'; '.join(problems)}")
+
+
+_POWER = (FaultModel.POWER_LOSS, FaultModel.POWER_LOSS_PREFIX, FaultModel.POWER_LOSS_TORN)
+
+
+def _phantom(recorder: _Recorder, target: Path, k: int, seed: int) -> list[str]:
+    """A process crash at k, recovery, then a power loss (GAP-4): a fresh volatile image
+    beside a seeded durable one, checked by `phantom_problems`."""
+    volatile, durable = target.with_name(target.name + "-v"), target.with_name(target.name + "-d")
+    try:
+        recorder.fs.materialise(volatile, k, FaultModel.PROCESS_CRASH, seed)
+        recorder.fs.materialise(durable, k, _POWER[seed % 3], seed)
+        return phantom_problems(volatile, durable, recorder.config, _POWER[(seed // 3) % 3], seed)
+    finally:
+        shutil.rmtree(volatile, ignore_errors=True)
+        shutil.rmtree(durable, ignore_errors=True)
 
 
 def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[int] = (0, 1, 2),

@@ -3,7 +3,8 @@
 The six categories the issue measured (none was caught by `kafkalog check` before crashes were in
 it): recovery letting an offset error escape, recovery index entries pointing at the wrong batch,
 a torn last batch kept, epoch 0 skipped by recovery, a checkpoint written in place, orphan index
-files kept. Each patches one attribute of `kafkalog.impl`, shaped like `conformance/broken.py`'s
+files kept; plus kafkalog's strict promise broken the way Kafka breaks it (recovery not durable,
+GAP-4). Each patches one attribute of `kafkalog.impl`, shaped like `conformance/broken.py`'s
 registry (`Broken` entries), so the checker can install them by name; `patched(name)` is a plain
 context manager for in-process explorers (benchmarks/crash_explore.py, tests/crash/).
 
@@ -118,6 +119,12 @@ def _delete_keeping_orphan_indexes(self: LogLoader, path: Path) -> None:
     _REAL_DELETE(self, path)
 
 
+def _recovery_not_made_durable(self: LogLoader) -> None:
+    """GAP-4 / DUR-25 (Kafka's own behaviour, a bug under kafkalog's strict promise): recovery
+    serves page-cache data and its own cuts without fsyncing them, so a power loss after the
+    load can take back records it already served."""
+
+
 BROKEN_CRASH: dict[str, Broken] = {
     b.name: b
     for b in (
@@ -141,6 +148,9 @@ BROKEN_CRASH: dict[str, Broken] = {
         Broken("orphan_index_kept", "CBUG-3", "RCV-5",
                "the loader keeps index files whose .log is gone",
                LogLoader, "_delete", _delete_keeping_orphan_indexes),
+        Broken("recovery_not_durable", "GAP-4", "CRP-13",
+               "recovery neither fsyncs what it accepted nor rewrites the epoch checkpoint",
+               LogLoader, "_make_recovery_durable", _recovery_not_made_durable),
     )
 }
 

@@ -68,6 +68,12 @@ class Op(NamedTuple):
     dst: str = ""  # rename destination
 
 
+def _written_atomically(path: str) -> bool:
+    """Checkpoints and the clean-shutdown marker are replaced by tmp + rename (FMT-36)."""
+    name = path.rpartition("/")[2]
+    return name.endswith("checkpoint") or name == ".kafka_cleanshutdown"
+
+
 def _parent(path: str) -> str:
     return path.rpartition("/")[0]
 
@@ -266,7 +272,10 @@ class RecordingFileSystem(FileSystem):
 
     handle_class = RecordingFileHandle
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, durable_image: Path | None = None) -> None:
+        """`durable_image` (optional) is the tree a power loss would leave of `root` now: then
+        `root` is only the volatile (page-cache) view, and what differs is unsynced (used to
+        chain a power loss after recovering from a process crash, GAP-4)."""
         self.root = Path(os.path.abspath(root))
         self._journal: list[Op] = []
         self._next_inode = 0
@@ -275,6 +284,8 @@ class RecordingFileSystem(FileSystem):
         self._cache: tuple[int, _Disk] | None = None
         if self.root.is_dir():
             self._snapshot_initial()
+            if durable_image is not None:
+                self._mark_unsynced(Path(durable_image))
 
     # --- the journal ---
 
@@ -326,6 +337,59 @@ class RecordingFileSystem(FileSystem):
                 disk.files[path] = inode
                 disk.durable_files[path] = inode
         self._live = _Disk(files=dict(disk.files), dirs=set(disk.dirs))
+
+    def _mark_unsynced(self, durable_root: Path) -> None:
+        """Make the initial disk's durable image `durable_root`: content that differs is one
+        pending rewrite, entries that differ are pending creates or unlinks (FLT-3, FLT-5)."""
+        disk = self._initial
+        durable_files: dict[str, bytes] = {}
+        durable_dirs = {""}
+        for dirpath, dirnames, filenames in os.walk(durable_root):
+            rel = os.path.relpath(dirpath, durable_root).replace(os.sep, "/")
+            rel = "" if rel == "." else rel
+            durable_dirs.update(f"{rel}/{d}" if rel else d for d in dirnames)
+            for name in filenames:
+                durable_files[f"{rel}/{name}" if rel else name] = Path(dirpath, name).read_bytes()
+        disk.durable_dirs = durable_dirs & disk.dirs
+        disk.pending_dir_ops = [Op("mkdir", d) for d in sorted(disk.dirs - durable_dirs)]
+        disk.durable_files = {}
+        for path, inode in list(disk.files.items()):
+            node = disk.inodes[inode]
+            if _written_atomically(path):
+                # Its data was fsynced before the rename (FMT-36): only the name may be pending.
+                node.durable = bytearray(node.volatile)
+                if path not in durable_files:
+                    disk.pending_dir_ops.append(Op("create", path, inode))
+                elif durable_files[path] != node.volatile:
+                    self._pending_replace(path, inode, durable_files[path])
+                else:
+                    disk.durable_files[path] = inode
+                continue
+            if path in durable_files:
+                node.durable = bytearray(durable_files[path])
+                disk.durable_files[path] = inode
+            else:
+                node.durable = bytearray()
+                disk.pending_dir_ops.append(Op("create", path, inode))
+            if node.durable != node.volatile:
+                node.pending = [Op("truncate", "", inode, len(node.volatile)),
+                                Op("write", "", inode, 0, bytes(node.volatile))]
+        for path in sorted(set(durable_files) - set(disk.files)):
+            inode = self._new_inode()
+            disk.inodes[inode] = _Inode(bytearray(), bytearray(durable_files[path]))
+            disk.durable_files[path] = inode
+            disk.pending_dir_ops.append(Op("unlink", path))
+
+    def _pending_replace(self, path: str, inode: int, old: bytes) -> None:
+        """An atomically written file (FMT-36) whose new version is not durable yet: the
+        durable disk has the old file plus the new one under `.tmp`, and the rename is pending."""
+        disk = self._initial
+        disk.inodes[inode].durable = bytearray(disk.inodes[inode].volatile)
+        previous = self._new_inode()
+        disk.inodes[previous] = _Inode(bytearray(), bytearray(old))
+        disk.durable_files[path] = previous
+        disk.durable_files[path + ".tmp"] = inode
+        disk.pending_dir_ops.append(Op("rename", path + ".tmp", dst=path))
 
     # --- journalled operations ---
 

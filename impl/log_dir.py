@@ -364,6 +364,10 @@ class LogDir:
                       checkpoint_problems=checkpoints.problems)
         try:
             log_dir._load_all(layout, checkpoints)
+            if not had_clean_shutdown:
+                # Strict (GAP-10, GAP-4): the partition directories served are durable entries
+                # of the log dir, also one whose mkdir a crash left in the page cache only.
+                fs.fsync_dir(layout.path)
         except BaseException:
             log_dir._close_logs_quietly()
             raise

@@ -123,15 +123,20 @@ class LogLoader:
         self._dir_changed = True
 
     def _make_recovery_durable(self) -> None:
-        """GAP-4, CRP-12 (strict): fsync every segment recovery cut or rebuilt, and the
-        directory after any delete or rename, so a power loss after loading cannot undo the
-        loader's edits and the next load sees what this one served. The recovery point is not
+        """GAP-4, CRP-12 (strict): fsync every segment recovery cut or rebuilt, rewrite the
+        epoch checkpoint after an unclean load, and fsync the directory after any delete or
+        rename, so a power loss after loading cannot undo the loader's edits and the next load
+        sees what this one served. The recovery point is not
         raised (RCV-8): the value stays what Kafka computes."""
         present = {s.base_offset: s for s in self.segments}
         for base in dict.fromkeys(self._recovered):
             segment = present.get(base)
             if segment is not None:
                 segment.flush()
+        if not self.had_clean_shutdown:
+            # The cache served may be one the page cache held but the disk did not (a process
+            # crash before the checkpoint's rename was durable): write it through (GAP-4).
+            self.epoch_cache.flush()
         if self._dir_changed or self._recovered:
             self.fs.fsync_dir(self.dir)
 

@@ -23,6 +23,7 @@ CATCHES = {
     "recovery_skips_epoch_zero": ("roll-and-flush", None),
     "checkpoint_written_in_place": ("empty-at-log-start", None),
     "orphan_index_kept": ("truncate-after-flush", None),
+    "recovery_not_durable": ("roll-and-flush", None),
 }
 
 
