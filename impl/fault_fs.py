@@ -278,6 +278,7 @@ class RecordingFileSystem(FileSystem):
         chain a power loss after recovering from a process crash, GAP-4)."""
         self.root = Path(os.path.abspath(root))
         self._journal: list[Op] = []
+        self._compacted = 0  # operations folded into the starting image by compact()
         self._next_inode = 0
         self._initial = _Disk()
         self._live = _Disk()  # the volatile namespace, kept to resolve paths to inodes
@@ -295,6 +296,16 @@ class RecordingFileSystem(FileSystem):
 
     def mark(self) -> int:
         return len(self._journal)
+
+    def compact(self) -> None:
+        """Fold the whole journal into the starting image and forget it: crash points restart
+        at 0 and `mark()` returns 0. For long runs that only crash inside their last action: the
+        journal (which copies every write) and each materialise stay as small as that action.
+        What was unsynced stays unsynced: the folded image keeps volatile and durable apart."""
+        self._compacted += len(self._journal)
+        self._initial = self._disk_at(len(self._journal))
+        self._journal = []
+        self._cache = None
 
     def journal(self) -> list[Op]:
         """A copy of the journal (for diagnostics and tests)."""
@@ -476,7 +487,8 @@ class RecordingFileSystem(FileSystem):
         leaves under `fault`; deterministic in (crash_point, fault, seed). Spec: FLT-1..FLT-7."""
         fault = FaultModel(fault)
         disk = self._disk_at(crash_point)
-        rng = random.Random(f"{seed}:{crash_point}:{fault.value}")
+        # Seeded by the absolute operation count, so compact() renumbers without reshuffling.
+        rng = random.Random(f"{seed}:{crash_point + self._compacted}:{fault.value}")
         if fault is FaultModel.PROCESS_CRASH:
             files, dirs = disk.files, disk.dirs
             contents = {i: bytes(disk.inodes[i].volatile) for i in set(files.values())}

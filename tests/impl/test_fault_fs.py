@@ -198,3 +198,27 @@ def test_a_durable_image_makes_the_differences_unsynced(tmp_path: Path) -> None:
     assert image(fs, tmp_path, 0, FaultModel.POWER_LOSS, 0)["a.log"] == b"synced"
     seen = {image(fs, tmp_path, 0, f, s)["x-checkpoint"] for f in POWER for s in range(8)}
     assert seen == {b"0\n1\nnew\n", b"0\n1\nold\n"}
+
+
+def test_compacting_the_journal_keeps_every_image_of_later_crash_points(tmp_path: Path) -> None:
+    """After compact(), crash point j is the old point n + j, for every fault model and seed."""
+    def run(compact: bool) -> list[dict]:
+        root = tmp_path / f"r{compact}"
+        root.mkdir()
+        fs = RecordingFileSystem(root)
+        h = fs.open_file(root / "f", create=True)
+        h.pwrite(b"a" * 5000, 0)
+        h.fsync()
+        fs.rename(root / "f", root / "g")
+        h.pwrite(b"b" * 3000, 5000)
+        start = fs.mark()
+        if compact:
+            fs.compact()
+            assert fs.mark() == 0
+        h.truncate(6000)
+        fs.fsync_dir(root)
+        base = 0 if compact else start
+        return [image(fs, tmp_path, base + j, f, s)
+                for j in range(fs.crash_points() - base + 1) for f in FaultModel for s in (0, 1)]
+
+    assert run(True) == run(False)
