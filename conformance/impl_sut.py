@@ -84,6 +84,7 @@ class ImplSut:
         self.root = _new_root()
         self.fs = fs or CrashableFileSystem(self.root)
         self.action_mark = 0
+        self.abandoned = False
         self.partition_dir = self.root / str(TOPIC_PARTITION)
         try:
             self.log_dir = LogDir.open(self.fs, self.root, config, self.time)
@@ -194,6 +195,7 @@ class ImplSut:
         ops = fs.crash_points() - self.action_mark
         kept = min(max(point, 0), ops)
         fs.close_descriptors()
+        self.abandoned = True  # until the load below succeeds: nothing of the old log is usable
         new_root = _new_root()
         try:
             fs.materialise(new_root, self.action_mark + kept, FaultModel(fault), seed)
@@ -209,6 +211,7 @@ class ImplSut:
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
         self.log.on_truncated = self.log_dir.checkpoint_recovery_points
+        self.abandoned = False
         self.action_mark = self.fs.mark()
         self.closed_dir_findings = leftovers_after_load(self.partition_dir)
         return ops - kept
@@ -247,7 +250,10 @@ class ImplSut:
 
     def close(self) -> None:
         try:
-            self.log_dir.close()
+            if not self.abandoned:
+                self.log_dir.close()
+            elif isinstance(self.fs, CrashableFileSystem):  # a crash whose load failed
+                self.fs.close_descriptors()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
