@@ -50,8 +50,8 @@ class CrashableFileSystem(RecordingFileSystem):
     """The recording file system (impl/fault_fs.py) that also remembers its open handles, so a
     crash can drop the log by closing descriptors only: no flush, trim or checkpoint runs."""
 
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
+    def __init__(self, root: Path, durable_image: Path | None = None) -> None:
+        super().__init__(root, durable_image)
         self.handles: list[FileHandle] = []
 
     def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
@@ -110,8 +110,13 @@ class ImplSut:
         self.crash_points = 0  # crash points explored (journal operations reachable)
 
     def begin_action(self) -> None:
-        """A new "last action" starts: the operations a following `crash` may cut."""
+        """A new "last action" starts: the operations a following `crash` may cut.
+
+        Crashes cut only the last action, so the journal is folded into the starting image
+        first (`compact`: images stay identical per fault and seed); it then holds one action.
+        """
         if isinstance(self.fs, RecordingFileSystem):
+            self.fs.compact()
             self.action_mark = self.fs.mark()
 
     # --- the vocabulary -----------------------------------------------------------------------
@@ -196,16 +201,26 @@ class ImplSut:
         kept = min(max(point, 0), ops)
         fs.close_descriptors()
         self.abandoned = True  # until the load below succeeds: nothing of the old log is usable
-        new_root = _new_root()
+        new_root, durable = _new_root(), None
         try:
             fs.materialise(new_root, self.action_mark + kept, FaultModel(fault), seed)
+            if FaultModel(fault) is FaultModel.PROCESS_CRASH:
+                # The page cache survived, the disk did not see it yet: what a power loss would
+                # leave now stays apart, so a later power loss tests what recovery made durable
+                # (GAP-4, KL-CRASH-7).
+                durable = _new_root()
+                fs.materialise(durable, self.action_mark + kept, FaultModel.POWER_LOSS, seed)
         except BaseException:
             shutil.rmtree(new_root, ignore_errors=True)
+            if durable is not None:
+                shutil.rmtree(durable, ignore_errors=True)
             raise
         shutil.rmtree(self.root, ignore_errors=True)
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed)
         self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
-        self.fs = CrashableFileSystem(new_root)
+        self.fs = CrashableFileSystem(new_root, durable)
+        if durable is not None:
+            shutil.rmtree(durable, ignore_errors=True)
         self.time = MockTime(self.time.milliseconds())
         self.closed_dir_findings = []
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)

@@ -119,16 +119,15 @@ class Lockstep:
         (KL-CRASH-1); the model then continues from a member with that view."""
         self.actions["crash"] += 1
         self.crashes[str(args["fault"])] += 1
-        self.alternatives = []
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         problem: tuple[str, str] | None = None
         if not impl.ok:
             problem = "crash.load", f"load after the crash failed: {impl.describe()}"
         else:
-            before = self.model.snapshot()
-            outcomes = self.model.crash_outcomes(str(args["fault"]), int(impl.value))
+            before, alone = self.model.snapshot(), not self.alternatives
+            outcomes = self._all_outcomes(str(args["fault"]), int(impl.value))
             problem = self._adopt(outcomes)
-            if problem is None and impl.value == 0:  # after a whole action: F is exact
+            if problem is None and impl.value == 0 and alone:  # one pre-crash state, exact F
                 problem = self._crash_properties(before)
         if problem is None:
             problem = self._internal_checks()
@@ -141,6 +140,19 @@ class Lockstep:
             self.last_signature = self._signature("crash", model, impl, problem[0])
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
+
+    def _all_outcomes(self, fault: str, ops_lost: int) -> tuple[Any, ...]:
+        """The allowed set from the model's state and from every alternative still possible
+        (an earlier crash may have left states that look alike but differ in what is durable)."""
+        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost))
+        primary = self.model.snapshot()
+        try:
+            for alternative in self.alternatives:
+                self.model.restore(alternative)
+                outcomes.update(dict.fromkeys(self.model.crash_outcomes(fault, ops_lost)))
+        finally:
+            self.model.restore(primary)
+        return tuple(outcomes)
 
     def _crash_properties(self, before: Any) -> tuple[str, str] | None:
         """KL-CRASH-10 on the adopted state: a failure here is a bug of the model's crash set."""
@@ -171,7 +183,7 @@ class Lockstep:
                     f"differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}")
         self.model.adopt(matching[0])
         self.alternatives = []
-        for outcome in matching[1:5]:
+        for outcome in matching[1:8]:
             self.model.adopt(outcome)
             self.alternatives.append(self.model.snapshot())
         self.model.adopt(matching[0])

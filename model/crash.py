@@ -241,14 +241,14 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
     durable content (the in-memory recovery point, LSO and HW are lost, GAP-12); the load is
     unclean (the marker was consumed when the log was opened).
     """
-    out: dict[PartitionState, Durable] = {}
+    out: dict[Outcome, None] = {}
     for layout in [*_surviving_layouts(state, durable, fault, mode), *extra_layouts]:
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
             for touched in _touched_variants(layout, state):
                 loaded = load_unclean(layout, checkpoints, state.config, state.now_ms, touched)
-                out.setdefault(loaded, durable_after(loaded, checkpoints))
-    return tuple(out.items())
+                out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+    return tuple(out)
 
 
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
@@ -278,18 +278,18 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         for layout in (union[k:], before.segments[k:]):
             if layout and layout not in (before.segments, after.segments):
                 extra = (*extra, layout)
-    out: dict[PartitionState, Durable] = {}
+    out: dict[Outcome, None] = {}
     if action == "close_and_reopen":
-        out[after] = durable_after_action
+        out[(after, durable_after_action)] = None
     for state in (after, before):
         for durable in (durable_after_action, durable_before):
             options = tuple(dict.fromkeys(
                 (*durable_after_action.epoch_options, *durable_before.epoch_options)))
             merged = replace(durable, flushed=low, epoch_options=options,
                              layouts=durable_before.layouts + durable_after_action.layouts)
-            for loaded, durable_now in crash_states(state, merged, fault, mode, extra):
-                out.setdefault(loaded, durable_now)
-    return tuple(out.items())
+            for outcome in crash_states(state, merged, fault, mode, extra):
+                out.setdefault(outcome, None)
+    return tuple(out)
 
 
 def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView) -> bool:
