@@ -59,10 +59,11 @@ class Version:
 
     records: tuple[Rec, ...]
     batch_ends: frozenset[int]  # next offsets at batch boundaries (CRP-6: cuts fall there)
+    start: int = 0  # where an empty log starts (truncate_fully_and_start_at)
 
     @property
     def leo(self) -> int:
-        return self.records[-1][0] + 1 if self.records else 0
+        return self.records[-1][0] + 1 if self.records else self.start
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ WORKLOADS: tuple[Workload, ...] = (
              + (("truncate", 11),) + _appends(2, 2) + (("close_reopen",),)),
     Workload("empty-at-log-start", _appends(5, 0) + (("flush",), ("hw",), ("delete_records", 10),
              ("retention",), ("checkpoint",), ("close_reopen",)) + _appends(1, 1)),
+    Workload("truncate-fully", _appends(8, 0) + (("flush",), ("checkpoint",),
+             ("truncate_fully", 30)) + _appends(3, 1) + (("roll",),) + _appends(2, 1)),
+    Workload("leader-epochs", _appends(3, 0) + (("assign_epoch", 3),) + _appends(4, 3)
+             + (("roll",), ("truncate", 9), ("assign_epoch", 5)) + _appends(3, 5)
+             + (("flush",),) + _appends(2, 5)),
 )
 
 
@@ -86,8 +91,10 @@ class _Recorder:
     durable: int = 0
     durable_lso: int = 0
     marks: list[int] = field(default_factory=list)
-    expectations: list[tuple[Version, int, int]] = field(default_factory=list)
+    expectations: list[tuple[Version, int, int, int]] = field(default_factory=list)
     counter: int = 0
+    start: int = 0
+    floor_during: int | None = None  # durable floor inside the action, when not its result's
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -98,11 +105,13 @@ class _Recorder:
         self._note()
 
     def _version(self) -> Version:
-        return Version(tuple(self.records), frozenset(self.batch_ends))
+        return Version(tuple(self.records), frozenset(self.batch_ends), self.start)
 
     def _note(self) -> None:
         self.marks.append(self.fs.mark())
-        self.expectations.append((self._version(), self.durable, self.durable_lso))
+        during = self.durable if self.floor_during is None else self.floor_during
+        self.floor_during = None
+        self.expectations.append((self._version(), self.durable, self.durable_lso, during))
 
     def run(self, action: Action) -> None:
         getattr(self, "_do_" + action[0])(*action[1:])
@@ -135,6 +144,18 @@ class _Recorder:
         self.batch_ends = kept_ends
         self.durable = min(self.durable, data_end)
 
+    def _do_truncate_fully(self, offset: int) -> None:
+        """LOG-41: everything goes, the log restarts empty at `offset` (strict: durably)."""
+        self.log.truncate_fully_and_start_at(offset)
+        self.records, self.batch_ends, self.start = [], set(), offset
+        self.durable = offset
+        self.durable_lso = offset
+        self.floor_during = 0  # a crash inside may keep any prefix of the data being discarded
+
+    def _do_assign_epoch(self, epoch: int) -> None:
+        """LOG-50: a new leader epoch starts at the LEO (written synchronously, DUR-15)."""
+        self.log.maybe_assign_epoch_start_offset(epoch, self.log.log_end_offset)
+
     def _do_hw(self) -> None:
         self.log.update_high_watermark(self.log.log_end_offset)
 
@@ -164,12 +185,11 @@ class _Recorder:
         """The versions a crash after op k may show: the last completed action's, and the next
         one's when k falls strictly inside an action (CRP-6, CRP-15)."""
         i = max(j for j, m in enumerate(self.marks) if m <= k)
-        version, durable, durable_lso = self.expectations[i]
+        version, durable, durable_lso, _ = self.expectations[i]
         if k == self.marks[i] or i + 1 >= len(self.marks):
             return Expectation((version,), durable, durable_lso)
-        after, durable_after, lso_after = self.expectations[i + 1]
-        return Expectation((version, after), min(durable, durable_after),
-                           min(durable_lso, lso_after))
+        after, _, lso_after, during = self.expectations[i + 1]
+        return Expectation((version, after), min(durable, during), min(durable_lso, lso_after))
 
     def close_quietly(self) -> None:
         for log in self.log_dir.logs.values():

@@ -238,21 +238,33 @@ class LocalLog:
         """Replace every segment by one empty segment at `new_offset` (LOC-9, BUG-22/23)."""
         self.check_if_memory_mapped_buffer_closed()
         all_segments = self.segments.values()
-        self.remove_and_delete_segments(all_segments[:-1], async_delete=True)
-        self.create_and_delete_segment(new_offset, all_segments[-1], async_delete=True)
-        self.fs.fsync_dir(self.dir)  # strict: the new empty segment's entry is durable (GAP-1)
+        # Strict (GAP-1, GAP-2, CRP-6): files go highest segment first, each rename durable, and
+        # the new segment appears only after the old active one is gone, so a crash part-way
+        # leaves a prefix of the old log or the new empty one, never a hole before `new_offset`.
+        last = all_segments[-1]
+        last.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        self.fs.fsync_dir(self.dir)
+        self.remove_and_delete_segments(all_segments[:-1][::-1], async_delete=True)
+        self.create_and_delete_segment(new_offset, last, async_delete=True)
         self.update_log_end_offset(new_offset)
         return all_segments
 
     def create_and_delete_segment(
         self, new_offset: int, old: LogSegment, async_delete: bool
     ) -> LogSegment:
-        """Open a segment at `new_offset` in place of `old`; add before removing (LOC-10)."""
-        if new_offset == old.base_offset:
+        """Open a segment at `new_offset` in place of `old`; add before removing (LOC-10).
+
+        In memory the new segment is added before the old one is removed; on disk the old
+        files are renamed `.deleted` first (strict: durably), then the new segment's entry is
+        made durable.
+        """
+        if not old.has_suffix(DELETED_FILE_SUFFIX):
             old.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            self.fs.fsync_dir(self.dir)
         new_segment = self.segments.add(
             LogSegment.open(self.fs, self.dir, new_offset, self.config, self.time)
         )
+        self.fs.fsync_dir(self.dir)
         if new_offset != old.base_offset:
             self.segments.remove(old.base_offset)
         self.delete_segment_files([old], async_delete)
