@@ -121,4 +121,4 @@ def test_report__shows_crash_points_explored_per_fault_model(tmp_path: Path) -> 
     render_terminal(crashed, console)
     text = console.export_text()
     assert "crash points explored per fault model" in text
-    assert re.search(r"power_loss_torn\s+41\s+30", text) and re.search(r"all\s+53", text)
+    assert re.search(r"power_loss_torn\W+41\W+30", text) and re.search(r"all\W+53", text)
