@@ -1,8 +1,9 @@
 """The power-loss explorer's CI slice: the strict implementation passes, every seeded bug fails.
 
-The full exploration (every crash point, three seeds, ~1,000 crash points and ~10,000 recovered
-states) runs with `python -m kafkalog.benchmarks.crash_explore`; this slice takes every fifth crash
-point with one seed (~1,800 states) and each seeded bug on the workload that reaches it quickest.
+The full exploration (every crash point, three seeds, ~1,160 crash points and ~12,800 recovered
+states) runs with `python -m kafkalog.benchmarks.crash_explore`; this slice takes every seventh
+crash point with one seed (~170 points, ~850 states) and each seeded bug on the workload that
+reaches it quickest.
 Rules: FLT-1..FLT-7 (images), CRP-4..CRP-12 (checks), RCV-5/6/10, DUR-13 (seeded bugs).
 """
 
