@@ -75,6 +75,10 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("leader-epochs", _appends(3, 0) + (("assign_epoch", 3),) + _appends(4, 3)
              + (("roll",), ("truncate", 9), ("assign_epoch", 5)) + _appends(3, 5)
              + (("flush",),) + _appends(2, 5)),
+    # A roll onto the empty active segment replaces it at the same base (LL:494).
+    # Retention leaves only the empty active segment; the roll then replaces it (LL:494).
+    Workload("roll-empty-active", _appends(2, 0) + (("flush",), ("hw",), ("delete_records", 4),
+             ("roll",), ("retention",), ("roll",), ("tick", 2_000)) + _appends(2, 1)),
 )
 
 

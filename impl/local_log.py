@@ -27,6 +27,7 @@ from kafkalog.model.values import LogConfig, LogOffsetMetadata
 
 from .fs import FileSystem
 from .log_segment import (
+    CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     EMPTY_RECORDS,
     INDEX_FILE_SUFFIX,
@@ -258,6 +259,8 @@ class LocalLog:
         files are renamed `.deleted` first (strict: durably), then the new segment's entry is
         made durable.
         """
+        if new_offset == old.base_offset and not old.has_suffix(DELETED_FILE_SUFFIX):
+            return self._replace_in_place(old, async_delete)
         if not old.has_suffix(DELETED_FILE_SUFFIX):
             old.change_file_suffixes("", DELETED_FILE_SUFFIX)
             self.fs.fsync_dir(self.dir)
@@ -268,6 +271,35 @@ class LocalLog:
         if new_offset != old.base_offset:
             self.segments.remove(old.base_offset)
         self.delete_segment_files([old], async_delete)
+        return new_segment
+
+    def _replace_in_place(self, old: LogSegment, async_delete: bool) -> LogSegment:
+        """Replace `old` by a fresh segment with the same base, the name never missing.
+
+        Kafka renames the old files `.deleted` and creates new ones (LL:494): a power loss can
+        keep the rename and lose the create, leaving no `.log` and a loader that restarts the log
+        at the log-start checkpoint, reusing offsets (issue #10, found by the crash checker).
+        Strict: the new files are made under `.cleaned`, fsynced, and renamed over the old names
+        (atomic replace). The base still counts as a pending deletion for file_delete_delay_ms,
+        as it does in Kafka (LOC-11); there is no `.deleted` file to remove.
+        """
+        base = old.base_offset
+        new_segment = LogSegment.open(self.fs, self.dir, base, self.config, self.time,
+                                      file_suffix=CLEANED_FILE_SUFFIX)
+        new_segment.flush()
+        old.close_handlers()
+        new_segment.change_file_suffixes(CLEANED_FILE_SUFFIX, "")
+        self.fs.fsync_dir(self.dir)
+        self.segments.add(new_segment)
+        if async_delete:
+            with self._pending_lock:
+                self._pending_deletions.add(base)
+
+            def forget() -> None:
+                with self._pending_lock:
+                    self._pending_deletions.discard(base)
+
+            self.time.scheduler.schedule("delete-file", forget, self.config.file_delete_delay_ms)
         return new_segment
 
     # --- deletion ---------------------------------------------------------------------------

@@ -225,3 +225,15 @@ def test_verify_accepts_an_empty_epoch_cache_when_every_batch_is_below_the_log_s
     report = verify_log_dir(FileSystem(), root)
     assert [f.kind for p in report.partitions for f in p.findings
             if f.kind == "epoch_missing"] == []
+
+
+def test_rolling_onto_the_empty_active_segment_never_leaves_the_log_without_it(
+        tmp_path: Path) -> None:
+    """Found by the crash checker (KL-CRASH, GAP-1): replacing the empty active segment at the
+    same base (LL:494) must never expose a directory without its `.log`, or the loader restarts
+    the log at the log-start checkpoint and offsets are reused (CRP-4, CRP-11)."""
+    from kafkalog.benchmarks.crash_explore import WORKLOADS, run_exploration
+
+    workload = next(w for w in WORKLOADS if w.name == "roll-empty-active")
+    summary = run_exploration((workload,), seeds=(0, 1), stride=1)
+    assert summary.examples == [] and summary.crash_points > 50
