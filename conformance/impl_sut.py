@@ -231,6 +231,32 @@ class ImplSut:
         self.closed_dir_findings = leftovers_after_load(self.partition_dir)
         return ops - kept
 
+    def crash_sweep(self, fault: str, seed: int) -> list[tuple[int, v.LogStateView | str]]:
+        """Every crash point of the last action under `fault`: (operations lost, the state the
+        load recovers, or the load's error). The live log is untouched (each image is loaded in
+        a scratch directory and dropped)."""
+        fs = self.fs
+        if not isinstance(fs, CrashableFileSystem):
+            raise UnsupportedError("crash sweeps need the recording file system")
+        end = fs.crash_points()
+        found: list[tuple[int, v.LogStateView | str]] = []
+        for point in range(self.action_mark, end + 1):
+            scratch = _new_root()
+            try:
+                fs.materialise(scratch, point, FaultModel(fault), seed)
+                image_fs = CrashableFileSystem(scratch)
+                try:
+                    log_dir = LogDir.open(image_fs, scratch, self.config,
+                                          MockTime(self.time.milliseconds()))
+                    found.append((end - point, log_dir.log(TOPIC_PARTITION).state()))
+                except Exception as error:  # a load that fails is a finding, not a crash
+                    found.append((end - point, f"{type(error).__name__}: {error}"))
+                finally:
+                    image_fs.close_descriptors()
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return found
+
     # --- observation ----------------------------------------------------------------------------
 
     def state(self) -> v.LogStateView:

@@ -45,7 +45,8 @@ def _rules_exercised() -> Any:
 class Lockstep:
     """Drives one model and one implementation side by side and keeps the trace so far."""
 
-    def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0) -> None:
+    def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0,
+                 sweep: bool = False) -> None:
         self.model = model
         self.sut = sut
         self.verify_every = verify_every
@@ -55,7 +56,8 @@ class Lockstep:
         self._classify = _rules_exercised()
         self.last_rules: frozenset[str] = frozenset()
         self.last_signature: str | None = None
-        self.crashes: Counter[str] = Counter()  # crash steps per fault model
+        self.crashes: Counter[str] = Counter()  # crash points explored per fault model
+        self.sweep = sweep  # check every crash point of the last action at each crash step
         self.alternatives: list[Any] = []  # other model states the last crash allows
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
@@ -64,6 +66,8 @@ class Lockstep:
         Raises DivergenceError (after recording the step) when any check fails, and
         AdapterError when the implementation could not be driven.
         """
+        if action == "crash" and self.sweep and hasattr(self.sut, "crash_sweep"):
+            args = self._sweep(args)
         wire_args = encode_args(action, args)
         try:
             impl = execute(self.sut, action, args)
@@ -140,6 +144,25 @@ class Lockstep:
             self.last_signature = self._signature("crash", model, impl, problem[0])
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
+
+    def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Load the image of every crash point of the last action (same fault and seed) and
+        check each against the model's set. The crash then goes to the first point that fails
+        (so the trace's crash step alone reproduces it), else to the drawn point."""
+        from kafkalog.model.log import view
+
+        fault = str(args["fault"])
+        points = self.sut.crash_sweep(fault, int(args["seed"]))  # type: ignore[attr-defined]
+        self.crashes[fault] += max(0, len(points) - 1)  # the crash step itself counts one more
+        allowed: dict[bool, set[Any]] = {}
+        for ops_lost, recovered in points:
+            inside = ops_lost > 0
+            if inside not in allowed:
+                allowed[inside] = {view(o[0]) for o in self._all_outcomes(fault, ops_lost)}
+            if isinstance(recovered, str) or recovered not in allowed[inside]:
+                total = points[0][0]
+                return {**args, "point": total - ops_lost, "leftover": "none"}
+        return args
 
     def _all_outcomes(self, fault: str, ops_lost: int) -> tuple[Any, ...]:
         """The allowed set from the model's state and from every alternative still possible

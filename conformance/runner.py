@@ -88,6 +88,7 @@ def run_seed(
     time_limit_s: float = 120,
     broken: str | None = None,
     crash_weight: int = 1,
+    crash_sweep: bool = False,
 ) -> RunOutcome:
     """Run the machine once from `seed`; see the module docstring. Never raises."""
     started = time.monotonic()
@@ -97,7 +98,8 @@ def run_seed(
         config = config_family_config(config_family)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps, crash_weight=crash_weight)
+                          max_steps=steps, crash_weight=crash_weight,
+                          crash_sweep=crash_sweep)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)

@@ -59,6 +59,7 @@ class Session:
         time_limit_s: float | None = None,
         max_steps: int | None = None,
         crash_weight: int = 1,
+        crash_sweep: bool = False,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -70,6 +71,7 @@ class Session:
         self.max_steps = max_steps
         # Copies of the crash rule in the machine (0 = none); crash steps per fault model.
         self.crash_weight = crash_weight
+        self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
         self.crashes: Counter[str] = Counter()
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
@@ -87,7 +89,7 @@ class Session:
         except AdapterError as error:
             raise AdapterAbort(error) from None
         model = ModelSut(self.config, self.now_ms, self.log_start_offset)
-        return Lockstep(model, sut, self._verify_every())
+        return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep)
 
     def _verify_every(self) -> int:
         """How often the on-disk verify runs in the next example.

@@ -261,15 +261,21 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
+    removing = action in _TRUNCATIONS or action == "delete_old_segments"
     if fault is FaultModel.PROCESS_CRASH:
         # FLT-1: what the action had not written yet is all a process crash can lose: the
-        # prefixes from there, as a power loss with that frontier would leave them.
-        low = max(low, min(before.log_end_offset, after.log_end_offset))
+        # prefixes from there, as a power loss with that frontier would leave them. An action
+        # that removes segments may have removed any of them already.
+        if not removing:
+            low = max(low, min(before.log_end_offset, after.log_end_offset))
         fault = FaultModel.POWER_LOSS
-    # A full truncation removes the old segments before it creates the new one (LOC-9); an
+    # A full truncation (also inside truncate_to) removes the old segments before it creates
+    # the new one (LOC-9), and removes them highest first; an
     # action that rolls and then removes (retention, KL-RET-6) may stop between the two.
-    extra: tuple[tuple[Segment, ...], ...] = (
-        ((),) if action == "truncate_fully_and_start_at" else ())
+    fully = action == "truncate_fully_and_start_at" or (
+        action == "truncate_to"
+        and after.segments[0].base_offset not in {s.base_offset for s in before.segments})
+    extra: tuple[tuple[Segment, ...], ...] = ((),) if fully else ()
     rolled = tuple(s for s in after.segments if s.base_offset > before.active.base_offset)
     union = (*before.segments, *rolled)
     # Retention removes the oldest segments one by one (LOC-11): any number of them may be gone.
