@@ -104,6 +104,7 @@ class TaskSpec:
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
     crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
+    crash_sweep: bool = False  # every crash also loads every crash point of its action
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -153,7 +154,10 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     started = time.time()
     try:
         # The default weight is not passed, so run functions without crashes keep working.
-        extra = {} if spec.crash_weight == 1 else {"crash_weight": spec.crash_weight}
+        extra: dict[str, Any] = {} if spec.crash_weight == 1 else {
+            "crash_weight": spec.crash_weight}
+        if spec.crash_sweep:
+            extra["crash_sweep"] = True
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
             outcome = _resolve(spec.run_fn)(
                 seed,

@@ -42,9 +42,11 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Seconds per run, shrinking included.")
 @click.option("--crash-weight", type=click.IntRange(min=0, max=8), default=1, show_default=True,
               help="Copies of the crash rule among the machine's rules (0: no crashes).")
+@click.option("--crash-sweep", is_flag=True,
+              help="At each crash, also load and check every crash point of the last action.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          crash_weight: int) -> None:
+          crash_weight: int, crash_sweep: bool) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -68,7 +70,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
             family = mix[s % len(mix)]
             outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
                                time_limit_s=time_limit, broken=broken,
-                               crash_weight=crash_weight)
+                               crash_weight=crash_weight, crash_sweep=crash_sweep)
             outcomes.append(outcome)
             failed = sum(o.outcome != "conformed" for o in outcomes)
             progress.update(task, advance=1, description=f"conformance ({failed} failed)")
