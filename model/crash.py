@@ -284,18 +284,34 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         for layout in (union[k:], before.segments[k:]):
             if layout and layout not in (before.segments, after.segments):
                 extra = (*extra, layout)
+    if action in _TRUNCATIONS:
+        # Removed highest first: any number of the top segments may be gone already.
+        for k in range(1, len(before.segments)):
+            layout = before.segments[:k]
+            if fully or layout[-1].next_offset >= after.log_end_offset:
+                extra = (*extra, layout)
     out: dict[Outcome, None] = {}
     if action == "close_and_reopen":
         out[(after, durable_after_action)] = None
+    options = tuple(dict.fromkeys(
+        (*durable_after_action.epoch_options, *durable_before.epoch_options)))
     for state in (after, before):
-        for durable in (durable_after_action, durable_before):
-            options = tuple(dict.fromkeys(
-                (*durable_after_action.epoch_options, *durable_before.epoch_options)))
-            merged = replace(durable, flushed=low, epoch_options=options,
-                             layouts=durable_before.layouts + durable_after_action.layouts)
+        for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
+            merged = Durable(low, checkpoints, options,
+                             durable_before.layouts + durable_after_action.layouts)
             for outcome in crash_states(state, merged, fault, mode, extra):
                 out.setdefault(outcome, None)
     return tuple(out)
+
+
+def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
+    """CRP-8: each checkpoint file is its old or its new content, independently of the others."""
+    out: dict[Checkpoints, None] = {}
+    for rp in {old.recovery_point, new.recovery_point}:
+        for lso in {old.log_start, new.log_start}:
+            for hw in {old.high_watermark, new.high_watermark}:
+                out.setdefault(Checkpoints(rp, lso, hw, new.epochs), None)
+    return list(out)
 
 
 def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView) -> bool:
