@@ -18,11 +18,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kafkalog.impl import verify
 from kafkalog.impl.fs import FileSystem, PathLike
-from kafkalog.impl.log_loader import LogLoader
-from kafkalog.impl.log_segment import INDEX_SUFFIXES, LOG_FILE_SUFFIX, LogSegment
+from kafkalog.impl.local_log import LocalLog
+from kafkalog.impl.log import Log
+from kafkalog.impl.log_loader import LoadedLog, LogLoader
+from kafkalog.impl.log_segment import (
+    DELETED_FILE_SUFFIX,
+    INDEX_SUFFIXES,
+    LOG_FILE_SUFFIX,
+    LogSegment,
+)
 from kafkalog.model.errors import CorruptRecordError, InvalidRecordError
-from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP
+from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, LogOffsetMetadata
 
 from .broken import Broken
 from .errors import UnknownBrokenImplError
@@ -125,6 +133,64 @@ def _recovery_not_made_durable(self: LogLoader) -> None:
     load can take back records it already served."""
 
 
+# --- issue #10's defects 1-5 put back (each fixed in impl/; the explorer catches them) --------
+
+
+def _load_cut_keeping_later_segments(self: LogLoader, base: int) -> None:
+    """Defect 1 (GAP-5): an index-rebuild cut at load keeps every later segment."""
+
+
+def _no_checkpoint_after_truncation(self: Log) -> None:
+    """Defect 2 (DUR-26, CBUG-5): no recovery-point checkpoint after a truncation."""
+
+
+def _truncate_like_kafka(self: LocalLog, target_offset: int) -> list[LogSegment]:
+    """Defect 3 (GAP-1, GAP-2, DUR-23): later segments renamed lowest first with no directory
+    fsync, the cut segment not fsynced: a power loss brings truncated batches back."""
+    deletable = [s for s in self.segments if s.base_offset > target_offset]
+    for segment in deletable:
+        self.segments.remove(segment.base_offset)
+        segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+    with self._pending_lock:
+        self._pending_deletions.update(s.base_offset for s in deletable)
+        self._pending_segments.extend(deletable)
+    self.time.scheduler.schedule("delete-file", lambda: self._delete_pending(deletable),
+                                 self.config.file_delete_delay_ms)
+    self.segments.active_segment().truncate_to(target_offset)
+    self.update_log_end_offset(target_offset)
+    return deletable
+
+
+def _load_trimming_end_first(self: LogLoader) -> LoadedLog:
+    """Defect 4 (CRP-12): Kafka's trim order after loading, LEO first then log start; with
+    log start = LEO reloads alternate between an entry at the LEO and none."""
+    self._complete_swaps(self._remove_temp_files_and_collect_swap_files())
+    self._load_segment_files()
+    if self.dir.name.endswith("-delete"):
+        return self._load_deleted_dir()
+    recovery_point, next_offset = self._recover_log()
+    active = self.segments.active_segment()
+    active.offset_index.resize(self.config.segment_index_bytes)
+    active.time_index.resize(self.config.segment_index_bytes)
+    self.epoch_cache.truncate_from_end(next_offset)  # the order of LogLoader.java:218-224
+    self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
+    first = self.segments.first_segment_base_offset()
+    log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+    self._make_recovery_durable()
+    return LoadedLog(self.segments, log_start, recovery_point,
+                     LogOffsetMetadata(next_offset, active.base_offset, active.size()),
+                     tuple(self._recovered), self._truncated_bytes)
+
+
+def _epoch_findings_ignoring_log_start(entries: Any, scans: Any, path: str,
+                                       log_start_offset: int = 0) -> Any:
+    """Defect 5 (EPO-7): verify flags `epoch_missing` for batches below the log start."""
+    return _REAL_EPOCH_FINDINGS(entries, scans, path, 0)
+
+
+_REAL_EPOCH_FINDINGS = verify._batch_epoch_findings
+
+
 BROKEN_CRASH: dict[str, Broken] = {
     b.name: b
     for b in (
@@ -151,6 +217,21 @@ BROKEN_CRASH: dict[str, Broken] = {
         Broken("recovery_not_durable", "GAP-4", "CRP-13",
                "recovery neither fsyncs what it accepted nor rewrites the epoch checkpoint",
                LogLoader, "_make_recovery_durable", _recovery_not_made_durable),
+        Broken("load_cut_keeps_later_segments", "GAP-5", "RCV-5",
+               "issue #10 defect 1: an index-rebuild cut at load keeps the later segments",
+               LogLoader, "_drop_segments_after", _load_cut_keeping_later_segments),
+        Broken("no_checkpoint_after_truncation", "CBUG-5", "DUR-26",
+               "issue #10 defect 2: truncation does not rewrite the recovery-point checkpoint",
+               Log, "_truncated", _no_checkpoint_after_truncation),
+        Broken("truncation_not_durable", "GAP-1", "CRP-15",
+               "issue #10 defect 3: truncation renames and cuts without any fsync (Kafka's way)",
+               LocalLog, "truncate_to", _truncate_like_kafka),
+        Broken("epoch_trim_end_first", "EPO-7", "CRP-12",
+               "issue #10 defect 4: the load trims epochs at the LEO before the log start",
+               LogLoader, "load", _load_trimming_end_first),
+        Broken("verify_epoch_missing_below_log_start", "EPO-7", "EPO-1",
+               "issue #10 defect 5: verify reports epoch_missing below the log start",
+               verify, "_batch_epoch_findings", _epoch_findings_ignoring_log_start),  # type: ignore[arg-type]
     )
 }
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
 from kafkalog.benchmarks.crash_checks import TP, check_recovered
 from kafkalog.benchmarks.crash_explore import CONFIG, Workload, record_workload
+from kafkalog.conformance.broken_crash import patched
 from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileSystem
@@ -237,3 +239,21 @@ def test_rolling_onto_the_empty_active_segment_never_leaves_the_log_without_it(
     workload = next(w for w in WORKLOADS if w.name == "roll-empty-active")
     summary = run_exploration((workload,), seeds=(0, 1), stride=1)
     assert summary.examples == [] and summary.crash_points > 50
+
+
+PUT_BACK = {
+    "load_cut_keeps_later_segments":
+        test_an_index_rebuild_that_cuts_a_tail_drops_the_later_segments,
+    "no_checkpoint_after_truncation":
+        test_a_crash_after_truncation_and_new_appends_revalidates_from_the_cut,
+    "truncation_not_durable": test_a_returned_truncation_survives_power_loss,
+    "verify_epoch_missing_below_log_start":
+        test_verify_accepts_an_empty_epoch_cache_when_every_batch_is_below_the_log_start,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUT_BACK))
+def test_each_defect_put_back_fails_its_own_test(name: str, tmp_path: Path) -> None:
+    """Each of defects 1-5 reintroduced (conformance/broken_crash.py) breaks its test above."""
+    with patched(name), pytest.raises(AssertionError):
+        PUT_BACK[name](tmp_path)

@@ -25,6 +25,7 @@ CATCHES = {
     "checkpoint_written_in_place": ("empty-at-log-start", None),
     "orphan_index_kept": ("truncate-after-flush", None),
     "recovery_not_durable": ("roll-and-flush", None),
+    "epoch_trim_end_first": ("empty-at-log-start", None),  # issue #10 defect 4
 }
 
 
@@ -44,9 +45,15 @@ def test_the_loader_survives_a_replayed_stale_tail_in_every_image() -> None:
     assert summary.examples == []
 
 
-def test_every_seeded_crash_bug_has_a_catching_workload() -> None:
-    """The table above covers the whole registry of conformance/broken_crash.py."""
-    assert set(CATCHES) == set(BROKEN_CRASH)
+# Issue #10's defects 1-5 put back: strict durability elsewhere hides most of them from crash
+# images, so tests/crash/test_defects.py pins each with its own reproduction instead.
+DEFECTS = {"load_cut_keeps_later_segments", "no_checkpoint_after_truncation",
+           "truncation_not_durable", "verify_epoch_missing_below_log_start"}
+
+
+def test_every_seeded_crash_bug_has_a_catching_workload_or_defect_test() -> None:
+    """The tables cover the whole registry of conformance/broken_crash.py."""
+    assert set(CATCHES) | DEFECTS == set(BROKEN_CRASH) and not set(CATCHES) & DEFECTS
 
 
 @pytest.mark.parametrize("name", sorted(CATCHES))
