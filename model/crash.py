@@ -241,8 +241,13 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
     durable content (the in-memory recovery point, LSO and HW are lost, GAP-12); the load is
     unclean (the marker was consumed when the log was opened).
     """
+    layouts = _surviving_layouts(state, durable, fault, mode)
+    for extra in extra_layouts:  # intermediate layouts lose unsynced data like the others
+        more = ([extra] if not extra or fault is FaultModel.PROCESS_CRASH
+                else list(_layouts_after_power_loss(extra, durable.flushed)))
+        layouts += [layout for layout in more if layout not in layouts]
     out: dict[Outcome, None] = {}
-    for layout in [*_surviving_layouts(state, durable, fault, mode), *extra_layouts]:
+    for layout in layouts:
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
             for touched in _touched_variants(layout, state):
