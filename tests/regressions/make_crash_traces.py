@@ -14,15 +14,26 @@ from kafkalog.conformance.broken_crash import BROKEN_CRASH
 from kafkalog.conformance.runner import run_seed
 
 FAMILIES = ("tiny", "index_full", "time_roll", "hw_retention")
-# Reachable only with a planted image whose offsets go back inside a segment (FLT-8 corruption),
-# which the model cannot describe yet: see the README's Durability section.
-NOT_REACHABLE = {"recovery_offset_error_escapes"}
+# Not reached by `kafkalog check`'s crash steps, each for a stated reason (README "Durability"):
+NOT_REACHABLE = {
+    # needs an image whose offsets go back inside a segment (FLT-8 corruption), which the model
+    # cannot describe yet
+    "recovery_offset_error_escapes",
+    # defect 1: strict rolls fsync a segment before the next exists, and plants only damage the
+    # last segment, so no image has a later segment after a rebuild cut (tests/crash pins it)
+    "load_cut_keeps_later_segments",
+    # defect 5: the checker ignores verify's epoch findings by design (impl_sut._expected), so a
+    # false `epoch_missing` cannot show (tests/crash/test_defects.py pins it)
+    "verify_epoch_missing_below_log_start",
+}
+# epoch_trim_end_first (defect 4) is pinned by EPO-7-epoch_trim_end_first.jsonl, cut from the
+# defect 4/5 scenario trace (the generated search does not reach LSO = LEO with a crash).
 
 
-def main(out: Path, seeds: int = 160) -> None:
+def main(out: Path, seeds: int = 160, only: tuple[str, ...] = ()) -> None:
     logging.disable(logging.WARNING)
     for name, broken in sorted(BROKEN_CRASH.items()):
-        if name in NOT_REACHABLE:
+        if name in NOT_REACHABLE or (only and name not in only):
             continue
         for seed in range(seeds):
             family = FAMILIES[seed % len(FAMILIES)]
@@ -37,8 +48,8 @@ def main(out: Path, seeds: int = 160) -> None:
             print(f"{name}: not caught in {seeds} seeds")
 
 
-if __name__ == "__main__" and len(sys.argv) == 2:
-    main(Path(sys.argv[1]))
+if __name__ == "__main__" and (len(sys.argv) == 2 or sys.argv[2] != "defects"):
+    main(Path(sys.argv[1]), only=tuple(sys.argv[2:]))
 
 
 # --- the five defects of issue #10: hand-written scenarios whose crash seeds are chosen so the
