@@ -193,11 +193,13 @@ def all_broken() -> dict[str, Broken]:
 
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
-    registry = all_broken()
+    from .broken_producer import PRODUCER_BROKEN  # issue 14's catalogue, same mechanism
+
+    catalogue = {**all_broken(), **PRODUCER_BROKEN}
     try:
-        return registry[name]
+        return catalogue[name]
     except KeyError:
-        known = ", ".join(sorted(registry))
+        known = ", ".join(sorted(catalogue))
         raise UnknownBrokenImplError(
             f"unknown broken implementation {name!r} (known: {known})"
         ) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ class Bucket:
     shortest_steps: int | None
     trace_jsonl: str | None
     example_error: str | None  # the shortest run's `error` column (adapter errors)
+    rules: tuple[str, ...] = ()  # rule IDs the bucket's divergences were caught by
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,28 @@ class CampaignSummary:
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
+    @classmethod
+    def from_json(cls, text: str) -> CampaignSummary:
+        """The summary `to_json` wrote (summary.json), with its tuples restored."""
+        data = json.loads(text)
+        runtime = data["runtime"]
+        runtime["histogram"] = tuple(tuple(entry) for entry in runtime["histogram"])
+        buckets = tuple(
+            Bucket(**(bucket | {"rules": tuple(bucket.get("rules", ()))}))
+            for bucket in data["buckets"]
+        )
+        return cls(
+            **data
+            | {
+                "buckets": buckets,
+                "runtime": RuntimeStats(**runtime),
+                "actions": tuple(tuple(entry) for entry in data["actions"]),
+                "rules": tuple(tuple(entry) for entry in data["rules"]),
+                "throughput": tuple(tuple(entry) for entry in data["throughput"]),
+                "rules_never": tuple(data.get("rules_never", ())),
+            }
+        )
+
 
 def load_runs(spark: Any, runs_path: str, campaign_id: str | None, *, dedup: bool = True) -> Any:
     """The campaign's rows (all campaigns' if None), or None when the dataset does not exist.
@@ -88,8 +112,11 @@ def load_runs(spark: Any, runs_path: str, campaign_id: str | None, *, dedup: boo
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
+    # One campaign is read from its own partition directory only, so listing never races with
+    # other campaigns publishing or compacting under the same dataset.
+    path = runs_path if campaign_id is None else f"{runs_path}/campaign_id={campaign_id}"
     try:
-        frame = spark.read.schema(SPARK_DDL).parquet(runs_path)
+        frame = spark.read.schema(SPARK_DDL).option("basePath", runs_path).parquet(path)
     except AnalysisException as error:
         if "PATH_NOT_FOUND" in str(error) or "Path does not exist" in str(error):
             return None
@@ -144,16 +171,29 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
 
 
 def failure_buckets(frame: Any) -> tuple[Bucket, ...]:
-    """One bucket per (outcome, signature) of non-conformed runs, biggest first."""
+    """One bucket per (outcome, bucket key) of non-conformed runs, biggest first.
+
+    The key of a divergence is its signature without the rule ID (`action|model|impl|what`),
+    the same notion of "same bug" the minimiser uses (`minimise.same_bug`): one injected bug is
+    often caught by different rules' checks from run to run, and splitting it by rule made two
+    buckets of one cause. The rules seen are kept in `Bucket.rules`. Adapter errors are keyed by
+    their (normalised) signature.
+    """
     from pyspark.sql import functions as F
 
+    signature = F.coalesce("signature", F.lit("(none)"))
+    parts = F.split(signature, r"\|")
+    diverged = (F.col("outcome") == "diverged") & (F.size(parts) >= 5)
+    key = F.when(diverged, F.array_join(F.slice(parts, 1, 4), "|")).otherwise(signature)
+    rule = F.when(diverged, F.element_at(parts, -1))
     shortest_key = F.struct(F.coalesce("trace_steps", F.lit(2**31 - 1)), F.col("seed"))
     rows = (
         frame.where(F.col("outcome") != "conformed")
-        .groupBy("outcome", F.coalesce("signature", F.lit("(none)")).alias("signature"))
+        .groupBy("outcome", key.alias("signature"))
         .agg(
             F.count("*").alias("count"),
             F.min("seed").alias("first_seed"),
+            F.sort_array(F.collect_set(rule)).alias("rules"),
             F.min_by(F.struct("seed", "trace_steps", "trace_jsonl", "error"), shortest_key).alias(
                 "shortest"
             ),
@@ -171,6 +211,7 @@ def failure_buckets(frame: Any) -> tuple[Bucket, ...]:
             shortest_steps=row.shortest.trace_steps,
             trace_jsonl=row.shortest.trace_jsonl,
             example_error=row.shortest.error,
+            rules=tuple(row.rules),
         )
         for row in rows
     )
@@ -212,14 +253,19 @@ def rule_coverage(frame: Any) -> tuple[tuple[str, int], ...]:
     """(rule id, runs exercising it), most exercised first."""
     from pyspark.sql import functions as F
 
-    rows = (
-        frame.select(F.explode("rules").alias("rule"))
-        .groupBy("rule")
-        .count()
-        .orderBy(F.desc("count"), "rule")
-        .collect()
-    )
-    return tuple((row.rule, int(row["count"])) for row in rows)
+    rows = frame.select(F.explode("rules").alias("rule")).groupBy("rule").count().collect()
+    ordered = sorted(rows, key=lambda row: (-int(row["count"]), natural_key(row.rule)))
+    return tuple((row.rule, int(row["count"])) for row in ordered)
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key in which numbers compare as numbers: KL-INV-2 before KL-INV-10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def natural_sorted(items: Any) -> list[str]:
+    """`items` in natural order (rule IDs: KL-INV-1, KL-INV-2, ..., KL-INV-10)."""
+    return sorted(items, key=natural_key)
 
 
 def runtime_stats(frame: Any) -> RuntimeStats:
@@ -262,7 +308,7 @@ def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
 
     known = all_rule_ids()
     seen = {rule for rule, _ in rules}
-    return {"rules_known": len(known), "rules_never": tuple(sorted(known - seen))}
+    return {"rules_known": len(known), "rules_never": tuple(natural_sorted(known - seen))}
 
 
 def _totals(frame: Any) -> dict[str, Any]:

@@ -27,3 +27,15 @@ class CampaignDataError(CampaignError):
 
 class CampaignJobError(CampaignError):
     """A Spark job of the campaign failed; committed waves are kept and the campaign resumes."""
+
+
+class CampaignBusyError(CampaignError):
+    """Another live process holds the campaign id's lock (one writer per campaign id)."""
+
+
+class CampaignIncompleteError(CampaignError):
+    """After the waves, some seeds of the campaign's range have no row (or some have two)."""
+
+
+class SparkMissingError(CampaignError):
+    """The `spark` extra (pyspark, pyarrow, pandas) is not installed; the message names it."""

@@ -1,39 +1,61 @@
 """The campaign as a Spark job: a session tuned for this machine, seeds in waves, rows to Parquet.
 
-Shape (docs/cluster.md has the picture): the driver computes which seeds of
-`[seed_base, seed_base + runs)` are not yet recorded for the campaign id (resume), splits them
-into waves, and for each wave runs one Spark job
+Shape (docs/cluster.md has the picture): under the campaign id's lock, the driver computes which
+seeds of `[seed_base, seed_base + runs)` have no row yet (resume), splits them into waves, and
+for each wave runs one Spark job
 `spark.range(len(wave), numPartitions=p).mapInArrow(partition_runner(spec, wave), SPARK_DDL)`
-whose output is appended to the Parquet dataset `<out>/runs/` partitioned by `campaign_id`.
-A wave is the unit of loss: a killed campaign loses only the wave in flight, because Spark's file
-commit protocol publishes a job's files at job commit and readers ignore `_temporary/`. Readers
-de-duplicate on (campaign_id, seed) (`campaign_aggregate.load_runs`), so a retried or speculative
-task, or two overlapping resumes, never double-count. `mapInArrow` on `spark.range` runs on
-classic Spark and on Spark Connect alike.
+written into this invocation's own staging directory, then published into `<out>/runs/` by one
+directory rename (campaign_store.py). So every wave is recorded exactly once or not at all: a
+killed campaign loses only the wave in flight, and campaigns writing one `--out` at the same time
+never share a temporary directory. At the end the campaign's small files are compacted and a
+completeness check fails the command unless every seed of the range has exactly one row.
+`mapInArrow` on `spark.range` runs on classic Spark and on Spark Connect alike.
 """
 
 from __future__ import annotations
 
-import functools
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.campaign_errors import (
-    CampaignJobError,
+    CampaignIncompleteError,
     CampaignOptionsError,
     JavaMissingError,
 )
-from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, partition_runner
+from kafkalog.conformance.campaign_store import (
+    SUPERSEDES,
+    CampaignLayout,
+    CampaignLock,
+    Store,
+    campaign_params,
+    check_params,
+    is_local,
+    local_seeds,
+    new_attempt,
+    publish,
+    record_params,
+    recover,
+    store_for,
+)
+from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign_waves import (  # noqa: F401 - re-exported for callers
+    MAX_WAVE,
+    WAVE_TARGET_S,
+    ProgressFn,
+    WaveDone,
+    WaveFn,
+    _cause,
+    _next_wave_size,
+    run_waves,
+)
 
 # Quiet log4j2: Spark counts PySpark as a shell and resets the root level to the
 # PythonGatewayServer logger's level, so that logger must be set too (spark-and-machine-notes §2.4).
@@ -49,9 +71,7 @@ logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
 logger.gateway.level = {level}
 """
 _FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"  # halves JVM CPU on 2 cores (notes §2.1)
-WAVE_TARGET_S = 20.0  # aim each wave (one Spark job) at this much wall time after the first
-MAX_WAVE = 2000
-ProgressFn = Callable[[int, int], None]  # (runs finished so far, runs this invocation will do)
+ROWS_PER_FILE = 250_000  # compaction target: ~15 MB of Parquet per file
 
 
 @dataclass(frozen=True)
@@ -76,6 +96,7 @@ class CampaignProgress:
     executed: int  # runs executed and committed by this invocation
     waves: int
     wall_s: float  # from the first wave's start to the last wave's commit
+    files: int = 0  # Parquet data files of the campaign after compaction
 
 
 def require_java(minimum: int = 17) -> int:
@@ -94,8 +115,26 @@ def require_java(minimum: int = 17) -> int:
 
 
 def git_commit(root: Path | None = None) -> str:
-    """The source tree's commit (with `+dirty` when it has changes), or "unknown" outside git."""
-    where = root or Path(__file__).resolve().parents[1]
+    """The code's commit, computed on the driver and stamped on every row.
+
+    `KAFKALOG_COMMIT` when set; else the source tree's `git rev-parse HEAD` (with `+dirty` when
+    it has changes); else the commit `campaign_ship` baked into the zip it built (the
+    spark-submit path, where the driver runs from the zip, outside any checkout); else "unknown".
+    """
+    if os.environ.get("KAFKALOG_COMMIT"):
+        return os.environ["KAFKALOG_COMMIT"]
+    found = _git_commit(root or Path(__file__).resolve().parents[1])
+    if found == "unknown" and root is None:
+        try:
+            from kafkalog._build_commit import COMMIT  # type: ignore[import-not-found]
+        except ImportError:
+            return "unknown"
+        return str(COMMIT)
+    return found
+
+
+def _git_commit(where: Path) -> str:
+    """`git rev-parse HEAD` (+dirty) of the checkout at `where`, or "unknown"."""
     try:
         head = subprocess.run(
             ["git", "-C", str(where), "rev-parse", "HEAD"],
@@ -141,7 +180,8 @@ def build_session(
     settings = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.shuffle.partitions": "4",
+        # Aggregations run over thousands of rows: one shuffle partition per core, not 200.
+        "spark.sql.shuffle.partitions": str(_cores(master)),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # not legacy INT96
         "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
@@ -159,25 +199,48 @@ def build_session(
     return session
 
 
-def recorded_seeds(spark: Any, runs_path: str, campaign_id: str) -> set[int]:
+def _cores(master: str | None) -> int:
+    """Cores of a local master (local[N]/local[*]); 2 when unknown (cluster or submitted)."""
+    match = re.fullmatch(r"local\[(\*|\d+)(,\d+)?\]", master or "")
+    if master == "local" or (match and match.group(1) == "1"):
+        return 1
+    if match and match.group(1) != "*":
+        return max(1, int(match.group(1)))
+    return max(2, os.cpu_count() or 2) if match else 2
+
+
+def recorded_seeds(spark: Any, plan: CampaignPlan) -> set[int]:
     """Seeds already in Parquet for the campaign (an absent dataset records none)."""
     from kafkalog.conformance.campaign_aggregate import load_runs
 
-    frame = load_runs(spark, runs_path, campaign_id, dedup=False)
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    if is_local(plan.out):
+        return set(local_seeds(layout) or ())
+    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     if frame is None:
         return set()
     return {row.seed for row in frame.select("seed").distinct().collect()}
 
 
-def check_resume_compatible(spark: Any, plan: CampaignPlan) -> None:
-    """Refuse to mix runs of different --steps/--adapter/--broken under one campaign id."""
+def check_resume_compatible(spark: Any, plan: CampaignPlan, store: Store) -> None:
+    """Refuse to mix runs of different parameters under one campaign id; record them once.
+
+    The parameters live in `_campaigns/<id>/params.json`; a campaign written before that file
+    existed is checked against its rows' steps/adapter/broken instead.
+    """
     from kafkalog.conformance.campaign_aggregate import load_runs
 
-    frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
-    if frame is None:
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    params = campaign_params(plan.spec)
+    if not check_params(store, layout, params):
         return
+    if is_local(plan.out) and local_seeds(layout) is None:
+        frame = None  # a new campaign: no rows to compare, no Spark query
+    else:
+        frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
     wanted = (plan.spec.steps, plan.spec.adapter or "builtin", plan.spec.broken)
-    for row in frame.select("steps", "adapter", "broken").distinct().limit(5).collect():
+    rows = [] if frame is None else frame.select("steps", "adapter", "broken").distinct().collect()
+    for row in rows[:5]:
         found = (row.steps, row.adapter, row.broken)
         if found != wanted:
             raise CampaignOptionsError(
@@ -185,48 +248,102 @@ def check_resume_compatible(spark: Any, plan: CampaignPlan) -> None:
                 f"{found}, not {wanted}; resume with the same options or use a new --campaign-id",
                 where=plan.runs_path,
             )
+    record_params(store, layout, params)
 
 
 def run_campaign(
-    spark: Any, plan: CampaignPlan, on_progress: ProgressFn | None = None, first_wave: int = 0
+    spark: Any,
+    plan: CampaignPlan,
+    on_progress: ProgressFn | None = None,
+    first_wave: int = 0,
+    on_wave: WaveFn | None = None,
 ) -> CampaignProgress:
     """Run every not-yet-recorded seed of the plan, wave by wave; returns what was done.
 
-    `first_wave` is the first wave's size (0: 4 runs per partition); later waves are sized from
-    the measured rate to last about WAVE_TARGET_S each.
+    Exactly once: under the campaign's lock, each wave is written to this invocation's staging
+    directory and published by one rename (campaign_store.py); at the end the campaign's files
+    are compacted and every seed of the range must have exactly one row, else
+    CampaignIncompleteError. `first_wave` is the first wave's size (0: 4 runs per partition);
+    later waves are sized from the measured rate to last about WAVE_TARGET_S each. `on_wave`
+    hears of every published wave.
     """
-    check_resume_compatible(spark, plan)
-    seeds = range(plan.seed_base, plan.seed_base + plan.runs)
-    done = recorded_seeds(spark, plan.runs_path, plan.spec.campaign_id)
-    pending = [seed for seed in seeds if seed not in done]
-    partitions = _parallelism(spark) * 3  # failing runs cost ~9x; more partitions balance them
-    size = first_wave or partitions * 4
-    executed, waves, started = 0, 0, time.monotonic()
-    total = len(pending)
+    store = store_for(plan.out, spark)
+    layout = CampaignLayout(plan.out, plan.spec.campaign_id)
+    attempt = new_attempt()
+    with CampaignLock(store, layout, attempt):
+        recover(store, layout)
+        check_resume_compatible(spark, plan, store)
+        seeds = range(plan.seed_base, plan.seed_base + plan.runs)
+        done = recorded_seeds(spark, plan)
+        pending = [seed for seed in seeds if seed not in done]
+        executed, waves, wall = run_waves(
+            spark, plan, store, attempt, pending, on_progress, first_wave, on_wave
+        )
+        files = compact(spark, store, layout, attempt, len(done | set(pending)))
+        check_complete(spark, plan)
+        store.delete(f"{layout.meta}/staging")  # ours, and any a killed writer left
+    return CampaignProgress(len(seeds) - len(pending), executed, waves, wall, files)
 
-    def report(finished: int) -> None:
-        if on_progress is not None:
-            on_progress(finished, total)
 
-    report(0)
-    while executed < len(pending):
-        wave = pending[executed : executed + size]
-        wave_started = time.monotonic()
-        with _TaskProgress(spark, len(wave), functools.partial(_shifted, report, executed)):
-            try:
-                _run_wave(spark, plan, wave, min(len(wave), partitions))
-            except Exception as error:  # a Spark job failure: lost worker, cancel, full disk
-                raise CampaignJobError(
-                    f"wave {waves + 1} ({len(wave)} runs) failed: {_cause(error)}; the "
-                    f"{executed} runs of earlier waves are kept, resume with --campaign-id "
-                    f"{plan.spec.campaign_id}",
-                    where=plan.runs_path,
-                ) from error
-        executed, waves = executed + len(wave), waves + 1
-        report(executed)
-        size = _next_wave_size(len(wave), time.monotonic() - wave_started, partitions)
-    wall = time.monotonic() - started
-    return CampaignProgress(len(seeds) - len(pending), executed, waves, wall)
+def compact(
+    spark: Any, store: Store, layout: CampaignLayout, attempt: str, rows_hint: int = 0
+) -> int:
+    """Rewrite the campaign's rows as few, seed-sorted files; returns the data files after it.
+
+    Runs only when there is more than one file; `rows_hint` (the distinct seeds, when the caller
+    knows them) saves counting them. The new directory lists what it supersedes, is
+    renamed in, and the superseded entries are deleted (recover() finishes that if killed).
+    """
+    from kafkalog.conformance.campaign_aggregate import load_runs
+
+    entries = [name for name in store.children(layout.partition) if name[:1] not in "_."]
+    files = sum(_data_files(store, f"{layout.partition}/{name}") for name in entries)
+    if files <= 1:
+        return files
+    rows = load_runs(spark, layout.runs_path, layout.campaign_id)
+    outputs = max(1, -(-(rows_hint or rows.count()) // ROWS_PER_FILE))
+    staged = f"{layout.staging(attempt)}/compact"
+    spark.sparkContext.setJobGroup(f"kafkalog-{layout.campaign_id}-{attempt}", "compaction")
+    # One output needs no range sampling (an extra job): one partition, sorted.
+    spread = rows.coalesce(1) if outputs == 1 else rows.repartitionByRange(outputs, "seed")
+    spread.sortWithinPartitions("seed").write.partitionBy("campaign_id").parquet(staged)
+    store.write_text(
+        f"{staged}/campaign_id={layout.campaign_id}/{SUPERSEDES}", json.dumps({"dirs": entries})
+    )
+    publish(store, layout, staged, f"c-{attempt}")
+    for name in entries:
+        store.delete(f"{layout.partition}/{name}")
+    return outputs
+
+
+def check_complete(spark: Any, plan: CampaignPlan) -> None:
+    """Every seed of the plan's range has exactly one row; else CampaignIncompleteError."""
+    from kafkalog.conformance.campaign_aggregate import load_runs
+    from pyspark.sql import functions as F
+
+    last = plan.seed_base + plan.runs - 1
+    if is_local(plan.out):  # pyarrow reads one column in milliseconds; no Spark job
+        found = local_seeds(CampaignLayout(plan.out, plan.spec.campaign_id)) or []
+        in_range = [seed for seed in found if plan.seed_base <= seed <= last]
+        rows, seeds = len(in_range), len(set(in_range))
+        frame = None
+    else:
+        frame = load_runs(spark, plan.runs_path, plan.spec.campaign_id, dedup=False)
+        rows, seeds = 0, 0
+    if frame is not None:
+        got = (
+            frame.where(F.col("seed").between(plan.seed_base, last))
+            .agg(F.count("*").alias("rows"), F.countDistinct("seed").alias("seeds"))
+            .first()
+        )
+        rows, seeds = int(got.rows), int(got.seeds)
+    if rows != plan.runs or seeds != plan.runs:
+        raise CampaignIncompleteError(
+            f"campaign {plan.spec.campaign_id!r} has {rows} rows for {seeds} of the "
+            f"{plan.runs} seeds {plan.seed_base}..{last}; resume with --campaign-id "
+            f"{plan.spec.campaign_id} to run the missing ones",
+            where=plan.runs_path,
+        )
 
 
 def with_commit(spec: TaskSpec) -> TaskSpec:
@@ -234,39 +351,11 @@ def with_commit(spec: TaskSpec) -> TaskSpec:
     return replace(spec, commit=git_commit())
 
 
-def _cause(error: Exception) -> str:
-    """The informative line of a (often multi-line, Py4J-wrapped) Spark error."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    named = [line for line in lines if re.search(r"(Exception|Error): ", line)]
-    return ((named or lines or [type(error).__name__])[0])[:300]
-
-
-def _shifted(report: Callable[[int], None], base: int, finished: int) -> None:
-    """Report `finished` runs of the current wave on top of `base` runs of earlier waves."""
-    report(base + finished)
-
-
-def _run_wave(spark: Any, plan: CampaignPlan, wave: list[int], partitions: int) -> None:
-    """One Spark job: run the wave's seeds and append their rows to the Parquet dataset."""
-    frame = spark.range(0, len(wave), 1, partitions).mapInArrow(
-        partition_runner(plan.spec, wave), SPARK_DDL
-    )
-    frame.write.mode("append").partitionBy("campaign_id").parquet(plan.runs_path)
-
-
-def _next_wave_size(last_size: int, last_s: float, partitions: int) -> int:
-    """Size the next wave to last ~WAVE_TARGET_S at the rate just measured, in whole partitions."""
-    rate = last_size / max(last_s, 0.001)
-    runs = int(rate * WAVE_TARGET_S) // partitions * partitions
-    return max(partitions * 2, min(MAX_WAVE, runs))
-
-
-def _parallelism(spark: Any) -> int:
-    """Cores Spark will use (classic: defaultParallelism; Spark Connect: 2, a safe floor)."""
-    try:
-        return max(1, int(spark.sparkContext.defaultParallelism))
-    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
-        return 2
+def _data_files(store: Store, path: str) -> int:
+    """Parquet files in a published entry (a directory, or a loose file of the old layout)."""
+    if path.endswith(".parquet"):
+        return 1
+    return sum(1 for name in store.children(path) if name.endswith(".parquet"))
 
 
 def _write_log4j(level: str) -> Path:
@@ -276,37 +365,3 @@ def _write_log4j(level: str) -> Path:
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     return path
-
-
-class _TaskProgress:
-    """Polls Spark's status tracker while a wave runs and reports runs finished within it.
-
-    A task's rows are committed with its partition, so progress is counted in finished tasks
-    (each worth wave/partitions runs). On Spark Connect there is no tracker: nothing is reported
-    until the wave ends.
-    """
-
-    def __init__(self, spark: Any, wave_runs: int, report: Callable[[int], None]) -> None:
-        self._spark, self._runs, self._report = spark, wave_runs, report
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-
-    def __enter__(self) -> _TaskProgress:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _poll(self) -> None:
-        try:
-            tracker = self._spark.sparkContext.statusTracker()
-        except Exception:  # noqa: BLE001 - Spark Connect: no status tracker
-            return
-        while not self._stop.wait(0.5):
-            for stage_id in tracker.getActiveStageIds():
-                info = tracker.getStageInfo(stage_id)
-                if info is not None and info.numTasks > 0:
-                    share = info.numCompletedTasks / info.numTasks
-                    self._report(min(self._runs - 1, int(share * self._runs)))

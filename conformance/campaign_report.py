@@ -10,12 +10,15 @@ same files from the Parquet rows alone.
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kafkalog.conformance.campaign_aggregate import CampaignSummary
+from kafkalog.conformance.campaign_aggregate import CampaignSummary, natural_key, natural_sorted
+from kafkalog.conformance.campaign_counterexample import counterexample, render_lines
+from kafkalog.conformance.campaign_counterexample import render_html as render_counterexample
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +26,7 @@ from rich.text import Text
 _WIDTH = 760
 _LABEL_W = 300
 _ROW_H = 18
+_TERMINAL_TRACES = 3  # buckets whose counterexample the terminal summary prints
 _COLOURS = {"conformed": "#2e7d32", "diverged": "#c62828", "adapter_error": "#ef6c00"}
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:820px;color:#222}
@@ -30,6 +34,9 @@ h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid 
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 10px;text-align:left}
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 code{font-size:12px}svg text{font:11px system-ui,sans-serif}.ok{color:#2e7d32}.bad{color:#c62828}
+tr.div td{background:#fdecea}table.side{width:100%;table-layout:fixed}
+table.side td{vertical-align:top}
+pre{font-size:12px;margin:0;white-space:pre-wrap;word-break:break-all}svg .grid{stroke:#eee}
 """
 
 
@@ -66,7 +73,7 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
         "<h2>Failure buckets</h2>",
         _buckets(summary, paths, base),
         "<h2>Coverage per spec rule (runs exercising it)</h2>",
-        hbar_chart([(rule, runs) for rule, runs in summary.rules], summary.runs),
+        hbar_chart(by_count_then_name(summary.rules), summary.runs),
         _never_html(summary),
         "<h2>Coverage per action (executions)</h2>",
         hbar_chart([(name, total) for name, total, _ in summary.actions], None),
@@ -87,11 +94,18 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
     )
 
 
+def by_count_then_name(items: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Most first; ties in natural order (KL-INV-2 before KL-INV-10)."""
+    return sorted(items, key=lambda item: (-item[1], natural_key(item[0])))
+
+
 def hbar_chart(items: Sequence[tuple[str, int]], whole: int | None) -> str:
     """Horizontal bars, one per (label, value); `whole` adds a percentage of it to each label."""
     if not items:
         return "<p><em>none</em></p>"
     top = max(value for _, value in items) or 1
+    # Labels are shown whole: the label column grows with the longest (~6.2 px a character).
+    label_w = max(_LABEL_W, int(6.2 * max(len(label) for label, _ in items)) + 12)
     bar_room = _WIDTH - _LABEL_W - 90
     rows = []
     for index, (label, value) in enumerate(items):
@@ -99,19 +113,19 @@ def hbar_chart(items: Sequence[tuple[str, int]], whole: int | None) -> str:
         width = max(1.0, bar_room * value / top)
         share = f" ({100 * value / whole:.0f}%)" if whole else ""
         rows.append(
-            f'<text x="{_LABEL_W - 6}" y="{y + 13}" text-anchor="end">{_e(label[:48])}</text>'
-            f'<rect x="{_LABEL_W}" y="{y + 3}" width="{width:.1f}" height="{_ROW_H - 5}" '
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{_e(label)}</text>'
+            f'<rect x="{label_w}" y="{y + 3}" width="{width:.1f}" height="{_ROW_H - 5}" '
             f'fill="#1565c0"><title>{_e(label)}: {value}</title></rect>'
-            f'<text x="{_LABEL_W + width + 4:.1f}" y="{y + 13}">{value}{share}</text>'
+            f'<text x="{label_w + width + 4:.1f}" y="{y + 13}">{value}{share}</text>'
         )
-    return _svg(len(items) * _ROW_H + 4, "".join(rows))
+    return _svg(len(items) * _ROW_H + 4, "".join(rows), label_w + bar_room + 90)
 
 
 def line_chart(points: Sequence[tuple[float, float]], x_label: str, y_label: str) -> str:
     """A polyline of (x, y) points with labelled axes."""
     if not points:
         return "<p><em>no data</em></p>"
-    height, left, bottom = 220, 50, 30
+    height, left, bottom = 230, 50, 40
     x_max = max(x for x, _ in points) or 1.0
     y_max = max(y for _, y in points) or 1.0
     plot_w, plot_h = _WIDTH - left - 20, height - bottom - 10
@@ -125,9 +139,11 @@ def line_chart(points: Sequence[tuple[float, float]], x_label: str, y_label: str
         f'fill="#1565c0"><title>{x:.0f} s: {y:.2f} {_e(y_label)}</title></circle>'
         for x, y in points
     )
+    x_ticks = [(t, f"{t:g}") for t in ticks(x_max)]
+    y_ticks = [(t, f"{t:g}") for t in ticks(y_max)]
     return _svg(
         height,
-        _axes(left, 10, plot_w, plot_h, f"{x_max:.0f}", f"{y_max:.1f}", x_label, y_label)
+        _axes(left, 10, plot_w, plot_h, (x_max, x_ticks), (y_max, y_ticks), x_label, y_label)
         + f'<polyline points="{line}" fill="none" stroke="#1565c0" stroke-width="1.5"/>{dots}',
     )
 
@@ -136,7 +152,7 @@ def column_chart(bins: Sequence[tuple[float, float, int]]) -> str:
     """Columns for a histogram of (start, end, count) bins; x in seconds."""
     if not bins or not any(count for _, _, count in bins):
         return "<p><em>no data</em></p>"
-    height, left, bottom = 220, 50, 30
+    height, left, bottom = 230, 50, 40
     plot_w, plot_h = _WIDTH - left - 20, height - bottom - 10
     top = max(count for _, _, count in bins)
     step = plot_w / len(bins)
@@ -148,8 +164,10 @@ def column_chart(bins: Sequence[tuple[float, float, int]]) -> str:
             f'width="{step - 2:.1f}" height="{bar:.1f}" fill="#6a1b9a">'
             f"<title>{_seconds(start)}–{_seconds(end)}: {count} runs</title></rect>"
         )
-    x_max = _seconds(bins[-1][1])
-    axes = _axes(left, 10, plot_w, plot_h, x_max, str(top), "run time", "runs")
+    x_max = bins[-1][1] or 1.0
+    x_ticks = [(t, _seconds(t) if t else "0") for t in ticks(x_max)]
+    y_ticks = [(t, f"{t:g}") for t in ticks(top)]
+    axes = _axes(left, 10, plot_w, plot_h, (x_max, x_ticks), (top, y_ticks), "run time", "runs")
     return _svg(height, axes + "".join(columns))
 
 
@@ -164,6 +182,11 @@ def render_terminal(
         traces = {path.parent for key, path in paths.items() if key.startswith("trace:")}
         for folder in sorted(traces):
             console.print(Text(f"shortest trace of each bucket: {folder}/ (kafkalog replay FILE)"))
+        for index, bucket in enumerate(summary.buckets[:_TERMINAL_TRACES], start=1):
+            if bucket.trace_jsonl:
+                console.print(Text(f"counterexample {index}: {bucket.signature}"), soft_wrap=True)
+                for line in render_lines(counterexample(bucket.trace_jsonl)):
+                    console.print(Text(line), soft_wrap=True)
     coverage = Table(title="coverage per action", title_justify="left")
     for name in ("action", "executions", "runs"):
         coverage.add_column(name, justify="left" if name == "action" else "right")
@@ -177,7 +200,7 @@ def render_terminal(
         crashes.add_row(Text(fault), str(total), str(runs))
     crashes.add_row(Text("all"), str(sum(t for _, t, _ in summary.crashes)), "")
     console.print(crashes)
-    rules = ", ".join(rule for rule, _ in summary.rules) or "none"
+    rules = ", ".join(natural_sorted(rule for rule, _ in summary.rules)) or "none"
     console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
     if summary.rules_known:
         never = ", ".join(summary.rules_never) or "none"
@@ -246,17 +269,32 @@ def _buckets(summary: CampaignSummary, paths: dict[str, Path], base: Path) -> st
     for bucket in summary.buckets:
         trace = paths.get(f"trace:{bucket.signature}")
         link = f'<a href="{_e(str(trace.relative_to(base)))}">trace</a>' if trace else "-"
+        rules = ", ".join(natural_sorted(bucket.rules)) or "-"
         rows.append(
             f"<tr><td>{_e(bucket.outcome)}</td><td><code>{_e(bucket.signature)}</code></td>"
+            f"<td>{_e(rules)}</td>"
             f'<td class="n">{bucket.count}</td><td class="n">{bucket.first_seed}</td>'
             f"<td>seed {bucket.shortest_seed}, {_steps(bucket.shortest_steps)}</td><td>{link}</td>"
             f"<td>{_e((bucket.example_error or '')[:200])}</td></tr>"
         )
     head = (
-        "<tr><th>outcome</th><th>signature</th><th>runs</th><th>first seed</th>"
+        "<tr><th>outcome</th><th>bucket</th><th>rules</th><th>runs</th><th>first seed</th>"
         "<th>shortest trace</th><th>file</th><th>error</th></tr>"
     )
-    return chart + f"<table>{head}{''.join(rows)}</table>"
+    return chart + f"<table>{head}{''.join(rows)}</table>" + _counterexamples(summary)
+
+
+def _counterexamples(summary: CampaignSummary) -> str:
+    """Each bucket's shortest trace rendered: steps, the diverging step side by side, state."""
+    parts = []
+    for index, bucket in enumerate(summary.buckets, start=1):
+        if bucket.trace_jsonl:
+            view = counterexample(bucket.trace_jsonl)
+            parts.append(
+                f"<h3>Counterexample {index}: <code>{_e(bucket.signature)}</code> "
+                f"(seed {bucket.shortest_seed})</h3>{render_counterexample(view)}"
+            )
+    return "".join(parts)
 
 
 def _never_html(summary: CampaignSummary) -> str:
@@ -286,27 +324,55 @@ def _runtime_line(summary: CampaignSummary) -> str:
     )
 
 
+def ticks(maximum: float, count: int = 5) -> list[float]:
+    """Round tick values from 0 to at least `maximum` (steps of 1, 2 or 5 times a power of 10)."""
+    if maximum <= 0:
+        return [0.0]
+    raw = maximum / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [round(i * step, 12) for i in range(int(maximum / step + 1e-9) + 1)]
+
+
+Axis = tuple[float, list[tuple[float, str]]]  # (the value at the axis's end, (tick, label)s)
+
+
 def _axes(
-    left: int, top: int, width: float, height: float, x_max: str, y_max: str, x: str, y: str
+    left: int, top: int, width: float, height: float, x_axis: Axis, y_axis: Axis, x: str, y: str
 ) -> str:
-    """Two axis lines with their maximum values and names."""
+    """Two axis lines with labelled ticks (and light grid lines) and their names."""
     bottom = top + height
-    return (
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>'
-        f'<line x1="{left}" y1="{bottom}" x2="{left + width}" y2="{bottom}" stroke="#888"/>'
-        f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{_e(y_max)}</text>'
-        f'<text x="{left - 4}" y="{bottom}" text-anchor="end">0</text>'
-        f'<text x="{left + width}" y="{bottom + 14}" text-anchor="end">{_e(x_max)}</text>'
-        f'<text x="{left + width / 2}" y="{bottom + 26}" text-anchor="middle">{_e(x)}</text>'
+    parts = [
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="#888"/>',
+        f'<line x1="{left}" y1="{bottom}" x2="{left + width}" y2="{bottom}" stroke="#888"/>',
+    ]
+    x_end, x_ticks = x_axis
+    for value, label in x_ticks:
+        at = left + width * value / (x_end or 1)
+        parts.append(
+            f'<line x1="{at:.1f}" y1="{bottom}" x2="{at:.1f}" y2="{bottom + 4}" stroke="#888"/>'
+            f'<text x="{at:.1f}" y="{bottom + 14}" text-anchor="middle">{_e(label)}</text>'
+        )
+    y_end, y_ticks = y_axis
+    for value, label in y_ticks:
+        at = bottom - height * value / (y_end or 1)
+        parts.append(
+            f'<line class="grid" x1="{left}" y1="{at:.1f}" x2="{left + width}" y2="{at:.1f}"/>'
+            f'<line x1="{left - 4}" y1="{at:.1f}" x2="{left}" y2="{at:.1f}" stroke="#888"/>'
+            f'<text x="{left - 6}" y="{at + 4:.1f}" text-anchor="end">{_e(label)}</text>'
+        )
+    parts.append(
+        f'<text x="{left + width / 2}" y="{bottom + 28}" text-anchor="middle">{_e(x)}</text>'
         f'<text x="12" y="{top + height / 2}" transform="rotate(-90 12 {top + height / 2})" '
         f'text-anchor="middle">{_e(y)}</text>'
     )
+    return "".join(parts)
 
 
-def _svg(height: float, content: str) -> str:
+def _svg(height: float, content: str, width: float = _WIDTH) -> str:
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height:.0f}" '
-        f'viewBox="0 0 {_WIDTH} {height:.0f}" role="img">{content}</svg>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img">{content}</svg>'
     )
 
 

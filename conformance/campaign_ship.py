@@ -63,8 +63,15 @@ def build_zip(dest: Path) -> tuple[Path, Path]:
                 info = zipfile.ZipInfo(f"{target}/{source.name}", date_time=(1980, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zipped.writestr(info, source.read_bytes())
+        # The driver runs from this zip, outside any checkout: bake in the commit it came from.
+        from kafkalog.conformance.campaign_job import git_commit
+
+        info = zipfile.ZipInfo("kafkalog/_build_commit.py", date_time=(1980, 1, 1, 0, 0, 0))
+        zipped.writestr(info, f'"""Written by campaign_ship."""\n\nCOMMIT = {git_commit()!r}\n')
     launcher = dest / "campaign_main.py"
     launcher.write_text(LAUNCHER)
+    audit = LAUNCHER.replace('"campaign",', '"audit",').replace("campaign_main", "audit_main")
+    (dest / "audit_main.py").write_text(audit.replace("kafkalog campaign", "kafkalog audit"))
     return archive, launcher
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 from .runner import RunOutcome
 
@@ -33,6 +34,8 @@ def synthetic_run_seed(
     time_limit_s: float = 120,
     broken: str | None = None,
     delay_s: float = 0.0,
+    crash_weight: int = 0,  # accepted like run_seed's; a synthetic run never crashes anything
+    crash_sweep: bool = False,
 ) -> RunOutcome:
     """A deterministic fake run of `steps` steps; see the module docstring for its failures.
 
@@ -69,3 +72,8 @@ def _trace(seed: int, steps: int) -> str:
     lines = [json.dumps({"format": "synthetic", "seed": seed})]
     lines += [json.dumps({"step": index, "action": ACTIONS[index % 5]}) for index in range(steps)]
     return "\n".join(lines) + "\n"
+
+
+def slow_synthetic_run_seed(seed: int, **options: Any) -> RunOutcome:
+    """`synthetic_run_seed` taking 20 ms per run: a campaign that can be killed mid-wave."""
+    return synthetic_run_seed(seed, delay_s=0.02, **options)

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import tempfile
@@ -57,6 +58,7 @@ ARROW_SCHEMA = pa.schema(
         ("started_at", pa.timestamp("us", tz="UTC")),
         ("finished_at", pa.timestamp("us", tz="UTC")),
         ("worker", pa.string()),
+        ("kafka_version", pa.string()),
         ("crashes", pa.map_(pa.string(), pa.int32())),
         ("crash_weight", pa.int32()),
     ]
@@ -66,8 +68,8 @@ SPARK_DDL = (
     "broken STRING, steps INT, kafkalog_version STRING, kafkalog_commit STRING, "
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
-    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, crashes MAP<STRING, INT>, "
-    "crash_weight INT"
+    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
+    "crashes MAP<STRING, INT>, crash_weight INT"
 )
 
 
@@ -103,6 +105,7 @@ class TaskSpec:
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
+    kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
     crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = False  # every crash also loads every crash point of its action
 
@@ -153,9 +156,8 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     family = family_for_seed(seed, spec.families)
     started = time.time()
     try:
-        # The default weight is not passed, so run functions without crashes keep working.
-        extra: dict[str, Any] = {} if spec.crash_weight == 1 else {
-            "crash_weight": spec.crash_weight}
+        # Weight 0 is not passed, so run functions without crashes keep working.
+        extra: dict[str, Any] = {"crash_weight": spec.crash_weight} if spec.crash_weight else {}
         if spec.crash_sweep:
             extra["crash_sweep"] = True
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
@@ -166,13 +168,36 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
                 adapter=spec.adapter,
                 time_limit_s=spec.time_limit_s,
                 broken=spec.broken,
+                # only when not the default, so run functions predating profiles still fit
+                **({} if spec.kafka_version == "trunk" else {"kafka_version": spec.kafka_version}),
                 **extra,
             )
-            row = _outcome_row(outcome)
+            row = _outcome_row(outcome, spec.adapter)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
         row = _error_row(error, time.time() - started)
+    finally:
+        _kill_leftover_adapters()
     row.update(_identity(seed, family, spec, started))
     return row
+
+
+def normalise_signature(signature: str | None, adapter: str | None = None) -> str | None:
+    """An adapter-error signature reduced to its cause: one bucket per cause, not per run.
+
+    The runner's `adapter_error|<code>|<message>` embeds free text that differs from run to run
+    for one cause: request numbers, the adapter's stderr, its command line and absolute paths,
+    addresses. Those are replaced (`request N`, `<adapter>`, a path's last part) or cut; the
+    exception type and the rest of the message stay. Divergence signatures pass unchanged.
+    """
+    if signature is None or not signature.startswith(("adapter_error|", "harness|")):
+        return signature
+    text = signature.split("; stderr:", 1)[0]
+    if adapter:
+        text = text.replace(f" ({adapter})", "").replace(adapter, "<adapter>")
+    text = re.sub(r"(?<![\w.])(?:/[^\s/:'\"()]+)+/([^\s/:'\"()]+)", r"\1", text)
+    text = re.sub(r"\b(request|id|reply id|pid|line) \d+", r"\1 N", text)
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    return text.strip()[:300]
 
 
 def partition_runner(
@@ -251,10 +276,13 @@ def _resolve(run_fn: RunFn | None) -> RunFn:
     return run_seed
 
 
-def _outcome_row(outcome: RunOutcomeLike) -> dict[str, Any]:
-    """The run-dependent columns of a row, from a RunOutcome."""
+def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]:
+    """The run-dependent columns of a row, from a RunOutcome (an adapter error's full text is
+    kept in `error` when its signature was normalised)."""
     if outcome.outcome not in OUTCOMES:
         raise ValueError(f"run_seed returned outcome {outcome.outcome!r}, not one of {OUTCOMES}")
+    signature = normalise_signature(outcome.signature, adapter)
+    detail = outcome.signature if signature != outcome.signature else None
     return {
         "config_json": json.dumps(dict(outcome.config), sort_keys=True, default=str),
         "steps_executed": int(outcome.steps_executed),
@@ -262,10 +290,10 @@ def _outcome_row(outcome: RunOutcomeLike) -> dict[str, Any]:
         "rules": sorted(str(rule) for rule in outcome.rules),
         "duration_s": float(outcome.duration_s),
         "outcome": outcome.outcome,
-        "signature": outcome.signature,
+        "signature": signature,
         "trace_jsonl": outcome.trace_jsonl,
         "trace_steps": trace_step_count(outcome.trace_jsonl),
-        "error": None,
+        "error": None if detail is None else detail[:_TEXT_LIMIT],
         "crashes": {str(k): int(n) for k, n in sorted(getattr(outcome, "crashes", {}).items())},
     }
 
@@ -304,8 +332,18 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "started_at": datetime.fromtimestamp(started, UTC),
         "finished_at": datetime.now(UTC),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "kafka_version": spec.kafka_version,
         "crash_weight": spec.crash_weight,
     }
+
+
+def _kill_leftover_adapters() -> None:
+    """Kill the process group of any adapter a run left alive (a hang cut by the hard limit)."""
+    import sys
+
+    module = sys.modules.get("kafkalog.conformance.subprocess_sut")
+    if module is not None:
+        module.kill_all()
 
 
 def _ensure_hypothesis_storage() -> None:

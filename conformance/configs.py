@@ -98,11 +98,25 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
     ),
 }
 
-#: The mix `check` and campaigns cycle through by seed (family = MIX[seed % len(MIX)]).
+def _producer_families() -> dict[str, LogConfig]:
+    from .producers import PRODUCER_FAMILIES
+
+    return PRODUCER_FAMILIES
+
+
+# Producer actors (issue 14; conformance/producers.py): not in DEFAULT_MIX, so the default
+# seeds of `check` keep their machine; `check --family producers` names them, and the
+# campaign default mix (CAMPAIGN_MIX) includes them.
+CONFIG_FAMILIES.update(_producer_families())
+
+#: The mix `check` cycles through by seed (family = MIX[seed % len(MIX)]); see CAMPAIGN_MIX.
 DEFAULT_MIX: tuple[str, ...] = (
     "tiny", "index_full", "size_retention", "time_roll", "hw_retention", "log_append_time",
     "roomy",
 )
+
+#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14).
+CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time")
 
 
 def config_family(name: str) -> LogConfig:

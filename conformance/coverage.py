@@ -10,7 +10,9 @@ import functools
 import re
 from pathlib import Path
 
-SPEC = Path(__file__).resolve().parents[1] / "specs" / "log.md"
+from kafkalog.resources import specs_dir
+
+SPEC = specs_dir() / "log.md"  # the checkout's specs/, or the wheel's kafkalog/specs/
 _DEFINITION = re.compile(r"^\s*-\s+\*\*(KL-[A-Z]+-\d+[a-z]?)\b", re.MULTILINE)
 
 

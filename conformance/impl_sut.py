@@ -121,8 +121,14 @@ class ImplSut:
 
     # --- the vocabulary -----------------------------------------------------------------------
 
-    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
-        return self.log.append_as_leader(MemoryRecords.with_records(records), leader_epoch)
+    def append_as_leader(
+        self, records: tuple[v.Record, ...], leader_epoch: int, producer_id: int = -1,
+        producer_epoch: int = -1, base_sequence: int = -1, is_transactional: bool = False,
+    ) -> v.LogAppendInfo:
+        batch = MemoryRecords.with_records(
+            records, producer=(producer_id, producer_epoch, base_sequence),
+            is_transactional=is_transactional)
+        return self.log.append_as_leader(batch, leader_epoch)
 
     def append_as_follower(
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
@@ -386,7 +392,8 @@ def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
     """The shared value of an impl read: the slice's size and the whole batches inside it."""
     records: MemoryRecords = info.records
     start = info.fetch_offset_metadata.relative_position_in_segment
-    batches = tuple(batch_view(batch, max(start, 0)) for batch in records.batches())
+    batches = tuple(batch_view(batch, max(start, 0), with_producer=True)
+                    for batch in records.batches())
     return v.FetchDataInfo(
         fetch_offset_metadata=info.fetch_offset_metadata,
         size_in_bytes=records.size_in_bytes,
@@ -395,8 +402,11 @@ def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
     )
 
 
-def batch_view(batch: Any, slice_start: int) -> v.BatchView:
-    """A decoded batch; `position` is in the segment file (slice start + position in slice)."""
+def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.BatchView:
+    """A decoded batch; `position` is in the segment file (slice start + position in slice).
+    `with_producer` adds the header's producer fields (feature `producer_state`)."""
+    producer = ((batch.producer_id, batch.producer_epoch, batch.base_sequence) if with_producer
+                else (-1, -1, -1))
     return v.BatchView(
         base_offset=batch.base_offset,
         last_offset=batch.last_offset,
@@ -406,4 +416,7 @@ def batch_view(batch: Any, slice_start: int) -> v.BatchView:
         position=slice_start + batch.position,
         records=tuple(record.to_value() for record in batch.records()),
         timestamp_type=batch.timestamp_type,
+        producer_id=producer[0],
+        producer_epoch=producer[1],
+        base_sequence=producer[2],
     )

@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 from kafkalog.model import values as v
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 
+from . import black_box
+from .allowed import allowed_outcome, same_where_defined
 from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
 from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
@@ -59,6 +62,7 @@ class Lockstep:
         self.crashes: Counter[str] = Counter()  # crash points explored per fault model
         self.sweep = sweep  # check every crash point of the last action at each crash step
         self.alternatives: list[Any] = []  # other model states the last crash allows
+        self._action = ""
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
         """Run one action on both sides; None if the implementation does not support it.
@@ -69,6 +73,7 @@ class Lockstep:
         if action == "crash" and self.sweep and hasattr(self.sut, "crash_sweep"):
             args = self._sweep(args)
         wire_args = encode_args(action, args)
+        self._action = action
         try:
             impl = execute(self.sut, action, args)
         except UnsupportedError as error:
@@ -91,8 +96,15 @@ class Lockstep:
             self.alternatives = alternatives[1:]
             model = StepResult(value=impl.value) if impl.ok else impl
             problem = self._compare(model, impl)
+        choice = None
+        if problem is not None and (problem[0] == "result" or problem[0].startswith("state.")):
+            allowed = allowed_outcome(self.model, self.sut, action, args, before, impl)
+            if allowed is not None:  # another Kafka-legal choice (KL-ALLOW-1): continue from it
+                model, choice = allowed
+                self._cover(action, before, model)
+                problem = self._compare(model, impl)
         message = None if problem is None else problem[1]
-        step = TraceStep(action, wire_args, model.to_json(), impl.to_json(), message)
+        step = TraceStep(action, wire_args, model.to_json(), impl.to_json(), message, choice)
         self.steps.append(step)
         if problem is not None:
             self.last_signature = self._signature(action, model, impl, problem[0])
@@ -229,19 +241,33 @@ class Lockstep:
 
     def _compare(self, model: StepResult, impl: StepResult) -> tuple[str, str] | None:
         """(kind, message) of the first failed check after a step, or None when all pass."""
-        if not model.same_as(impl):
-            return "result", f"results differ: model {model.describe()} | impl {impl.describe()}"
+        opaque = black_box.is_black_box(self.sut.features)  # compare what the wire shows only
+        if opaque and model.ok and impl.ok:
+            model = dataclasses.replace(model, value=black_box.project_result(model.value))
+            impl = dataclasses.replace(impl, value=black_box.project_result(impl.value))
+        version = self.model.partition_state.config.kafka_version
+        if not model.same_as(impl) and not same_where_defined(model, impl, version, self._action):
+            text = f"results differ: model {model.describe()} | impl {impl.describe()}"
+            if model.ok and impl.ok:
+                where = first_difference(model.value, impl.value)
+                text = f"results differ at {where[0]}: model {where[1]!r} | impl {where[2]!r}; " \
+                    + text[len("results differ: "):]
+            return "result", text
         try:
             model_state, impl_state = self.model.state(), self.sut.state()
         except AdapterError:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        model_state = masked_to(model_state, impl_state)
+        if opaque:
+            model_state = black_box.project_state(model_state)
+            impl_state = black_box.project_state(impl_state)
         if model_state != impl_state:
             where = first_difference(model_state, impl_state)
             text = f"state differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}"
             return f"state.{where[0]}", text
-        broken = view_invariants(impl_state)
+        broken = black_box.view_invariants(impl_state) if opaque else view_invariants(impl_state)
         if broken:
             return f"invariant.{broken[0]}", f"invariant broken: {', '.join(broken)}"
         return self._internal_checks()
@@ -290,6 +316,16 @@ def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:
         return cls(message)
     except TypeError:  # UnexpectedAppendOffsetError needs its offsets; coverage wants the type
         return cls(message, -1, -1)  # type: ignore[call-arg]
+
+
+def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogStateView:
+    """The model's view without what the adapter does not report (None: no `producer_state`
+    feature, or an implementation without Kafka's `.snapshot` files)."""
+    if impl_state.producers is None:
+        model_state = replace(model_state, producers=None)
+    if impl_state.producer_snapshots is None:
+        model_state = replace(model_state, producer_snapshots=None)
+    return model_state
 
 
 def view_invariants(state: v.LogStateView) -> list[str]:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from kafkalog.model import values as v
 
-from . import picks
+from . import black_box, picks
 from .errors import AdapterError
 from .session import AdapterAbort, Session
 from .wire import CRASH_FAULTS, CRASH_LEFTOVERS
@@ -66,9 +66,16 @@ def _crash_rule(n: int) -> Any:
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     """A machine class bound to `session` (a class per run, so runs never share state).
 
+    The producer families get the machine with producer actors (conformance/producers.py);
     `session.crash_weight` copies of the crash rule are added (0 = no crashes).
     """
-    extra = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
+    from .producers import ProducerLogMachine, is_producer_config
+
+    extra: dict[str, Any] = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
+    if session.crash_weight == 0:
+        extra["crash"] = None  # not even drawn: runs without crashes generate as before them
+    if "producer_state" in session.features and is_producer_config(session.config):
+        return type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})
     return type("LogMachine", (LogMachine,), {"session": session, **extra})
 
 
@@ -120,6 +127,8 @@ class LogMachine(RuleBasedStateMachine):
         budget = self.session.max_steps
         if budget is not None and self.actions_done >= budget:
             return  # a scenario rule ran past the run's step budget: the rest is not run
+        if not black_box.asks(self.session.features, action):
+            return  # the adapter's handshake left this action out (specs/adapter-protocol.md)
         self.actions_done += 1
         self.session.tick()
         try:
@@ -128,6 +137,10 @@ class LogMachine(RuleBasedStateMachine):
             raise AdapterAbort(error) from None
         if results is not None and results[0].ok:
             self._remember(action, args, results[0].value)
+            if action == "append_as_leader" and black_box.is_black_box(self.session.features):
+                # A broker moves its HW itself once acks=all is met (KL-WIRE-2): the model
+                # follows in a step of its own, whose result is the broker's observed HW.
+                self.do("update_high_watermark", offset=self.view().log_end_offset)
 
     def _remember(self, action: str, args: dict[str, Any], result: Any) -> None:
         """Feed the seen-value pools from arguments and results (the machine's bundles)."""
@@ -200,7 +213,12 @@ class LogMachine(RuleBasedStateMachine):
 
     def crash_enabled(self) -> bool:
         features = self.session.features
-        return self.session.crash_weight > 0 and bool({"crash", "crash_kill"} & features)
+        if self.session.crash_weight <= 0 or not {"crash", "crash_kill"} & features:
+            return False
+        from .producers import is_producer_config
+
+        # Producer state is not in the crash model yet (specs/log.md §15).
+        return not is_producer_config(self.session.config)
 
     def crash_now(self, point: int, fault: str, leftover: str, seed: int) -> None:
         if "crash" not in self.session.features:

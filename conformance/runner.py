@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 from kafkalog.model import values as v
+from kafkalog.model.log import validate_config
 
 from .configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
 from .errors import AdapterError
@@ -87,15 +88,23 @@ def run_seed(
     adapter: str | None = None,
     time_limit_s: float = 120,
     broken: str | None = None,
-    crash_weight: int = 1,
+    crash_weight: int = 0,  # the commands default to 1 (--crash-weight); library calls opt in
     crash_sweep: bool = False,
+    kafka_version: str | None = None,
 ) -> RunOutcome:
-    """Run the machine once from `seed`; see the module docstring. Never raises."""
+    """Run the machine once from `seed`; see the module docstring. Never raises.
+
+    `kafka_version` names the Kafka profile checked against (KL-VERSION-1; default: the family's,
+    which is trunk); it travels in the config, so traces and campaign rows record it.
+    """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     process = None
     try:
         config = config_family_config(config_family)
+        if kafka_version is not None:
+            config = dataclasses.replace(config, kafka_version=kafka_version)
+            validate_config(config)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, crash_weight=crash_weight,

@@ -7,6 +7,7 @@ exactly one reply per request. Diagnostics go to stderr only, since stdout carri
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import traceback
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import IO, Any
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
+from .black_box import asks
 from .errors import ProtocolError, UnknownActionError, WireFormatError
 from .protocol import PROTOCOL_VERSIONS, VERSION_2_FEATURES, Request, dumps, parse_request
 from .sut import Sut, UnsupportedError, execute
@@ -90,10 +92,12 @@ class Server:
         self._sut = self._factory(config, now_ms, log_start_offset)
 
     def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
-        needed = {"crash", "crash_kill"} if action == "crash" else {ACTIONS[action].feature}
-        if not needed & self._features:
+        if not asks(self._features, action):
             return {"unsupported": {"message": f"{self._implementation} does not support {action}"}}
         args = decode_args(action, raw, where=f"request {ident} args")
+        if "producer_state" not in self._features and _uses_producer_state(args):
+            return {"unsupported": {"message": f"{self._implementation} does not support "
+                                               "producer state (feature producer_state)"}}
         try:
             result = execute(sut, action, args)
         except UnsupportedError as error:
@@ -104,7 +108,10 @@ class Server:
 
     def _session(self, sut: Sut, action: str) -> Json:
         if action == "state":
-            return encode(sut.state())
+            state = sut.state()
+            if "producer_state" not in self._features:  # answer as a version-1 adapter
+                state = dataclasses.replace(state, producers=None, producer_snapshots=None)
+            return encode(state)
         if action == "check":
             return sut.check()
         if action == "verify":
@@ -145,3 +152,10 @@ def serve(
     finally:
         server.shutdown()
     return 0
+
+
+def _uses_producer_state(args: dict[str, Any]) -> bool:
+    """True when a request carries producer arguments or producer fields in its batches."""
+    if args.get("producer_id", -1) != -1 or args.get("is_transactional", False):
+        return True
+    return any(b.producer_id != -1 or b.is_transactional for b in args.get("batches", ()))

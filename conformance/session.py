@@ -58,7 +58,7 @@ class Session:
         verify_every: int = 10,
         time_limit_s: float | None = None,
         max_steps: int | None = None,
-        crash_weight: int = 1,
+        crash_weight: int = 0,
         crash_sweep: bool = False,
     ) -> None:
         self.config = config

@@ -15,6 +15,7 @@ import contextlib
 import os
 import queue
 import shlex
+import signal
 import subprocess
 import tempfile
 import threading
@@ -43,6 +44,19 @@ from .sut import UnsupportedError
 from .wire import ACTIONS, FEATURES, Json, decode, decode_error, decode_result, encode, encode_args
 
 _EOF = object()
+_LIVE: set[AdapterProcess] = set()  # started and not yet closed (kill_all's list)
+
+
+def kill_all() -> int:
+    """Close every adapter process still open in this interpreter; returns how many there were.
+
+    A run cut short by a hard time limit may skip its own cleanup; a long-lived campaign worker
+    calls this after each run so hung adapters do not pile up.
+    """
+    leftover = list(_LIVE)
+    for process in leftover:
+        process.close()
+    return len(leftover)
 
 
 def default_timeout_s() -> float:
@@ -72,13 +86,20 @@ class AdapterProcess:
                 text=True,
                 encoding="utf-8",
                 bufsize=1,
+                # Its own process group, so close() also kills what a wrapper script started.
+                start_new_session=True,
             )
         except OSError as error:
             raise AdapterCrashedError(f"cannot start adapter: {error}", where=command) from None
+        _LIVE.add(self)
         self._lines: queue.Queue[object] = queue.Queue()
         self._reader = threading.Thread(target=self._read_lines, daemon=True)
         self._reader.start()
-        self.implementation, self.features = self._handshake()
+        try:
+            self.implementation, self.features = self._handshake()
+        except BaseException:
+            self.close()  # the caller never gets the object, so nothing else would
+            raise
 
     def _read_lines(self) -> None:
         assert self._proc.stdout is not None
@@ -115,9 +136,10 @@ class AdapterProcess:
         unknown = set(features) - set(FEATURES)
         if version == 1:
             unknown |= set(features) & VERSION_2_FEATURES
-        if "core" not in features or unknown:
+        if not {"core", "black_box"} & set(features) or unknown:
             raise ProtocolError(
-                f"features must include 'core' and only {list(FEATURES)}; got {features}",
+                f"features must include 'core' (or 'black_box') and only {list(FEATURES)}; "
+                f"got {features}",
                 where=self.command,
             )
         return name, frozenset(features)
@@ -151,6 +173,7 @@ class AdapterProcess:
         try:
             line = self._lines.get(timeout=self.timeout_s)
         except queue.Empty:
+            self._kill_group()  # it may be hung for good; a late reply would desynchronise
             raise AdapterTimeoutError(
                 f"no reply within {self.timeout_s:g} s", where=f"{self.command}: {where}"
             ) from None
@@ -194,15 +217,23 @@ class AdapterProcess:
             raise ProtocolError(str(error)) from None
 
     def close(self) -> None:
-        """Close stdin, wait briefly for a clean exit, then kill; never raises."""
+        """Close stdin, wait briefly for a clean exit, then kill its process group; never raises."""
+        _LIVE.discard(self)
         try:
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
             self._proc.wait(timeout=1)
         except (OSError, subprocess.TimeoutExpired):
-            self._proc.kill()
-            self._proc.wait()
+            pass
+        self._kill_group()  # children of a wrapper outlive a clean exit of the leader
         self._stderr.close()
+
+    def _kill_group(self) -> None:
+        """SIGKILL the adapter's process group (it leads its own session) and reap the leader."""
+        with contextlib.suppress(OSError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            self._proc.wait(timeout=5)
 
     @property
     def alive(self) -> bool:

@@ -36,7 +36,8 @@ class Sut(Protocol):
     features: frozenset[str]
 
     def append_as_leader(
-        self, records: tuple[v.Record, ...], leader_epoch: int
+        self, records: tuple[v.Record, ...], leader_epoch: int, producer_id: int = -1,
+        producer_epoch: int = -1, base_sequence: int = -1, is_transactional: bool = False,
     ) -> v.LogAppendInfo: ...
 
     def append_as_follower(
@@ -211,8 +212,14 @@ class ModelSut:
         self.adopt(outcomes[seed % len(outcomes)])
         return 0
 
-    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
-        return self._step("append_as_leader", records, leader_epoch)  # type: ignore[no-any-return]
+    def append_as_leader(
+        self, records: tuple[v.Record, ...], leader_epoch: int, producer_id: int = -1,
+        producer_epoch: int = -1, base_sequence: int = -1, is_transactional: bool = False,
+    ) -> v.LogAppendInfo:
+        return self._step(  # type: ignore[no-any-return]
+            "append_as_leader", records, leader_epoch, producer_id, producer_epoch,
+            base_sequence, is_transactional,
+        )
 
     def append_as_follower(
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None

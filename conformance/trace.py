@@ -23,9 +23,10 @@ from .wire import Json, decode, decode_args, decode_error, encode
 TRACE_FORMAT_VERSION = 1
 _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
-    "log_start_offset", "adapter", "broken", "outcome", "signature",
+    "log_start_offset", "adapter", "broken", "outcome", "signature", "finding",
 }
-_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence"}
+# `state` is the expected state() after the step in a conformance vector (specs/vectors.md).
+_STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice", "state"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class TraceHeader:
     broken: str | None = None  # a conformance.broken name when the run used a broken impl
     outcome: str | None = None  # the run's outcome when the trace was written
     signature: str | None = None
+    # The broker this divergence is a finding in (e.g. "tansu 0.6.0"), not a kafkalog bug:
+    # the regression corpus replays it against the model only (specs/trace-format.md).
+    finding: str | None = None
     kafkalog_version: str = __version__
     commit: str = "unknown"
 
@@ -54,6 +58,9 @@ class TraceStep:
     model: Json = None  # {"ok": ...} | {"error": {...}}
     impl: Json = None  # {"ok": ...} | {"error": {...}} | {"unsupported": {...}}
     divergence: str | None = None  # set on the step where the sides first disagreed
+    # The Kafka-legal choices (KL-ALLOW-1) the model took to match the implementation, e.g.
+    # "roll_jitter=1"; None when kafkalog's own choices matched.
+    choice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,14 @@ def git_commit() -> str:
     return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
+def with_kafka_version(trace: Trace, version: str) -> Trace:
+    """The same trace checked against another Kafka version profile (KL-VERSION-1)."""
+    from dataclasses import replace
+
+    config = replace(trace.header.config, kafka_version=version)
+    return Trace(replace(trace.header, config=config), trace.steps)
+
+
 def header_json(header: TraceHeader) -> dict[str, Json]:
     return {
         "kafkalog_trace": TRACE_FORMAT_VERSION,
@@ -92,6 +107,7 @@ def header_json(header: TraceHeader) -> dict[str, Json]:
         "broken": header.broken,
         "outcome": header.outcome,
         "signature": header.signature,
+        **({"finding": header.finding} if header.finding is not None else {}),
     }
 
 
@@ -100,6 +116,8 @@ def step_json(index: int, step: TraceStep) -> dict[str, Json]:
                             "model": step.model, "impl": step.impl}
     if step.divergence is not None:
         out["divergence"] = step.divergence
+    if step.choice is not None:
+        out["choice"] = step.choice
     return out
 
 
@@ -174,6 +192,7 @@ def _parse_header(data: dict[str, Any], where: str) -> TraceHeader:
             broken=decode(str | None, data.get("broken"), "broken"),
             outcome=decode(str | None, data.get("outcome"), "outcome"),
             signature=decode(str | None, data.get("signature"), "signature"),
+            finding=decode(str | None, data.get("finding"), "finding"),
             kafkalog_version=decode(str, data.get("kafkalog_version", "unknown"), "version"),
             commit=decode(str, data.get("commit", "unknown"), "commit"),
         )
@@ -204,7 +223,10 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
     divergence = data.get("divergence")
     if divergence is not None and not isinstance(divergence, str):
         raise TraceFormatError("divergence must be a string", where=where)
-    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence)
+    choice = data.get("choice")
+    if choice is not None and not isinstance(choice, str):
+        raise TraceFormatError("choice must be a string", where=where)
+    return TraceStep(action, args, data.get("model"), data.get("impl"), divergence, choice)
 
 
 def _check_result(value: Json, side: str) -> None:

@@ -47,6 +47,8 @@ class Param:
     name: str
     type: Any
     default: Any = REQUIRED
+    # Sent only when not the default, so adapters without the feature never see it.
+    omit_default: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,15 @@ ACTIONS: dict[str, ActionSpec] = {
     for spec in (
         ActionSpec(
             "append_as_leader",
-            (Param("records", _RECORDS), Param("leader_epoch", int)),
+            (
+                Param("records", _RECORDS),
+                Param("leader_epoch", int),
+                # feature `producer_state` (specs/adapter-protocol.md); -1 = not idempotent
+                Param("producer_id", int, -1, omit_default=True),
+                Param("producer_epoch", int, -1, omit_default=True),
+                Param("base_sequence", int, -1, omit_default=True),
+                Param("is_transactional", bool, False, omit_default=True),  # reserved (#15)
+            ),
             v.LogAppendInfo,
             "core",
         ),
@@ -144,6 +154,8 @@ FEATURES: tuple[str, ...] = (
     "reopen",
     "check",
     "verify",
+    "producer_state",
+    "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
     "crash",  # protocol 2: `crash` honours point, fault and seed
     "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
 )
@@ -158,6 +170,16 @@ CRASH_LEFTOVERS: tuple[str, ...] = (
     "none", "orphan_index", "deleted", "cleaned_swap", "zero_index", "garbage_index",
     "missing_index", "torn_tail", "stale_tmp",
 )
+
+#: Fields of value types that belong to a feature: encoded only when not their default, so a
+#: message to or from an adapter without that feature looks exactly as before (protocol 1).
+OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
+    v.BatchSpec: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional"}),
+    v.LogConfig: frozenset({"producer_id_expiration_ms",
+                            "producer_id_expiration_check_interval_ms"}),
+    v.LogStateView: frozenset({"producers", "producer_snapshots"}),
+    v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence"}),
+}
 
 
 def action_spec(name: str, where: str = "action") -> ActionSpec:
@@ -184,7 +206,9 @@ def encode(value: Any) -> Json:
     if isinstance(value, tuple | list):
         return [encode(item) for item in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        omit = OMIT_WHEN_DEFAULT.get(type(value), frozenset())
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name not in omit or getattr(value, f.name) != f.default}
     if isinstance(value, dict):
         return {str(key): encode(item) for key, item in value.items()}
     raise TypeError(f"no wire encoding for {type(value).__name__}")
@@ -197,7 +221,10 @@ def encode_args(action: str, args: dict[str, Any]) -> Json:
     for p in spec.params:
         if p.name not in args and p.default is REQUIRED:
             raise TypeError(f"{action} needs argument {p.name!r}")
-        out[p.name] = encode(args.get(p.name, p.default))
+        value = args.get(p.name, p.default)
+        if p.omit_default and value == p.default:
+            continue
+        out[p.name] = encode(value)
     return out
 
 

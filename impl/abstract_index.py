@@ -22,6 +22,7 @@ import struct
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
@@ -334,9 +335,12 @@ class AbstractIndex(ABC):
             self.fs.rename(self.path, path)
             self.path = str(path)
 
-    def update_parent_dir(self, path: PathLike) -> None:
-        """Point at the same file name under a renamed directory (no file-system effect)."""
-        self.path = str(path)
+    def update_parent_dir(self, parent_dir: PathLike) -> None:
+        """Point at the same file name under a renamed directory (no file-system effect).
+
+        Kafka's `AbstractIndex.updateParentDir`: `file = new File(parentDir, file.getName())`.
+        """
+        self.path = str(Path(parent_dir) / Path(self.path).name)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.path!r}, base={self.base_offset}, "

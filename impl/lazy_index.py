@@ -8,6 +8,7 @@ index object per file (BUG-8: two objects for one file overflowed appends).
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from kafkalog.impl.abstract_index import AbstractIndex
@@ -70,12 +71,13 @@ class LazyIndex(Generic[I]):
                 self.fs.rename(self._path, path)
             self._path = str(path)
 
-    def update_parent_dir(self, path: PathLike) -> None:
-        """Follow a directory rename (the file moved with it)."""
+    def update_parent_dir(self, parent_dir: PathLike) -> None:
+        """Follow a directory rename: the same file name under `parent_dir` (Kafka's
+        `LazyIndex.IndexFile.updateParentDir`: `new File(parentDir, file.getName())`)."""
         with self._lock:
             if self._index is not None:
-                self._index.update_parent_dir(path)
-            self._path = str(path)
+                self._index.update_parent_dir(parent_dir)
+            self._path = str(Path(parent_dir) / Path(self._path).name)
 
     def delete_if_exists(self) -> bool:
         with self._lock:

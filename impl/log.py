@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kafkalog.model.errors import (
@@ -58,6 +58,13 @@ from .log_retention import (
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
+from .producer_rebuild import (
+    producer_batches,
+    producer_views,
+    rebuild_producer_state,
+    recover_producer_state,
+)
+from .producer_state_manager import AppendOrigin, ProducerStateManager, check_client_batches
 from .time import Time
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
@@ -99,6 +106,11 @@ class Log:
         # Called after a truncation cut something; `LogDir` installs one that rewrites the
         # recovery-point checkpoint, as Kafka's LogManager.truncateTo does (DUR-26, CBUG-5).
         self.on_truncated: Callable[[], None] | None = None
+        # PST-1: producer state; `open` loads it from the snapshots (PSR-3, PSR-5).
+        self.producer_state = ProducerStateManager(
+            local_log.fs, local_log.dir, time, self.config.producer_id_expiration_ms,
+            self.config.file_delete_delay_ms)
+        self._schedule_producer_expiration()
         self._update_log_start_offset(log_start_offset)  # LOG-3 step 1
         first = local_log.segments.first_segment_base_offset()
         self._log_start_offset = max(log_start_offset, first if first is not None else 0)
@@ -136,8 +148,45 @@ class Log:
             fs, d, config, loaded.segments, loaded.recovery_point, loaded.next_offset_metadata, time
         )
         log = cls(local, epoch_cache, loaded.log_start_offset, time)
+        log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point)
         log.update_high_watermark(high_watermark if high_watermark is not None else 0)
         return log
+
+    # --- producer state (PST, PSR) ------------------------------------------------------------
+
+    def _load_producer_state(self, had_clean_shutdown: bool, log_start_checkpoint: int,
+                             recovery_point: int) -> None:
+        """LDR: after an unclean shutdown, per-segment recovery of producer state from the
+        recovery point (PSR-7); then remove stray snapshots and rebuild up to the LEO (LDR:235,
+        PSR-3, PSR-5)."""
+        segments = self.local_log.segments.values()
+        if not had_clean_shutdown:
+            recover_producer_state(
+                lambda: ProducerStateManager(self.local_log.fs, self.dir, self.time,
+                                             self.config.producer_id_expiration_ms,
+                                             self.config.file_delete_delay_ms),
+                segments, log_start_checkpoint, recovery_point, self.time.milliseconds())
+            self.producer_state.snapshots = self.producer_state._list_snapshots()
+        self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
+        self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
+
+    def _rebuild_producer_state(self, last_offset: int, clean_shutdown: bool = False) -> None:
+        rebuild_producer_state(self.producer_state, self.local_log.segments.values(),
+                               self._log_start_offset, last_offset, self.time.milliseconds(),
+                               clean_shutdown)
+
+    def _schedule_producer_expiration(self) -> None:
+        """PST-22: every check interval, first one interval from now; stops once closed."""
+        interval = self.config.producer_id_expiration_check_interval_ms
+
+        def check() -> None:
+            if self._closed:
+                return
+            with self.lock:
+                self.producer_state.remove_expired_producers(self.time.milliseconds())
+            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
+
+        self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -268,6 +317,7 @@ class Log:
                 self._flush_to(min(new_log_start_offset, self.log_end_offset), including=False)
             self._update_log_start_offset(new_log_start_offset)
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
+            self.producer_state.on_log_start_offset_incremented(new_log_start_offset)  # PSR-12
             return True
 
     # --- append -----------------------------------------------------------------------------
@@ -293,13 +343,13 @@ class Log:
                     copy, analysis.facts, self.log_end_offset, leader_epoch,
                     self.config.message_timestamp_type, self.time.milliseconds(),
                 )
-                return self._append_validated(valid, info)
+                return self._append_validated(valid, info, AppendOrigin.CLIENT)
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
                 self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(records_copy, info)
+            return self._append_validated(records_copy, info, AppendOrigin.CLIENT)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None
@@ -328,16 +378,22 @@ class Log:
             valid = (MemoryRecords(prefix) if analysis.facts is None
                      else ScannedRecords(prefix, analysis.facts))
             info = analysis.follower_info()
-            return self._append_validated(valid, info)
+            return self._append_validated(valid, info, AppendOrigin.REPLICATION)
 
-    def _append_validated(self, valid: MemoryRecords, info: LogAppendInfo) -> LogAppendInfo:
-        """LOG-20..24 under the lock: checks, roll, write, publish LEO, epochs, HW.
+    def _append_validated(self, valid: MemoryRecords, info: LogAppendInfo,
+                          origin: AppendOrigin) -> LogAppendInfo:
+        """LOG-20..24 and PST-7 under the lock: checks, producer validation, roll, write,
+        publish LEO, epochs, HW, producer state. A client duplicate (PST-10) rolls and stamps
+        the epoch cache like Kafka but writes nothing and reports the original offsets.
 
         Every check runs before anything changes (docs/design.md: an error leaves no state
         change), so the epochs are validated first and assigned after the write; Kafka assigns
         them before its segment-size check, which only differs when that check fails.
         """
         facts = batch_facts(valid)
+        producer = producer_batches(valid)
+        if origin is AppendOrigin.CLIENT:
+            check_client_batches(producer, self.dir.name)
         if isinstance(valid, ScannedRecords):  # plain v2 batches only
             starts = _epoch_starts([(epoch, base) for _, _, base, _, epoch, _, _, _ in facts])
         else:  # legacy batches carry no epoch (LOG-24 assigns v2 epochs only)
@@ -355,12 +411,19 @@ class Log:
                 f"Message batch size is {size} bytes in append to partition {self.dir.name} which "
                 f"exceeds the maximum configured segment size of {self.config.segment_bytes}."
             )
+        infos, duplicate = self.producer_state.analyze(producer, origin)
         self._maybe_roll(size, info, facts)
+        if duplicate is not None:
+            for epoch, base in starts:
+                self.leader_epoch_cache.assign(epoch, base)
+            return replace(info, first_offset=duplicate.first_offset,
+                           last_offset=duplicate.last_offset, log_append_time=duplicate.timestamp)
         scanned = (valid if isinstance(valid, ScannedRecords)
                    else ScannedRecords(valid.buffer, facts))
         self.local_log.append(info.last_offset, scanned)
         for epoch, base in starts:
             self.leader_epoch_cache.assign(epoch, base)
+        self.producer_state.apply(infos, info.last_offset + 1)
         self._update_high_watermark_with_log_end_offset()
         return info
 
@@ -438,6 +501,10 @@ class Log:
 
     def _roll(self, expected_next_offset: int | None) -> LogSegment:
         new_segment = self.local_log.roll(expected_next_offset)
+        # PSR-1: the snapshot named after the new base (fsynced: kafkalog's roll flush is
+        # synchronous, and Kafka's flush task fsyncs the snapshot first).
+        self.producer_state.update_map_end_offset(new_segment.base_offset)
+        self.producer_state.take_snapshot(sync=True)
         self._update_high_watermark_with_log_end_offset()
         # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to
         # LEO; LocalLog.roll already fsynced everything below the new base (strict, GAP-5).
@@ -511,6 +578,8 @@ class Log:
             assert successor is not None, "a deletable segment always has a successor"
             self.maybe_increment_log_start_offset(successor.base_offset)
             self.local_log.remove_and_delete_segments(to_delete, async_delete=True)
+        # PSR-2: the whole deletable list, including an empty active segment kept above.
+        self.producer_state.delete_snapshots_async(s.base_offset for s in deletable)
         return count
 
     # --- truncation -------------------------------------------------------------------------
@@ -534,9 +603,11 @@ class Log:
             if first is not None and first > target_offset:
                 self._truncate_fully_and_start_at(target_offset)
                 return True
-            self.local_log.truncate_to(target_offset)
+            removed = self.local_log.truncate_to(target_offset)
+            self.producer_state.delete_snapshots_async(s.base_offset for s in removed)
             self.leader_epoch_cache.truncate_from_end(target_offset)
             self._log_start_offset = min(target_offset, self._log_start_offset)
+            self._rebuild_producer_state(target_offset)  # PSR-10, before the HW (KAFKA-12153)
             if self.high_watermark >= self.log_end_offset:
                 self.update_high_watermark(self.log_end_offset_metadata)
             self._truncated()
@@ -560,9 +631,11 @@ class Log:
     def _truncate_fully_and_start_at(self, new_offset: int) -> None:
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
+        self.producer_state.truncate_fully_and_start_at(new_offset)  # PSR-11
         # Assigned directly, as UnifiedLog.truncateFullyAndStartAt does: the recovery point stays
         # min(recovery point, offset), where LocalLog.updateLogEndOffset left it (KL-TRUNC-4).
         self._log_start_offset = new_offset
+        self._rebuild_producer_state(new_offset)
         self.update_high_watermark(self.log_end_offset_metadata)
         self._truncated()
 
@@ -640,6 +713,7 @@ class Log:
             if self._closed:
                 return self.offsets()
             self._flush_to(self.log_end_offset, including=True)
+            self.producer_state.take_snapshot(sync=True)  # PSR-1 close (UL:649)
             # KAFKA-13603's intent: the active segment's index files exist after a clean close,
             # also when a roll put its base above the LEO (outside the flushed range).
             self.local_log.segments.active_segment().flush()
@@ -668,6 +742,8 @@ class Log:
                 ),
                 epoch_entries=self.leader_epoch_cache.epoch_entries(),
                 pending_deletions=self.local_log.pending_deletions(),
+                producers=producer_views(self.producer_state),
+                producer_snapshots=self.producer_state.snapshot_offsets(),
             )
 
     def check(self) -> None:
@@ -679,6 +755,7 @@ class Log:
             assert first is not None and lso >= first, f"LSO {lso} below first segment {first}"
             self.local_log.check()
             self.leader_epoch_cache.check()
+            self.producer_state.check(leo)
 
     def __repr__(self) -> str:
         return (f"Log({self.dir}, lso={self.log_start_offset}, hw={self.high_watermark}, "

@@ -4,8 +4,8 @@ Pure over the bytes of one append (no log state besides the arguments): `analyze
 checks every batch from its header fields and CRC (LOG-15, LOG-15a, LOG-16) and returns what the
 append will write; `assign_offsets` stamps a leader append in place (LOG-18): base offsets from the
 LEO, the partition leader epoch, and with LogAppendTime the clock as max timestamp (CRC recomputed,
-FMT-47). Nothing is decompressed; only the batch carrying the maximum timestamp is iterated, once,
-to find the first record holding it (docs/design.md "Leader batches").
+FMT-47). Nothing is decompressed and no record is iterated: the reported offset of the max
+timestamp is the last offset of the batch carrying it, as Kafka 3.8+ reports it (KL-APPEND-3).
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ from kafkalog.model.errors import (
 )
 from kafkalog.model.values import NO_TIMESTAMP, LogAppendInfo, TimestampType
 
-from .compression import CompressionType
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, scan_headers
-from .record_batch import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, RecordBatch
-from .varint import decode_varint, decode_varlong
+from .record_batch import LOG_OVERHEAD, RecordBatch
 
 NO_PARTITION_LEADER_EPOCH = -1
 # baseOffset, batchLength, partitionLeaderEpoch: bytes [0, 16) of a v2 header (FMT-45).
@@ -50,7 +48,8 @@ class Analysis:
         """The LogAppendInfo of a follower append, whose offsets are kept as given."""
         return LogAppendInfo(
             self.first_offset, self.last_offset, self.max_timestamp,
-            _offset_of_max_timestamp(self.max_timestamp_batch), NO_TIMESTAMP, self.valid_bytes,
+            _shallow_offset_of_max_timestamp(self.max_timestamp_batch), NO_TIMESTAMP,
+            self.valid_bytes,
             self.record_count,
         )
 
@@ -212,9 +211,9 @@ def assign_offsets(
         count += batch.record_count
     size = valid.size_in_bytes
     if log_append:
-        return LogAppendInfo(first_offset, next_offset - 1, now, first_offset, now, size, count)
-    return LogAppendInfo(first_offset, next_offset - 1, max_ts, _offset_of_max_timestamp(max_batch),
-                         NO_TIMESTAMP, size, count)
+        return LogAppendInfo(first_offset, next_offset - 1, now, next_offset - 1, now, size, count)
+    return LogAppendInfo(first_offset, next_offset - 1, max_ts,
+                         _shallow_offset_of_max_timestamp(max_batch), NO_TIMESTAMP, size, count)
 
 
 def assign_offsets_scanned(
@@ -232,7 +231,7 @@ def assign_offsets_scanned(
     view = memoryview(valid)
     log_append = timestamp_type is TimestampType.LOG_APPEND_TIME
     put = _PUT_OFFSET_LENGTH_EPOCH
-    next_offset, max_ts, max_at, count = first_offset, NO_TIMESTAMP, -1, 0
+    next_offset, max_ts, max_last, count = first_offset, NO_TIMESTAMP, -1, 0
     stamped: list[BatchFacts] = []
     for pos, size, _, delta, _, batch_max_ts, records, crc_ok in facts:
         # Base offset and epoch lie outside the CRC (FMT-47); the length between them is rewritten
@@ -242,51 +241,24 @@ def assign_offsets_scanned(
             _batch_at(view, pos).set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
             batch_max_ts = now
         if batch_max_ts > max_ts:
-            max_ts, max_at = batch_max_ts, pos
+            max_ts, max_last = batch_max_ts, next_offset + delta
         stamped.append((pos, size, next_offset, delta, leader_epoch, batch_max_ts, records, crc_ok))
         next_offset += delta + 1
         count += records
     out = ScannedRecords(valid, stamped)
     size = len(valid)
     if log_append:
-        return out, LogAppendInfo(first_offset, next_offset - 1, now, first_offset, now, size,
+        return out, LogAppendInfo(first_offset, next_offset - 1, now, next_offset - 1, now, size,
                                   count)
-    max_batch = _batch_at(view, max_at) if max_at >= 0 else None
-    return out, LogAppendInfo(first_offset, next_offset - 1, max_ts,
-                              _offset_of_max_timestamp(max_batch), NO_TIMESTAMP, size, count)
+    return out, LogAppendInfo(first_offset, next_offset - 1, max_ts, max_last, NO_TIMESTAMP,
+                              size, count)
 
 
-def _offset_of_max_timestamp(batch: Any) -> int:
-    """The first record carrying the batch's max timestamp, or -1 when there is no batch."""
-    if batch is None:
-        return -1
-    if batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
-        return int(batch.base_offset)  # every record reports the batch's (append) time
-    if batch.magic >= 2 and batch.compression_type is CompressionType.NONE:
-        found = _scan_timestamps(batch)
-    else:
-        found = batch.offset_of_max_timestamp()
-    return int(found) if found is not None else int(batch.last_offset)
+def _shallow_offset_of_max_timestamp(batch: Any) -> int:
+    """KL-APPEND-3: the last offset of the batch carrying the append's max timestamp, else -1.
 
-
-def _scan_timestamps(batch: Any) -> int | None:
-    """Walk an uncompressed v2 batch's records reading only length and timestamp delta (FMT-49).
-
-    Equivalent to RecordBatch.offset_of_max_timestamp but without decoding keys, values and
-    headers, which keeps the append path cheap for many-record batches.
+    Kafka 3.8+ `LogValidator.assignOffsetsNonCompressed` and `analyzeAndValidateRecords`
+    (`shallowOffsetOfMaxTimestamp = lastOffset` of the batch whose max timestamp is the first
+    strictly greater one); no record is iterated.
     """
-    buf = batch.buffer
-    end = batch.size_in_bytes
-    target = batch.max_timestamp - batch.base_timestamp
-    pos = RECORD_BATCH_OVERHEAD
-    where = batch.where()
-    for _ in range(batch.record_count):
-        length, body = decode_varint(buf, pos, where)
-        delta, after = decode_varlong(buf, body + 1, where)  # skip the attributes byte
-        if delta == target:
-            offset_delta, _ = decode_varint(buf, after, where)
-            return int(batch.base_offset) + offset_delta
-        pos = body + length
-        if pos > end:
-            return None
-    return None
+    return -1 if batch is None else int(batch.last_offset)

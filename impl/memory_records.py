@@ -162,12 +162,18 @@ class MemoryRecords:
                      partition_leader_epoch: int = -1,
                      timestamp_type: TimestampType = TimestampType.CREATE_TIME,
                      log_append_time: int = NO_TIMESTAMP,
-                     compression: CompressionType | None = None) -> MemoryRecords:
-        """One v2 batch of `records` at offsets base_offset..; empty input gives an empty buffer."""
+                     compression: CompressionType | None = None,
+                     producer: tuple[int, int, int] = (-1, -1, -1),
+                     is_transactional: bool = False) -> MemoryRecords:
+        """One v2 batch of `records` at offsets base_offset..; empty input gives an empty buffer.
+
+        `producer` is (producer id, epoch, base sequence), -1 each when not idempotent.
+        """
         if not records:
             return cls(bytearray())
         data = build_batch(records, base_offset, partition_leader_epoch, timestamp_type,
-                           log_append_time, compression or CompressionType.NONE)
+                           log_append_time, compression or CompressionType.NONE, producer,
+                           is_transactional)
         return cls(data)
 
     @classmethod
@@ -177,7 +183,9 @@ class MemoryRecords:
         for spec in specs:
             if spec.records:
                 out += build_batch(spec.records, spec.base_offset, spec.partition_leader_epoch,
-                                   spec.timestamp_type, spec.log_append_time, CompressionType.NONE)
+                                   spec.timestamp_type, spec.log_append_time, CompressionType.NONE,
+                                   (spec.producer_id, spec.producer_epoch, spec.base_sequence),
+                                   spec.is_transactional)
         return cls(out)
 
 
@@ -235,8 +243,19 @@ def _put_bytes(out: bytearray, data: bytes | None) -> None:
 
 def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_leader_epoch: int,
                 timestamp_type: TimestampType, log_append_time: int,
-                codec: CompressionType) -> bytearray:
-    """The bytes of one v2 batch, CRC included. IllegalArgumentError on impossible input."""
+                codec: CompressionType, producer: tuple[int, int, int] = (-1, -1, -1),
+                is_transactional: bool = False) -> bytearray:
+    """The bytes of one v2 batch, CRC included. IllegalArgumentError on impossible input
+    (including producer fields outside the header's widths, and the transactional flag, which
+    kafkalog does not support yet: issue 15)."""
+    producer_id, producer_epoch, base_sequence = producer
+    if not (-1 <= producer_id <= INT64_MAX and -1 <= producer_epoch <= 32767
+            and -1 <= base_sequence <= 2**31 - 1):
+        raise IllegalArgumentError(
+            f"producer fields out of range: id {producer_id}, epoch {producer_epoch}, "
+            f"base sequence {base_sequence}")
+    if is_transactional:
+        raise IllegalArgumentError("transactional batches are not supported yet (issue 15)")
     base_ts = records[0].timestamp
     check_header_args(MAGIC_V2, base_ts)
     for r in records:
@@ -257,8 +276,8 @@ def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_l
     out = bytearray(size)
     _HEADER_BEFORE_CRC.pack_into(out, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch,
                                  MAGIC_V2)
-    _HEADER_AFTER_CRC.pack_into(out, 21, attributes, len(records) - 1, base_ts, max_ts, -1, -1, -1,
-                                len(records))
+    _HEADER_AFTER_CRC.pack_into(out, 21, attributes, len(records) - 1, base_ts, max_ts,
+                                producer_id, producer_epoch, base_sequence, len(records))
     out[RECORD_BATCH_OVERHEAD:] = body
     struct.pack_into(">I", out, 17, crc32c(memoryview(out)[21:]))
     return out

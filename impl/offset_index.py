@@ -99,8 +99,9 @@ class OffsetIndex(AbstractIndex):
         with self._lock:
             slot = bisect_right(self._relative_keys(), target_offset - self.base_offset) - 1
             if slot < 0:
-                if self._entries:
-                    self._buf()  # a closed index raises, as the search over the mapping did
+                # A closed index raises even when empty: Kafka's lookup reads `mmap()`, which
+                # closeHandler set to null.
+                self._ensure_open()
                 return OffsetPosition(self.base_offset, 0)
             rel, position = self.ENTRY.unpack_from(self._buf(), slot * 8)  # `_entry`, inlined
             return OffsetPosition(self.base_offset + rel, position)

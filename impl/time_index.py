@@ -90,6 +90,7 @@ class TimeIndex(AbstractIndex):
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """Largest entry with timestamp <= target, else (NO_TIMESTAMP, base_offset). FMT-23."""
         with self._lock:
+            self._ensure_open()  # even when empty, as Kafka's lookup reads the nulled `mmap()`
             slot = self._slot_range_for(target_timestamp, self._TIMESTAMPS, True)
             if slot == -1:
                 return TimestampOffset(NO_TIMESTAMP, self.base_offset)

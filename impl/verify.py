@@ -39,6 +39,7 @@ from .log_dir import (
     read_root_checkpoints,
 )
 from .memory_records import batch_of, next_batch_size
+from .verify_producer import check_snapshots
 
 INT32_MAX = 2**31 - 1
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
@@ -614,6 +615,9 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                         report.log_end_offset, epoch_path, clean, start))
     report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
                                                    str(partition_dir.parent), clean))
+    for problem, kind, path, message, rule in check_snapshots(fs, partition_dir,
+                                                              report.log_end_offset):
+        report.findings.append((_problem if problem else _note)(kind, path, None, message, rule))
     return report
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .choices import choose
 from .errors import (
     IllegalArgumentError,
     OffsetsOutOfOrderError,
@@ -17,21 +18,32 @@ from .errors import (
 )
 from .helpers import (
     relative_offset_fits,
+    roll_jitter_limit,
     should_roll_for_size,
     should_roll_for_time,
     time_waited_for_roll,
 )
 from .local_log import roll_log, update_high_watermark_with_log_end
+from .producer_state import (
+    BatchMetadata,
+    Origin,
+    apply_batches,
+    check_client_fields,
+    validate,
+)
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
 from .state import Batch, PartitionState
 from .values import (
+    INT32_MAX,
+    INT64_MAX,
     NO_TIMESTAMP,
     BatchSpec,
     LogAppendInfo,
     Record,
     TimestampType,
 )
+from .versions import follower_skips_newer_epochs, index_entry_per_batch
 
 EMPTY_APPEND_INFO = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
 
@@ -45,8 +57,21 @@ def _check_timestamps(records: tuple[Record, ...], where: str) -> None:
             )
 
 
+def check_producer_fields(producer_id: int, producer_epoch: int, base_sequence: int,
+                          where: str) -> None:
+    """KL-PROD-2: producer fields must fit the v2 header (int64 / int16 / int32, -1 = none)."""
+    if not (-1 <= producer_id <= INT64_MAX and -1 <= producer_epoch <= 32767
+            and -1 <= base_sequence <= INT32_MAX):
+        raise IllegalArgumentError(
+            f"producer fields out of range: id {producer_id}, epoch {producer_epoch}, "
+            f"base sequence {base_sequence}",
+            where=where,
+        )
+
+
 def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
-                timestamp_type: TimestampType, log_append_time: int) -> Batch:
+                timestamp_type: TimestampType, log_append_time: int,
+                producer: tuple[int, int, int] = (-1, -1, -1)) -> Batch:
     """One stored batch; its position is filled in when it is placed in a segment."""
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         max_ts = log_append_time
@@ -61,24 +86,59 @@ def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
         position=0,
         records=records,
         timestamp_type=timestamp_type,
+        producer_id=producer[0],
+        producer_epoch=producer[1],
+        base_sequence=producer[2],
     )
 
 
 def _max_timestamp_and_offset(batches: tuple[Batch, ...]) -> tuple[int, int]:
-    """KL-APPEND-3: the max timestamp and the first record carrying it ((-1, -1) if none)."""
+    """KL-APPEND-3: the max timestamp and the last offset of the first batch carrying it.
+
+    Kafka 3.8+ (`LogValidator.assignOffsetsNonCompressed`, `UnifiedLog.analyzeAndValidateRecords`):
+    `shallowOffsetOfMaxTimestamp` is the batch's last offset, found without iterating records;
+    (-1, -1) when no batch has a max timestamp above -1.
+    """
     best = (NO_TIMESTAMP, -1)
     for batch in batches:
-        for i in range(len(batch.records)):
-            ts = batch.record_timestamp(i)
-            if ts > best[0]:
-                best = (ts, batch.base_offset + i)
+        if batch.max_timestamp > best[0]:
+            best = (batch.max_timestamp, batch.last_offset)
     return best
+
+
+def _time_roll(state: PartitionState, waited: int) -> tuple[PartitionState, bool]:
+    """KL-ROLL-2 under Kafka's random jitter: roll iff `waited > segment_ms - jitter`.
+
+    Spec: KL-ALLOW-2. kafkalog's jitter decides by default (KL-ROLL-4); when another jitter
+    Kafka may have drawn, and that agrees with every earlier decision on this segment, decides the
+    other way, that decision is allowed too. The decision taken narrows the segment's bounds.
+    """
+    active = state.active
+    segment_ms = state.config.segment_ms
+    default = should_roll_for_time(active.size, waited, segment_ms, active.roll_jitter_ms)
+    lo, hi = active.roll_jitter_bounds
+    if hi < lo:  # JITTER_UNCONSTRAINED: a new segment object (or one opened at load)
+        lo, hi = 0, roll_jitter_limit(state.config.segment_jitter_ms, segment_ms) - 1
+    threshold = segment_ms - waited  # roll iff jitter > threshold
+    can_roll = active.size > 0 and hi > threshold
+    can_stay = active.size == 0 or lo <= threshold
+    other = not default
+    options = [default, other] if (can_roll if other else can_stay) else [default]
+    decision = choose("roll_jitter", options)
+    if decision:
+        return state, True  # the segment becomes inactive: its jitter no longer matters
+    if active.size > 0 and hi > threshold:
+        bounds = (lo, threshold)
+        jitter = min(max(active.roll_jitter_ms, lo), threshold)
+        narrowed = replace(active, roll_jitter_bounds=bounds, roll_jitter_ms=jitter)
+        state = replace(state, segments=(*state.segments[:-1], narrowed))
+    return state, False
 
 
 def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
     """LOG-22 / SEG-6: roll before the append when size, time, index or offset range demand it.
 
-    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9.
+    Spec: KL-ROLL-1, KL-ROLL-2, KL-ROLL-8, KL-ROLL-9, KL-ALLOW-2.
     """
     active = state.active
     messages_size = sum(b.size for b in batches)
@@ -88,19 +148,27 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
         state.now_ms, max_ts, rolling if rolling is not None else -1, active.created_ms
     )
     config = state.config
-    if (
+    must_roll = (
         should_roll_for_size(active.size, messages_size, config.segment_bytes)
-        or should_roll_for_time(active.size, waited, config.segment_ms, active.roll_jitter_ms)
         or indexes_full(active)
         or not relative_offset_fits(batches[-1].last_offset, active.base_offset)
-    ):
+    )
+    if not must_roll:
+        state, must_roll = _time_roll(state, waited)
+    if must_roll:
         # KAFKA-6530: v2 data always knows its first offset, so the new base is exactly it.
         state, _ = roll_log(state, batches[0].base_offset)
     return state
 
 
-def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState:
-    """LOG-20..LOG-24: epochs checked, size limit, roll, write, LEO, HW. Spec: KL-APPEND-5."""
+def _append(state: PartitionState, batches: tuple[Batch, ...],
+            origin: Origin) -> tuple[PartitionState, BatchMetadata | None]:
+    """LOG-20..LOG-24 and PST-7: epochs checked, size limit, producer state validated, roll,
+    write, LEO, HW, producer state applied. A client duplicate still rolls and stamps the epoch
+    cache (PST-7 step 3) but writes nothing and returns the original batch's metadata.
+
+    Spec: KL-APPEND-5, KL-VERSION-4, KL-PROD-4, KL-PROD-5.
+    """
     for batch in batches:
         if batch.partition_leader_epoch < 0:
             raise IllegalArgumentError(
@@ -115,29 +183,67 @@ def _append(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionState
             f"configured segment size of {state.config.segment_bytes}",
             where="append",
         )
+    producer_batches = [b.producer_batch() for b in batches]
+    duplicate = None
+    if origin is Origin.CLIENT:
+        for pb in producer_batches:
+            if pb.producer_id >= 0:
+                duplicate = validate(state.producer_state.producers, pb, origin)
+                if duplicate is not None:
+                    break
+    producers = state.producer_state.producers
+    if duplicate is None:
+        producers = apply_batches(producers, producer_batches, origin)
     state = _maybe_roll(state, batches)
+    entries = state.epochs
+    for batch in batches:
+        entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    if duplicate is not None:
+        return replace(state, epochs=entries), duplicate
     position = state.active.size
     placed = []
     for batch in batches:
         placed.append(replace(batch, position=position))
         position += batch.size
     active = append_batches(
-        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes
+        state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes,
+        index_entry_per_batch(state.config.kafka_version),
     )
-    entries = state.epochs
-    for batch in batches:
-        entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    end = batches[-1].last_offset + 1
     state = replace(
         state,
         segments=(*state.segments[:-1], active),
-        log_end_offset=batches[-1].last_offset + 1,
+        log_end_offset=end,
         epochs=entries,
+        producer_state=replace(state.producer_state, producers=producers, last_map_offset=end),
     )
-    return update_high_watermark_with_log_end(state)
+    return update_high_watermark_with_log_end(state), None
 
 
-def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendInfo:
+def _leader_offset_of_max_timestamp(batch: Batch, version: str) -> int:
+    """KL-VERSION-2: what a leader append of one uncompressed v2 batch reports.
+
+    3.6 (`LogValidator.assignOffsetsNonCompressed` @ 3.6.2): CreateTime -> the first record whose
+    timestamp is strictly greater than every earlier one from -1 (-1 if none); LogAppendTime ->
+    the last offset. 3.7 (@ 3.7.1): `toMagic >= V2` -> the last offset, always. 3.8+ -> the last
+    offset of the batch carrying the max (-1 if none), as `_max_timestamp_and_offset`.
+    """
+    if version == "3.7":
+        return batch.last_offset
+    if version == "3.6" and batch.timestamp_type is TimestampType.CREATE_TIME:
+        best = (NO_TIMESTAMP, -1)
+        for i, record in enumerate(batch.records):
+            if record.timestamp > best[0]:
+                best = (record.timestamp, batch.base_offset + i)
+        return best[1]
+    return _max_timestamp_and_offset((batch,))[1]
+
+
+def _append_info(batches: tuple[Batch, ...], log_append_time: int,
+                 leader_offset: int | None = None) -> LogAppendInfo:
     max_ts, max_offset = _max_timestamp_and_offset(batches)
+    if leader_offset is not None:
+        max_offset = leader_offset
     return LogAppendInfo(
         first_offset=batches[0].base_offset,
         last_offset=batches[-1].last_offset,
@@ -149,22 +255,31 @@ def _append_info(batches: tuple[Batch, ...], log_append_time: int) -> LogAppendI
     )
 
 
-def append_as_leader(state: PartitionState, records: tuple[Record, ...],
-                     leader_epoch: int) -> tuple[PartitionState, LogAppendInfo]:
-    """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`.
+def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_epoch: int,
+                     producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                     is_transactional: bool = False) -> tuple[PartitionState, LogAppendInfo]:
+    """Append one v2 batch with offsets from the LEO, stamped with `leader_epoch`; a batch with
+    a producer id is validated against the producer state and deduplicated (origin CLIENT).
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10. Raises RecordTooLargeError (ERR-23), IllegalArgumentError for a
-    negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError (ERR-24), in that order.
+    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2, KL-PROD-2, KL-PROD-5. Raises IllegalArgumentError
+    for producer fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
+    IllegalArgumentError for a negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError
+    (ERR-24), InvalidProducerEpochError (PSE-1), OutOfOrderSequenceError (PSE-2), in that order.
     """
     if not records:
         return state, EMPTY_APPEND_INFO
+    if is_transactional:
+        raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                   where="append_as_leader")
+    check_producer_fields(producer_id, producer_epoch, base_sequence, "append_as_leader")
     _check_timestamps(records, "append_as_leader")
     config = state.config
     log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
     batch = _make_batch(
         state.log_end_offset, leader_epoch, records, config.message_timestamp_type,
         state.now_ms if log_append else NO_TIMESTAMP,
+        (producer_id, producer_epoch, base_sequence),
     )
     if batch.size > config.max_message_bytes:
         raise RecordTooLargeError(
@@ -172,12 +287,27 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...],
             f"{config.max_message_bytes}",
             where="append_as_leader",
         )
-    new_state = _append(state, (batch,))
-    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)
+    reported = _leader_offset_of_max_timestamp(batch, config.kafka_version)
+    if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
+        batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
+    check_client_fields(batch.producer_batch(), "append_as_leader")
+    new_state, duplicate = _append(state, (batch,), Origin.CLIENT)
+    info = _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP, reported)
+    if duplicate is not None:
+        # PST-10: the original offsets; logAppendTime = the cached batch's timestamp.
+        info = replace(info, first_offset=duplicate.first_offset,
+                       last_offset=duplicate.last_offset, log_append_time=duplicate.timestamp)
+    return new_state, info
 
 
-def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) -> tuple[Batch, ...]:
-    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch."""
+def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
+                      version: str) -> tuple[Batch, ...]:
+    """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch.
+
+    Spec: KL-VERSION-5 (before trunk, KAFKA-18723, every batch is kept).
+    """
+    if not follower_skips_newer_epochs(version):
+        leader_epoch = None
     kept = []
     for spec in specs:
         epoch = spec.partition_leader_epoch
@@ -188,8 +318,14 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None) ->
                 f"batch at offset {spec.base_offset} holds no records", where="append_as_follower"
             )
         _check_timestamps(spec.records, "append_as_follower")
+        check_producer_fields(spec.producer_id, spec.producer_epoch, spec.base_sequence,
+                              "append_as_follower")
+        if spec.is_transactional:
+            raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
+                                       where="append_as_follower")
         kept.append(_make_batch(spec.base_offset, epoch, spec.records, spec.timestamp_type,
-                                spec.log_append_time))
+                                spec.log_append_time,
+                                (spec.producer_id, spec.producer_epoch, spec.base_sequence)))
     return tuple(kept)
 
 
@@ -197,11 +333,12 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
                        leader_epoch: int | None = None) -> tuple[PartitionState, LogAppendInfo]:
     """Append batches that already carry offsets and epochs; gaps between batches are kept.
 
-    Spec: KL-APPEND-5, KL-APPEND-6, KL-APPEND-7, KL-APPEND-8, KL-APPEND-9, KL-APPEND-10.
+    Spec: KL-APPEND-5, KL-APPEND-6, KL-APPEND-7, KL-APPEND-8, KL-APPEND-9, KL-APPEND-10,
+    KL-PROD-8 (replication: epochs may regress, no sequence checks, no deduplication).
     Raises OffsetsOutOfOrderError (ERR-25), UnexpectedAppendOffsetError (ERR-26),
     IllegalArgumentError for a negative epoch (ERR-27), RecordBatchTooLargeError (ERR-24).
     """
-    kept = _follower_batches(batches, leader_epoch)
+    kept = _follower_batches(batches, leader_epoch, state.config.kafka_version)
     if not kept:
         return state, EMPTY_APPEND_INFO
     for previous, batch in zip(kept, kept[1:], strict=False):
@@ -219,4 +356,5 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
             first,
             last,
         )
-    return _append(state, kept), _append_info(kept, NO_TIMESTAMP)
+    new_state, _ = _append(state, kept, Origin.REPLICATION)
+    return new_state, _append_info(kept, NO_TIMESTAMP)

@@ -16,6 +16,7 @@ from .helpers import (
     should_roll_for_time,
     time_waited_for_roll,
 )
+from .producer_coverage import producer_rules
 from .segment import indexes_full
 from .state import PartitionState
 from .values import LogAppendInfo
@@ -257,12 +258,18 @@ def rules_exercised(action: str, before: PartitionState, after: PartitionState,
     `args` (optional) are the action's arguments by name; only `fetch_offset_by_timestamp` uses
     them, to tell its special targets apart.
     """
+    return frozenset(_rules(action, before, after, result_or_error, args)
+                     | producer_rules(action, before, after, result_or_error))
+
+
+def _rules(action: str, before: PartitionState, after: PartitionState, result_or_error: object,
+           args: Mapping[str, object] | None) -> set[str]:
     if isinstance(result_or_error, errors.KafkalogError):
-        return frozenset(_error_rules(action, result_or_error))
+        return _error_rules(action, result_or_error)
     if action in ("append_as_leader", "append_as_follower"):
         assert isinstance(result_or_error, LogAppendInfo)
-        return frozenset(_append_rules(action, before, after, result_or_error))
+        return _append_rules(action, before, after, result_or_error)
     if action == "fetch_offset_by_timestamp":
-        return frozenset(_timestamp_rules(before, result_or_error, args or {}))
+        return _timestamp_rules(before, result_or_error, args or {})
     classifier = _CLASSIFIERS.get(action)
-    return frozenset(classifier(before, after, result_or_error)) if classifier else frozenset()
+    return classifier(before, after, result_or_error) if classifier else set()

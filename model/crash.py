@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from .helpers import floor_index
 from .log import view
@@ -231,6 +232,13 @@ def _touched_variants(layout: tuple[Segment, ...],
 Outcome = tuple[PartitionState, Durable]
 
 
+def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]]:
+    """The producer snapshot files a crash may leave: all, all but the newest, or none (a
+    snapshot is written without an fsync at a roll, DUR-29)."""
+    snapshots = state.producer_state.snapshots
+    return list(dict.fromkeys([snapshots, snapshots[:-1], ()]))
+
+
 def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                  mode: CrashMode = CrashMode.STRICT,
                  extra_layouts: tuple[tuple[Segment, ...], ...] = ()
@@ -251,8 +259,12 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
             for touched in _touched_variants(layout, state):
-                loaded = load_unclean(layout, checkpoints, state.config, state.now_ms, touched)
-                out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+                # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
+                # be there or not; the load rebuilds from whatever is (KL-PROD-12).
+                for snapshots in _snapshot_options(state):
+                    loaded = load_unclean(layout, checkpoints, state.config, state.now_ms,
+                                          touched, snapshots)
+                    out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
     return tuple(out)
 
 

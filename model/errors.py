@@ -82,6 +82,14 @@ class CorruptIndexError(KafkalogError):
     """ERR-10/11/12: an index file that fails its sanity check (the loader rebuilds it)."""
 
 
+class OutOfOrderSequenceError(KafkalogError):
+    """PSE-2: a client batch whose first sequence does not follow the producer's last one."""
+
+
+class InvalidProducerEpochError(KafkalogError):
+    """PSE-1: a batch whose producer epoch is below the producer's current epoch."""
+
+
 class IllegalArgumentError(KafkalogError):
     """Kafka's IllegalArgumentException: a bad argument to an action (ERR-27/28/29/33, ...)."""
 
@@ -103,6 +111,10 @@ class LogClosedError(KafkaStorageError):
 
 
 # --- Bad input from outside: files, names and directories (impl; never compared as results) ---
+
+
+class CorruptSnapshotError(KafkalogError):
+    """PSE-8: a producer `.snapshot` file with a bad version, size or CRC (PSF-5)."""
 
 
 class CorruptCheckpointError(KafkalogError):
@@ -141,5 +153,7 @@ ACTION_ERRORS: dict[str, type[KafkalogError]] = {
         InvalidRollError,
         KafkaStorageError,
         LogClosedError,
+        OutOfOrderSequenceError,
+        InvalidProducerEpochError,
     )
 }

@@ -116,6 +116,16 @@ def offset_from_file_name(name: str) -> int | None:
     return int(prefix)
 
 
+def roll_jitter_limit(segment_jitter_ms: int, segment_ms: int) -> int:
+    """SEG-8: Kafka draws the jitter in [0, limit): `min(segment_jitter_ms, segment_ms)`, or 1
+    (only 0) when jitter is off. Spec: KL-ALLOW-2.
+
+    pre: segment_jitter_ms >= 0 and segment_ms >= 1
+    post: __return__ >= 1
+    """
+    return 1 if segment_jitter_ms == 0 else min(segment_jitter_ms, segment_ms)
+
+
 def roll_jitter_ms(base_offset: int, segment_jitter_ms: int, segment_ms: int) -> int:
     """KL-ROLL-4: kafkalog's deterministic stand-in for SEG-8's random jitter.
 

@@ -129,6 +129,33 @@ def pending_deletions_have_timers(s: PartitionState) -> bool:
     return files == sorted(set(files)) and all(base in timed for base in files)
 
 
+def producer_state_well_formed(s: PartitionState) -> bool:
+    """KL-INV-15 (reference §9 items 1 and 12, PST-3, PSF-4): producers sorted and unique; each
+    caches at most 5 batches with strictly increasing last offsets below the LEO; snapshot
+    offsets increase, the latest is at most the map end, and no snapshot holds a producer twice,
+    more than one batch per producer, or data at or beyond its own offset (KAFKA-6683)."""
+    ps = s.producer_state
+    ids = [e.producer_id for e in ps.producers]
+    if ids != sorted(set(ids)) or ps.last_snap_offset > ps.last_map_offset:
+        return False
+    for e in ps.producers:
+        lasts = [b.last_offset for b in e.batches]
+        if len(lasts) > 5 or lasts != sorted(set(lasts)):
+            return False
+        if any(not 0 <= b.first_offset <= b.last_offset < s.log_end_offset for b in e.batches):
+            return False
+    offsets = [o for o, _ in ps.snapshots]
+    if offsets != sorted(set(offsets)):
+        return False
+    for offset, content in ps.snapshots:
+        pids = [e.producer_id for e in content]
+        if len(pids) != len(set(pids)):
+            return False
+        if any(len(e.batches) > 1 or e.last_data_offset >= offset for e in content):
+            return False
+    return True
+
+
 INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
     f.__name__: f
     for f in (
@@ -146,6 +173,7 @@ INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
         time_index_well_formed,
         indexes_within_capacity,
         pending_deletions_have_timers,
+        producer_state_well_formed,
     )
 }
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from .choices import choose
 from .errors import InvalidRollError, OffsetOutOfRangeError
 from .helpers import floor_index
+from .producer_state import on_roll
 from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment
 from .values import FetchDataInfo, LogOffsetMetadata
+from .versions import read_reports_batch_base
 
 
 def segment_bases(state: PartitionState) -> list[int]:
@@ -95,17 +98,53 @@ def roll_local(
 
 
 def roll_log(state: PartitionState, expected_next_offset: int | None) -> tuple[PartitionState, int]:
-    """LOG-25: LOC-6, then HW follows the LEO, then the roll's flush. Spec: KL-ROLL-7.
+    """LOG-25: LOC-6, then HW follows the LEO, then the roll's flush. Spec: KL-ROLL-7, KL-ALLOW-3.
 
-    The flush is synchronous and advances the recovery point to min(new base, LEO) when higher
-    (KL-FLUSH-3).
+    kafkalog's flush is synchronous and advances the recovery point to min(new base, LEO) when
+    higher (KL-FLUSH-3). Kafka schedules it: it may not have run yet, so the recovery point may
+    also stay where it was, with the flush pending (`fire_pending_flushes`).
     """
     rolled, base = roll_local(state, expected_next_offset)
+    # PSR-1 (KL-PROD-10): the producer snapshot named after the new base.
+    rolled = replace(rolled, producer_state=on_roll(rolled.producer_state, base))
     rolled = update_high_watermark_with_log_end(rolled)
     flushed_to = min(base, rolled.log_end_offset)
-    if flushed_to > rolled.recovery_point:
-        rolled = replace(rolled, recovery_point=flushed_to)
-    return rolled, base
+    if flushed_to <= rolled.recovery_point:
+        return rolled, base
+    synchronous = replace(rolled, recovery_point=flushed_to)
+    pending = replace(rolled, pending_flushes=(*rolled.pending_flushes, base))
+    return choose("roll_flush", (synchronous, pending)), base
+
+
+def _run_flush(state: PartitionState, base: int) -> PartitionState:
+    """One pending `flushUptoOffsetExclusive(base)` runs (KL-ALLOW-3)."""
+    left = tuple(b for b in state.pending_flushes if b != base)
+    point = state.recovery_point
+    if point < base <= state.log_end_offset:
+        point = base
+    return replace(state, pending_flushes=left, recovery_point=point)
+
+
+def complete_pending_flushes(state: PartitionState) -> PartitionState:
+    """KL-ALLOW-3: when the clock moves, the scheduler runs every pending roll flush (delay 0)."""
+    for base in state.pending_flushes:
+        state = _run_flush(state, base)
+    return state
+
+
+def fire_pending_flushes(state: PartitionState) -> PartitionState:
+    """KL-ALLOW-3: Kafka's scheduler may run pending roll flushes at any moment before the clock
+    next moves (`complete_pending_flushes` then runs them all).
+
+    Each pending `flushUptoOffsetExclusive(base)` either stays pending (kafkalog's choice) or runs
+    now: the recovery point becomes `base` if that is higher. A run that would lift the recovery
+    point above the LEO (the log was truncated below `base` meanwhile) is outside the model
+    (KL-INV-2); that flush is dropped instead.
+    """
+    for base in state.pending_flushes:
+        if choose("pending_flush", (False, True)):
+            state = _run_flush(state, base)
+    return state
 
 
 def _position_bound(segment: Segment, bound: LogOffsetMetadata) -> int | None:
@@ -119,7 +158,9 @@ def _position_bound(segment: Segment, bound: LogOffsetMetadata) -> int | None:
 
 def local_read(state: PartitionState, start_offset: int, max_length: int, min_one_message: bool,
                bound: LogOffsetMetadata) -> FetchDataInfo:
-    """LOC-4: read from the floor segment onwards, bounded by `bound`. Spec: KL-READ-2, KL-READ-3.
+    """LOC-4: read from the floor segment onwards, bounded by `bound`.
+
+    Spec: KL-READ-2, KL-READ-3, KL-VERSION-3.
 
     Raises OffsetOutOfRangeError (ERR-32) above the LEO or below the first segment.
     """
@@ -137,7 +178,8 @@ def local_read(state: PartitionState, start_offset: int, max_length: int, min_on
         return FetchDataInfo(convert_to_offset_metadata(state, start_offset))
     for segment in state.segments[index:]:
         result = segment_read(
-            segment, start_offset, max_length, _position_bound(segment, bound), min_one_message
+            segment, start_offset, max_length, _position_bound(segment, bound), min_one_message,
+            read_reports_batch_base(state.config.kafka_version),
         )
         if result is not None:
             return result
@@ -150,7 +192,9 @@ def convert_to_offset_metadata(state: PartitionState, offset: int) -> LogOffsetM
 
 
 def materialise_high_watermark(state: PartitionState) -> tuple[PartitionState, LogOffsetMetadata]:
-    """LOG-11: fill in a message-only HW's segment and position, and cache it. Spec: KL-HW-4.
+    """LOG-11: fill in a message-only HW's segment and position, and cache it.
+
+    Spec: KL-HW-4, KL-ALLOW-4.
 
     kafkalog keeps the HW offset itself and takes only the segment base and position from LOC-5
     (KL-HW-4); an offset that LOC-5 rejects stays message-only (KAFKA-16452).
@@ -165,4 +209,8 @@ def materialise_high_watermark(state: PartitionState) -> tuple[PartitionState, L
     full = LogOffsetMetadata(
         hw.message_offset, found.segment_base_offset, found.relative_position_in_segment
     )
+    # KL-ALLOW-4: Kafka stores the lookup's metadata as it is (its offset can differ from the HW);
+    # an offset below the LSO would break KL-INV-1 and is not offered.
+    kafka = found != full and found.message_offset >= state.log_start_offset
+    full = choose("hw_materialisation", (full, found) if kafka else (full,))
     return replace(state, high_watermark=full), full

@@ -3,8 +3,8 @@
 Each action either returns the new state and its result or raises a typed error from
 `errors.py` and leaves no state change. Rule IDs (`KL-*`) are defined in specs/log.md.
 
-Not modelled: transactions and the last stable offset, compaction, tiered storage, producer
-state and idempotence, compression, v0/v1 writes, flush.messages, preallocate (specs/log.md).
+Not modelled: transactions and the last stable offset, compaction, tiered storage,
+compression, v0/v1 writes, flush.messages, preallocate (specs/log.md).
 """
 
 from __future__ import annotations
@@ -21,13 +21,22 @@ from .helpers import (
 )
 from .local_log import (
     clamped_high_watermark,
+    complete_pending_flushes,
     fire_due_deletions,
     local_read,
     materialise_high_watermark,
     roll_log,
     schedule_deletion,
 )
-from .reload import close_and_reopen
+from .producer_state import (
+    ProducerState,
+    delete_snapshots,
+    on_log_start_offset_incremented,
+    producer_views,
+    rebuild,
+    run_due_expiry,
+)
+from .reload import close_and_reopen, segment_producer_batches
 from .retention import delete_old_segments
 from .segment import new_segment
 from .segment import truncate as truncate_segment
@@ -42,6 +51,7 @@ from .values import (
     LogStateView,
     SegmentView,
 )
+from .versions import check_profile
 
 __all__ = [
     "append_as_follower",
@@ -66,7 +76,7 @@ __all__ = [
 
 
 def validate_config(config: LogConfig) -> None:
-    """KL-STATE-2: reject configurations Kafka would refuse or could not index."""
+    """KL-STATE-2: reject configurations Kafka would refuse or could not index; KL-VERSION-1."""
     checks = [
         (config.segment_bytes >= 14, "segment_bytes must be >= 14"),
         (config.segment_ms >= 1, "segment_ms must be >= 1"),
@@ -77,11 +87,15 @@ def validate_config(config: LogConfig) -> None:
         (config.retention_ms >= -1, "retention_ms must be >= -1"),
         (config.max_message_bytes >= 0, "max_message_bytes must be >= 0"),
         (config.file_delete_delay_ms >= 0, "file_delete_delay_ms must be >= 0"),
+        (config.producer_id_expiration_ms >= 1, "producer_id_expiration_ms must be >= 1"),
+        (config.producer_id_expiration_check_interval_ms >= 1,
+         "producer_id_expiration_check_interval_ms must be >= 1"),
     ]
     assert OFFSET_INDEX_ENTRY_SIZE < TIME_INDEX_ENTRY_SIZE
     for ok, message in checks:
         if not ok:
             raise IllegalArgumentError(message, where="LogConfig")
+    check_profile(config.kafka_version)
 
 
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
@@ -104,6 +118,13 @@ def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> 
         recovery_point=log_start_offset,
         epochs=(),
         now_ms=now_ms,
+        # A new log is loaded as after a clean shutdown (PSR-5 shortcut: an empty snapshot at
+        # a start offset above 0); the expiry check runs one interval later (PST-22).
+        producer_state=rebuild(
+            ProducerState(expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms),
+            ((log_start_offset, ()),), log_start_offset, log_start_offset, now_ms,
+            config.producer_id_expiration_ms, clean_shutdown=True,
+        ),
     )
 
 
@@ -152,7 +173,7 @@ def maybe_increment_high_watermark(
 ) -> tuple[PartitionState, LogOffsetMetadata | None]:
     """The leader's monotonic HW update; returns the old HW metadata iff it changed (LOG-7).
 
-    Spec: KL-HW-3, KL-HW-4. Raises IllegalArgumentError above the LEO (ERR-28).
+    Spec: KL-HW-3, KL-HW-4, KL-HW-6. Raises IllegalArgumentError above the LEO (ERR-28).
     """
     if hw.message_offset > state.log_end_offset:
         raise IllegalArgumentError(
@@ -193,7 +214,9 @@ def maybe_increment_log_start_offset(state: PartitionState,
     if offset <= state.log_start_offset:
         return state, False
     state = _update_log_start_offset(state, offset)
-    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset)), True
+    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset),
+                   producer_state=on_log_start_offset_incremented(state.producer_state, offset)
+                   ), True
 
 
 def roll(state: PartitionState,
@@ -207,8 +230,9 @@ def roll(state: PartitionState,
 
 def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[PartitionState, None]:
     """Replace everything by one empty segment at `offset`; LSO = HW = LEO = offset (LOG-41).
+    Producer state is emptied and every snapshot deleted (PSR-11).
 
-    Spec: KL-TRUNC-4. Raises IllegalArgumentError for a negative offset (ERR-29).
+    Spec: KL-TRUNC-4, KL-PROD-11. Raises IllegalArgumentError for a negative offset (ERR-29).
     """
     if offset < 0:
         raise IllegalArgumentError(
@@ -221,15 +245,19 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     state = schedule_deletion(state, old)
     # Kafka assigns the log start offset directly here (not updateLogStartOffset), so the recovery
     # point stays min(recovery point, offset) as updateLogEndOffset left it.
-    state = replace(state, log_start_offset=offset)
+    producers = replace(state.producer_state, producers=(), snapshots=(),
+                        last_map_offset=offset, last_snap_offset=offset)
+    state = replace(state, log_start_offset=offset, producer_state=producers)
     return replace(state, high_watermark=state.log_end_offset_metadata), None
 
 
 def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, bool]:
     """Follower truncation to `offset`: batch-aligned cut, LEO = offset (LOG-40, LOC-8, SEG-13).
 
-    Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3. Returns true iff something
-    was truncated. Raises IllegalArgumentError for a negative offset (ERR-33).
+    Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3, KL-PROD-11, KL-PROD-12.
+    Producer state is rebuilt from the newest snapshot at or below `offset` plus the batches
+    after it (PSR-10). Returns true iff something was truncated. Raises IllegalArgumentError for
+    a negative offset (ERR-33).
     """
     if offset < 0:
         raise IllegalArgumentError(
@@ -254,6 +282,11 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
         log_start_offset=min(offset, state.log_start_offset),
     )
     state = schedule_deletion(state, removed)
+    producers = delete_snapshots(state.producer_state, (s.base_offset for s in removed))
+    producers = rebuild(producers, segment_producer_batches(state.segments),
+                        state.log_start_offset, offset, state.now_ms,
+                        state.config.producer_id_expiration_ms, clean_shutdown=False)
+    state = replace(state, producer_state=producers)
     if state.high_watermark.message_offset >= state.log_end_offset:
         state = replace(state, high_watermark=state.log_end_offset_metadata)
     return state, True
@@ -295,18 +328,25 @@ def end_offset_for_epoch(state: PartitionState,
 
 
 def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
-    """Move the clock forward; asynchronous deletions that fall due happen (LOC-11).
+    """Move the clock forward; asynchronous deletions and producer expiry checks that fall due
+    happen (LOC-11, PST-22).
 
-    Spec: KL-CLOCK-1, KL-DEL-2. Raises IllegalArgumentError for negative `ms`.
+    Spec: KL-CLOCK-1, KL-DEL-2, KL-ALLOW-3, KL-PROD-9. Raises IllegalArgumentError for negative
+    `ms`.
     """
     if ms < 0:
         raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    state = complete_pending_flushes(state)  # KL-ALLOW-3: the scheduler runs the due roll flushes
     state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
+    config = state.config
+    state = replace(state, producer_state=run_due_expiry(
+        state.producer_state, state.now_ms, config.producer_id_expiration_ms,
+        config.producer_id_expiration_check_interval_ms))
     return state, state.now_ms
 
 
 def view(state: PartitionState) -> LogStateView:
-    """The observable state conformance compares after every step. Spec: KL-STATE-3."""
+    """The observable state conformance compares after every step. Spec: KL-STATE-3, KL-PROD-1."""
     return LogStateView(
         log_start_offset=state.log_start_offset,
         high_watermark=state.high_watermark.message_offset,
@@ -317,4 +357,6 @@ def view(state: PartitionState) -> LogStateView:
         ),
         epoch_entries=state.epochs,
         pending_deletions=state.deleted_files,
+        producers=producer_views(state.producer_state.producers),
+        producer_snapshots=tuple(off for off, _ in state.producer_state.snapshots),
     )

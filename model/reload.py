@@ -14,14 +14,53 @@ from .helpers import (
     index_max_entries,
 )
 from .local_log import clamped_high_watermark
+from .producer_state import (
+    ProducerBatch,
+    ProducerState,
+    rebuild,
+    remove_stray_snapshots,
+    take_snapshot,
+)
 from .segment import become_inactive, new_segment
-from .state import PartitionState, Segment
+from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
 from .values import LogOffsetMetadata
 
 
+def segment_producer_batches(
+    segments: tuple[Segment, ...],
+) -> tuple[tuple[int, tuple[ProducerBatch, ...]], ...]:
+    """(base, producer facts of every batch) per segment: what a producer-state rebuild reads."""
+    return tuple((s.base_offset, tuple(b.producer_batch() for b in s.batches)) for s in segments)
+
+
+def _reload_producer_state(state: PartitionState, segments: tuple[Segment, ...], log_start: int,
+                           leo: int, truncated_fully: bool) -> ProducerState:
+    """Close takes a snapshot at the map end (PSR-1); the load builds a fresh manager over the
+    snapshot files, removes strays and rebuilds with the clean-shutdown flag (PSR-3, PSR-5,
+    PSR-8, PSR-9). The expiry check is rescheduled one interval after the load (PST-22).
+
+    Spec: KL-PROD-10, KL-PROD-12.
+    """
+    closed = take_snapshot(state.producer_state)
+    config = state.config
+    fresh = ProducerState(
+        snapshots=() if truncated_fully else closed.snapshots,
+        last_map_offset=leo if truncated_fully else 0,
+        expiry_due_ms=state.now_ms + config.producer_id_expiration_check_interval_ms,
+    )
+    fresh = remove_stray_snapshots(fresh, (s.base_offset for s in segments))
+    return rebuild(fresh, segment_producer_batches(segments), log_start, leo, state.now_ms,
+                   config.producer_id_expiration_ms, clean_shutdown=True)
+
+
 def _reopened(segment: Segment, now_ms: int) -> Segment:
-    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk."""
-    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0)
+    """A segment object opened at load: created now, counter reset, trimmed indexes as on disk.
+
+    A new object draws a new jitter in Kafka, so no earlier roll decision constrains it
+    (KL-ALLOW-2).
+    """
+    return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0,
+                   roll_jitter_bounds=JITTER_UNCONSTRAINED)
 
 
 def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
@@ -36,8 +75,8 @@ def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
 def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     """Clean shutdown (flush to LEO, close segments, checkpoints) then load (REC-*).
 
-    Spec: KL-RELOAD-1, KL-RELOAD-2, KL-RELOAD-3, KL-RELOAD-4, KL-RELOAD-5. Pending `.deleted`
-    files are removed by the load (REC-2) and their timers are gone.
+    Spec: KL-RELOAD-1, KL-RELOAD-2, KL-RELOAD-3, KL-RELOAD-4, KL-RELOAD-5, KL-PROD-12.
+    Pending `.deleted` files are removed by the load (REC-2) and their timers are gone.
     """
     now = state.now_ms
     closed = tuple(_reopened(become_inactive(s), now) for s in state.segments)
@@ -48,7 +87,8 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     segments = (*closed[:-1], resize_active(closed[-1], state.config.segment_index_bytes))
     entries = state.epochs
     leo = segments[-1].next_offset
-    if leo < lso_checkpoint:
+    truncated_fully = leo < lso_checkpoint
+    if truncated_fully:
         # REC-9 (KAFKA-8306): data below the checkpointed LSO is gone; start empty there.
         segments = (new_segment(lso_checkpoint, state.config, now),)
         entries = ()
@@ -59,6 +99,7 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     entries = epoch_cache.truncate_from_start(entries, lso_checkpoint)
     entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(lso_checkpoint, segments[0].base_offset)
+    producer_state = _reload_producer_state(state, segments, log_start, leo, truncated_fully)
     loaded = PartitionState(
         config=state.config,
         segments=segments,
@@ -68,5 +109,6 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         recovery_point=max(leo, log_start),
         epochs=entries,
         now_ms=now,
+        producer_state=producer_state,
     )
     return replace(loaded, high_watermark=clamped_high_watermark(loaded, hw_checkpoint)), None

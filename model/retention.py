@@ -8,6 +8,7 @@ from dataclasses import replace
 from . import epochs as epoch_cache
 from .helpers import deletable_prefix, retention_size_deletable, retention_time_breached
 from .local_log import roll_log, schedule_deletion
+from .producer_state import delete_snapshots, on_log_start_offset_incremented
 from .state import PartitionState
 
 
@@ -41,7 +42,8 @@ def _increment_log_start(state: PartitionState, offset: int) -> PartitionState:
         return state
     assert offset <= state.high_watermark.message_offset, "retention never passes the HW"
     state = replace(state, log_start_offset=offset,
-                    recovery_point=max(state.recovery_point, offset))
+                    recovery_point=max(state.recovery_point, offset),
+                    producer_state=on_log_start_offset_incremented(state.producer_state, offset))
     return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset))
 
 
@@ -51,16 +53,18 @@ def delete_segments(state: PartitionState, count: int) -> PartitionState:
     Spec: KL-RET-6, KL-RET-7.
     """
     doomed = state.segments[:count]
+    # PSR-2 (KL-PROD-11): snapshots go for the whole deletable list, including an empty active
+    # segment that the roll below keeps.
+    snapshot_bases = [s.base_offset for s in doomed]
     if count == len(state.segments):
         state, new_base = roll_log(state, None)
         if doomed[-1].base_offset == new_base:
             doomed = doomed[:-1]
-    if not doomed:
-        return state
-    remaining = state.segments[len(doomed):]
-    state = _increment_log_start(state, remaining[0].base_offset)
-    state = replace(state, segments=remaining)
-    return schedule_deletion(state, doomed)
+    if doomed:
+        remaining = state.segments[len(doomed):]
+        state = _increment_log_start(state, remaining[0].base_offset)
+        state = schedule_deletion(replace(state, segments=remaining), doomed)
+    return replace(state, producer_state=delete_snapshots(state.producer_state, snapshot_bases))
 
 
 def _delete_pass(state: PartitionState, predicate_ok: Sequence[bool]) -> tuple[PartitionState, int]:

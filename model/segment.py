@@ -83,13 +83,15 @@ def _check_index_offset(base_offset: int, offset: int) -> None:
 
 
 def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
-                   index_interval_bytes: int) -> Segment:
+                   index_interval_bytes: int, per_batch: bool = True) -> Segment:
     """SEG-3 [TRUNK]: write the batches, one index decision per batch. Spec: KL-APPEND-6.
 
-    `batches` carry their final positions. Raises LogSegmentOffsetOverflowError if the last offset
-    cannot be stored relative to the base (SEG-2), and IllegalArgumentError if an index point
-    meets a full index (ERR-3, ERR-7), IndexOffsetOverflowError if an entry's offset is below the
-    base (ERR-2); all before anything changes (KL-APPEND-9).
+    With `per_batch` False (Kafka <= 3.9, SEG-4, KL-VERSION-4) the whole append is one unit: one
+    decision, keyed by its last offset at its first batch's position. `batches` carry their final
+    positions. Raises LogSegmentOffsetOverflowError if the last offset cannot be stored relative
+    to the base (SEG-2), and IllegalArgumentError if an index point meets a full index (ERR-3,
+    ERR-7), IndexOffsetOverflowError if an entry's offset is below the base (ERR-2); all before
+    anything changes (KL-APPEND-9).
     """
     if not batches:
         return segment
@@ -103,9 +105,9 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
     time_index = segment.time_index
     since = segment.bytes_since_last_index_entry
     max_ts, max_ts_offset = segment.max_timestamp_and_offset
-    for batch in batches:
-        if batch.max_timestamp > max_ts:
-            max_ts, max_ts_offset = batch.max_timestamp, batch.last_offset
+    for last_offset, position, size, unit_max in _index_units(batches, per_batch):
+        if unit_max[0] > max_ts:
+            max_ts, max_ts_offset = unit_max
         if since > index_interval_bytes:
             if offset_index_full(len(offset_index), segment.offset_index_max_entries):
                 raise IllegalArgumentError(
@@ -115,14 +117,14 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
                 raise IllegalArgumentError(
                     "Attempt to append to a full time index", where=f"segment {segment.base_offset}"
                 )
-            _check_index_offset(segment.base_offset, batch.last_offset)
+            _check_index_offset(segment.base_offset, last_offset)
             if max_ts > (time_index[-1][0] if time_index else NO_TIMESTAMP):
                 # Only an entry that is really written has its offset made relative (FMT-22).
                 _check_index_offset(segment.base_offset, max_ts_offset)
-            offset_index = (*offset_index, (batch.last_offset, batch.position))
+            offset_index = (*offset_index, (last_offset, position))
             time_index = _time_index_maybe_append(time_index, max_ts, max_ts_offset)
             since = 0
-        since += batch.size
+        since += size
     return replace(
         segment,
         batches=segment.batches + batches,
@@ -132,6 +134,19 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
         bytes_since_last_index_entry=since,
         last_modified_ms=now_ms,
     )
+
+
+def _index_units(batches: tuple[Batch, ...],
+                 per_batch: bool) -> list[tuple[int, int, int, tuple[int, int]]]:
+    """(last offset, position, size, (max timestamp, its offset)) of each index unit."""
+    if per_batch:
+        return [(b.last_offset, b.position, b.size, (b.max_timestamp, b.max_timestamp_offset))
+                for b in batches]
+    best = (NO_TIMESTAMP, -1)
+    for b in batches:
+        if b.max_timestamp > best[0]:
+            best = (b.max_timestamp, b.max_timestamp_offset)
+    return [(batches[-1].last_offset, batches[0].position, sum(b.size for b in batches), best)]
 
 
 def become_inactive(segment: Segment) -> Segment:
@@ -175,14 +190,18 @@ def batch_view(batch: Batch) -> BatchView:
         position=batch.position,
         records=records,
         timestamp_type=batch.timestamp_type,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence,
     )
 
 
 def read(segment: Segment, start_offset: int, max_size: int, max_position: int | None,
-         min_one_message: bool) -> FetchDataInfo | None:
+         min_one_message: bool, batch_base: bool = True) -> FetchDataInfo | None:
     """SEG-10 with the [TRUNK] metadata of CHG-1; None when the offset is past this segment.
 
-    Spec: KL-READ-4, KL-READ-5. Raises IllegalArgumentError for `max_size < 0` (ERR-15) and for a
+    Spec: KL-READ-4, KL-READ-5, KL-VERSION-3 (`batch_base` False: Kafka <= 3.9 reports
+    `start_offset` itself). Raises IllegalArgumentError for `max_size < 0` (ERR-15) and for a
     slice with a negative size (ERR-16).
     """
     if max_size < 0:
@@ -190,7 +209,8 @@ def read(segment: Segment, start_offset: int, max_size: int, max_position: int |
     first = translate(segment, start_offset)
     if first is None:
         return None
-    metadata = LogOffsetMetadata(first.base_offset, segment.base_offset, first.position)
+    offset = first.base_offset if batch_base else start_offset
+    metadata = LogOffsetMetadata(offset, segment.base_offset, first.position)
     adjusted = max(max_size, first.size) if min_one_message else max_size
     if adjusted == 0 or max_position is None:
         return FetchDataInfo(metadata)

@@ -1,12 +1,13 @@
 """The state of one partition log: frozen values only (specs/log.md, "State").
 
-Not modelled here: transactions, producer state, compaction, tiered storage (specs/log.md).
+Not modelled here: transactions, compaction, tiered storage (specs/log.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .producer_state import ProducerBatch, ProducerState
 from .values import (
     NO_TIMESTAMP,
     EpochEntry,
@@ -29,6 +30,24 @@ class Batch:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    producer_id: int = -1  # FMT-45 producer fields (PST-6); -1 = not idempotent
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False  # reserved for issue 15
+    # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
+    # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
+    reported_max_offset: int | None = None
+
+    @property
+    def max_timestamp_offset(self) -> int:
+        """The offset paired with this batch's max timestamp in the segment's max so far."""
+        return self.last_offset if self.reported_max_offset is None else self.reported_max_offset
+
+    def producer_batch(self) -> ProducerBatch:
+        """The producer facts the producer-state manager reads from this batch (PST-6)."""
+        return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
+                             self.base_offset, self.last_offset, self.max_timestamp,
+                             self.is_transactional)
 
     def record_timestamp(self, index: int) -> int:
         """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
@@ -48,6 +67,10 @@ class Batch:
         return self.last_offset + 1
 
 
+#: `Segment.roll_jitter_bounds` before any decision: every jitter of the config's range.
+JITTER_UNCONSTRAINED = (0, -1)
+
+
 @dataclass(frozen=True)
 class Segment:
     """One segment: its batches, its two indexes and its roll clock (SEG-1)."""
@@ -65,6 +88,9 @@ class Segment:
     created_ms: int  # SEG-1: the clock at construction (including load)
     last_modified_ms: int  # SEG-19 fallback: the clock at the last write/truncation of `.log`
     roll_jitter_ms: int  # SEG-8 drawn deterministically (KL-ROLL-4)
+    # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
+    # so far (inclusive bounds); JITTER_UNCONSTRAINED (hi < lo) = the config's whole range.
+    roll_jitter_bounds: tuple[int, int] = JITTER_UNCONSTRAINED
 
     @property
     def is_empty(self) -> bool:
@@ -84,7 +110,7 @@ class Segment:
         best = (NO_TIMESTAMP, -1)
         for batch in self.batches:
             if batch.max_timestamp > best[0]:
-                best = (batch.max_timestamp, batch.last_offset)
+                best = (batch.max_timestamp, batch.max_timestamp_offset)
         return best
 
     @property
@@ -116,6 +142,10 @@ class PartitionState:
     deleted_files: tuple[int, ...] = ()
     # Timers of asynchronous deletions: (due_ms, base offset), in scheduling order (LOC-11).
     deletion_timers: tuple[tuple[int, int], ...] = ()
+    # KL-ALLOW-3: bases of rolls whose asynchronous flush Kafka may not have run yet.
+    pending_flushes: tuple[int, ...] = ()
+    # Producer state, its snapshots and expiry schedule (KL-PROD-*).
+    producer_state: ProducerState = ProducerState()
 
     @property
     def active(self) -> Segment:

@@ -12,6 +12,7 @@ from .values import (
     NO_TIMESTAMP,
     TimestampAndOffset,
 )
+from .versions import max_timestamp_searches_records
 
 EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43; without remote storage it answers like EARLIEST
 LATEST_TIERED_TIMESTAMP = -5  # LOG-43; without remote storage the answer is (-1, -1, -1)
@@ -25,12 +26,28 @@ def _earliest(state: PartitionState) -> TimestampAndOffset:
     return TimestampAndOffset(NO_TIMESTAMP, state.log_start_offset, epoch)
 
 
+def _max_timestamp_stored(state: PartitionState, best_pair: tuple[int, int],
+                          best_base: int) -> TimestampAndOffset:
+    """KL-VERSION-6, Kafka 3.6/3.7 (`UnifiedLog.fetchOffsetByTimestamp` @ 3.6.2, 3.7.1): the
+    segment's stored (max timestamp, offset) as is, with the latest epoch; a segment without
+    timestamps answers its time index's empty last entry (-1, base offset)."""
+    timestamp, offset = best_pair
+    if timestamp == NO_TIMESTAMP:
+        offset = best_base
+    return TimestampAndOffset(timestamp, offset, epoch_cache.latest_epoch(state.epochs))
+
+
 def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
-    """LOG-48 (KAFKA-16310): the first record carrying the log's largest timestamp. KL-TIME-3."""
+    """LOG-48 (KAFKA-16310): the first record carrying the log's largest timestamp.
+
+    Spec: KL-TIME-3, KL-VERSION-6.
+    """
     best = state.segments[0]
     for segment in state.segments[1:]:
         if segment.max_timestamp_and_offset[0] > best.max_timestamp_and_offset[0]:
             best = segment
+    if not max_timestamp_searches_records(state.config.kafka_version):
+        return _max_timestamp_stored(state, best.max_timestamp_and_offset, best.base_offset)
     max_ts = best.max_timestamp_and_offset[0]
     batch = next((b for b in best.batches if b.max_timestamp == max_ts), None)
     if batch is None:

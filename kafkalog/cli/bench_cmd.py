@@ -31,7 +31,12 @@ def _met(met: bool | None) -> str:
     return {None: "—", True: "[green]yes[/]", False: "[red]no[/]"}[met]
 
 
-def results_table(figures: list[Figure], title: str) -> Table:
+QUICK_NOTE = ("--quick is a smoke run on small data: it checks that every figure is produced; "
+              "its numbers are not timings and no goal is judged")
+_WIDE = 140  # columns the table needs; narrower output gets one block per figure
+
+
+def results_table(figures: list[Figure], title: str, quick: bool = False) -> Table:
     """The rich table of `figures` (the README's table has the same columns)."""
     table = Table(title=title, show_lines=False)
     for column in ("figure", "workload", "value", "baseline", "ratio", "goal", "met"):
@@ -39,8 +44,21 @@ def results_table(figures: list[Figure], title: str) -> Table:
     for f in figures:
         baseline = "—" if f.baseline is None else f"{_number(f.baseline)} ({f.baseline_name})"
         table.add_row(f.figure, f.workload, f"{_number(f.value)} {f.unit}", baseline,
-                      _number(f.ratio), f.goal or "report", _met(f.met))
+                      _number(f.ratio), f.goal or "report", "n/a (quick)" if quick else _met(f.met))
     return table
+
+
+def results_lines(figures: list[Figure], quick: bool = False) -> list[str]:
+    """The same results as plain lines, one block per figure (logs, pipes, narrow terminals)."""
+    lines = []
+    for f in figures:
+        baseline = "—" if f.baseline is None else f"{_number(f.baseline)} ({f.baseline_name})"
+        met = "n/a (quick)" if quick else {None: "—", True: "yes", False: "no"}[f.met]
+        lines += [f"{f.figure}: {_number(f.value)} {f.unit}",
+                  f"  workload: {f.workload}",
+                  f"  baseline: {baseline}; ratio {_number(f.ratio)}",
+                  f"  goal: {f.goal or 'report'}; met: {met}"]
+    return lines
 
 
 @click.command()
@@ -69,7 +87,15 @@ def bench(quick: bool, json_path: Path | None) -> None:
     machine = document["machine"]
     title = (f"kafkalog bench ({scale}) — {machine['cpu']}, {machine['cores']} cores, "
              f"Python {machine['python']}, {machine['date_utc']} UTC")
-    Console().print(results_table(figures, title))
+    out = Console()
+    if out.is_terminal and out.width >= _WIDE:
+        out.print(results_table(figures, title, quick))
+    else:
+        click.echo(title)
+        for line in results_lines(figures, quick):
+            click.echo(line)
+    if quick:
+        click.echo(QUICK_NOTE)
     if json_path is not None:
         write_json(json_path, document)
         console.print(f"wrote {json_path}")

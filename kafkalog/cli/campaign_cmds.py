@@ -27,13 +27,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
-    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-from kafkalog.conformance.campaign_errors import CampaignOptionsError
+from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
@@ -107,22 +107,32 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 @click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
 def campaign(**options: Any) -> None:
     """Run a conformance campaign: many seeded runs on Spark, rows in Parquet, a report."""
-    from kafkalog.conformance.campaign_job import require_java, run_campaign
+    from kafkalog.conformance import campaign_preflight as preflight
 
-    console = Console()
-    require_java()
+    preflight.require_spark_extra("campaign")
+    console = _console()
     plan = _plan(options)
     report_root = _report_root(options["out"], options["report_dir"])
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit its master wins
+        preflight.check_master(options["master"])
+    preflight.check_out(plan.out)
+    preflight.check_adapter(plan.spec.adapter)
+    recorded = preflight.recorded_summary(plan, report_root)
+    if recorded is not None:  # every seed recorded, compacted and reported: no Spark at all
+        _show_recorded(console, recorded, report_root)
+        return
+    from kafkalog.conformance.campaign_job import require_java, run_campaign
+
+    require_java()
     spark = _start_spark(console, options["master"], options["verbose"])
     console.print(
         f"campaign [bold]{plan.spec.campaign_id}[/]: seeds {plan.seed_base}.."
-        f"{plan.seed_base + plan.runs - 1}, {plan.spec.steps} steps, rows in {escape(plan.out)}"
+        f"{plan.seed_base + plan.runs - 1}, {plan.spec.steps} steps, commit "
+        f"{plan.spec.commit}, rows in {escape(plan.out)}"
     )
     try:
-        with _progress_bar(console) as (bar, task):
-            done = run_campaign(
-                spark, plan, lambda n, total: bar.update(task, completed=n, total=total)
-            )
+        with _progress(console) as (on_progress, on_wave):
+            done = run_campaign(spark, plan, on_progress, on_wave=on_wave)
     except KeyboardInterrupt:
         _silence(spark)  # the JVM would log every task it aborts while shutting down
         console.print(
@@ -133,12 +143,33 @@ def campaign(**options: Any) -> None:
     rate = done.executed / done.wall_s if done.wall_s > 0 else 0.0
     console.print(
         f"{done.executed} runs in {done.wall_s:.1f} s ({rate:.1f} runs/s, "
-        f"{done.waves} waves); {done.already_recorded} were already recorded"
+        f"{done.waves} waves); {done.already_recorded} were already recorded; "
+        f"{done.files} Parquet file(s)"
     )
     summary = _report(console, spark, plan.runs_path, plan.spec.campaign_id, report_root)
     if summary.failures:
         # SystemExit, not ctx.exit: the entry point runs click with standalone_mode=False, where
         # ctx.exit's code would be returned and dropped instead of becoming the exit status.
+        sys.exit(1)
+
+
+def _console() -> Console:
+    """rich's console; in logs and pipes, lines are never wrapped (they would break grep)."""
+    console = Console()
+    return console if console.is_terminal else Console(soft_wrap=True)
+
+
+def _show_recorded(console: Console, summary: Any, report_root: Path) -> None:
+    """Print a finished campaign's saved summary (the no-op rerun); exit 1 if it had failures."""
+    from kafkalog.conformance.campaign_report import campaign_dir, render_terminal
+
+    console.print(
+        f"campaign [bold]{summary.campaign_id}[/]: nothing to run, all {summary.runs} seeds are "
+        "recorded (Spark not started)"
+    )
+    render_terminal(summary, console)
+    console.print(f"report: {escape(str(campaign_dir(report_root, summary.campaign_id)))}")
+    if summary.failures:
         sys.exit(1)
 
 
@@ -154,6 +185,9 @@ def report(
     campaign_dir: str, campaign_id: str | None, report_dir: str | None, master: str, verbose: bool
 ) -> None:
     """Rebuild a campaign's report from its Parquet rows (CAMPAIGN_DIR is the campaign's --out)."""
+    from kafkalog.conformance.campaign_preflight import check_master, require_spark_extra
+
+    require_spark_extra("report")
     from kafkalog.conformance.campaign_aggregate import campaign_ids
     from kafkalog.conformance.campaign_job import require_java
 
@@ -161,7 +195,8 @@ def report(
     if not (local / "runs").is_dir() and (local.parent / "runs").is_dir():
         campaign_dir, campaign_id = str(local.parent), campaign_id or local.name  # <out>/<id>
     root = _report_root(campaign_dir, report_dir)
-    console = Console()
+    console = _console()
+    check_master(master)
     require_java()
     spark = _start_spark(console, master, verbose)
     runs_path = campaign_dir.rstrip("/") + "/runs"
@@ -172,6 +207,7 @@ def report(
 def _plan(options: dict[str, Any]) -> Any:
     """The campaign plan from the command's options; raises typed errors for bad ones."""
     from kafkalog.conformance.campaign_job import CampaignPlan, with_commit
+    from kafkalog.conformance.campaign_store import check_campaign_id
     from kafkalog.conformance.campaign_task import TaskSpec, parse_config_mix
 
     campaign_id = options["campaign_id"] or datetime.now(UTC).strftime("c%Y%m%d-%H%M%S")
@@ -180,6 +216,7 @@ def _plan(options: dict[str, Any]) -> Any:
             "a campaign id is 1-100 letters, digits, '_', '.' or '-' (it names a directory)",
             where=f"--campaign-id {campaign_id!r}",
         )
+    check_campaign_id(campaign_id)
     _check_broken(options["broken"], options["adapter"])
     run_fn, known, default_mix = _run_function(options["run_fn"], options["config_mix"])
     spec = TaskSpec(
@@ -213,9 +250,10 @@ def _check_broken(broken: str | None, adapter: str | None) -> None:
 def _run_function(name: str | None, mix: str | None) -> tuple[Any, list[str], tuple[str, ...]]:
     """(run function or None for run_seed, the config families it knows, its default mix)."""
     if name is None:
-        from kafkalog.conformance.runner import CONFIG_FAMILIES, DEFAULT_MIX
+        from kafkalog.conformance.configs import CAMPAIGN_MIX
+        from kafkalog.conformance.runner import CONFIG_FAMILIES
 
-        return None, list(CONFIG_FAMILIES), tuple(DEFAULT_MIX)
+        return None, list(CONFIG_FAMILIES), CAMPAIGN_MIX
     module, _, attribute = name.partition(":")
     try:
         function = getattr(importlib.import_module(module), attribute)
@@ -244,7 +282,12 @@ def _start_spark(console: Console, master: str, verbose: bool) -> Any:
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     started = time.monotonic()
     with console.status(f"starting Spark ({'spark-submit' if submitted else master})"):
-        spark = build_session(None if submitted else master, verbose=verbose)
+        try:
+            spark = build_session(None if submitted else master, verbose=verbose)
+        except Exception as error:  # Py4J/Java errors: one line, not two tracebacks
+            from kafkalog.conformance.campaign_job import _cause
+
+            raise CampaignJobError(f"Spark did not start: {_cause(error)}", where=master) from None
     console.print(
         f"Spark {spark.version} on {spark.sparkContext.master} "
         f"ready in {time.monotonic() - started:.1f} s"
@@ -259,8 +302,24 @@ def _silence(spark: Any) -> None:
 
 
 @contextmanager
-def _progress_bar(console: Console) -> Iterator[tuple[Progress, TaskID]]:
-    """A rich progress bar over finished runs, yielded as (progress, task id)."""
+def _progress(console: Console) -> Iterator[tuple[Any, Any]]:
+    """(on_progress, on_wave) callbacks: a live bar on a terminal, one line per wave otherwise.
+
+    Logs and CI output get a line per published wave (runs, time, rate, total so far), which is
+    also the unit a killed campaign can lose.
+    """
+    if not console.is_terminal:
+
+        def line(wave: Any) -> None:
+            rate = wave.runs / wave.wall_s if wave.wall_s > 0 else 0.0
+            console.print(
+                f"wave {wave.number}: {wave.runs} runs in {wave.wall_s:.1f} s ({rate:.1f} runs/s), "
+                f"{wave.executed}/{wave.total} done",
+                highlight=False,
+            )
+
+        yield None, line
+        return
     columns = (
         TextColumn("runs"),
         BarColumn(),
@@ -269,7 +328,8 @@ def _progress_bar(console: Console) -> Iterator[tuple[Progress, TaskID]]:
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console) as progress:
-        yield progress, progress.add_task("runs", total=None)
+        task = progress.add_task("runs", total=None)
+        yield (lambda n, total: progress.update(task, completed=n, total=total)), None
 
 
 def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root: Path) -> Any:
@@ -282,3 +342,55 @@ def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root
     render_terminal(summary, console, paths)
     console.print(f"report: {escape(str(paths['report']))}")
     return summary
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--out", required=True, help="New local directory for the Parquet rows and report.")
+@click.option("--master", default="local[*]", show_default=True)
+@click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None, help="Cores (local masters only)."
+)
+@click.option("--audit-id", default=None, help="Names this audit in the rows (default: a time).")
+@click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
+def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: int | None,
+          audit_id: str | None, verbose: bool) -> None:  # fmt: skip
+    """Verify many Kafka log directories in parallel on Spark; findings as Parquet, a report."""
+    from kafkalog.conformance import campaign_preflight as preflight
+
+    preflight.require_spark_extra("audit")
+    from kafkalog.conformance.campaign_audit import find_log_dirs, plan_units, run_audit
+    from kafkalog.conformance.campaign_audit_report import (
+        audit_lines,
+        summarize_audit,
+        write_audit_report,
+    )
+    from kafkalog.conformance.campaign_job import require_java
+
+    console = _console()
+    if workers is not None and master.startswith("local"):
+        master = f"local[{workers}]"
+    preflight.check_master(master)
+    preflight.check_out(out)
+    ident = audit_id or datetime.now(UTC).strftime("a%Y%m%d-%H%M%S")
+    log_dirs = find_log_dirs(list(sources))
+    units, roots = plan_units(log_dirs, ident)
+    console.print(f"audit {ident}: {len(units)} partitions in {len(log_dirs)} log directories")
+    require_java()
+    spark = _start_spark(console, master, verbose)
+    reported = [0]
+
+    def on_task(done: int) -> None:  # one line per newly finished batch of partitions
+        if done > reported[0]:
+            reported[0] = done
+            console.print(f"partitions audited: {done}/{len(units)}", highlight=False)
+
+    audited, findings, wall = run_audit(spark, units, roots, out, ident, deep, on_task)
+    console.print(f"partitions audited: {audited}/{len(units)}; {findings} finding rows")
+    summary = summarize_audit(spark, out, ident, wall)
+    for line in audit_lines(summary):
+        console.print(Text(line))
+    console.print(f"report: {escape(str(write_audit_report(summary, Path(out))))}")
+    if summary.problems:
+        sys.exit(1)

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from kafkalog.conformance.configs import CONFIG_FAMILIES, DEFAULT_MIX
+from kafkalog.model.versions import PROFILES as KAFKA_PROFILES
 
 PROFILES: dict[str, dict[str, int]] = {
     # Sized for the CI budget on two cores: about 20 s with the in-process implementation.
@@ -40,13 +41,23 @@ PROFILES: dict[str, dict[str, int]] = {
               show_default=True, help="Where failing traces are written.")
 @click.option("--time-limit", type=float, default=120.0, show_default=True,
               help="Seconds per run, shrinking included.")
+@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default="trunk",
+              show_default=True,
+              help="Kafka version profile to check against (specs/log.md KL-VERSION-*).")
+@click.option("--wire", default=None, metavar="HOST:PORT",
+              help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
+@click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="With --wire: the broker's log file, quoted when it crashes.")
+@click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
+              help="With --wire: leave this action out (repeatable), to look past a finding.")
 @click.option("--crash-weight", type=click.IntRange(min=0, max=8), default=1, show_default=True,
               help="Copies of the crash rule among the machine's rules (0: no crashes).")
 @click.option("--crash-sweep", is_flag=True,
               help="At each crash, also load and check every crash point of the last action.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          crash_weight: int, crash_sweep: bool) -> None:
+          kafka_version: str, wire: str | None, broker_log: Path | None,
+          wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -57,9 +68,20 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         from kafkalog.conformance.broken import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
+    mix = families or DEFAULT_MIX
+    if wire is not None:
+        from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
+
+        if adapter is not None or broken is not None:
+            raise click.UsageError("--wire replaces --adapter and --broken")
+        adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
+        mix = families or WIRE_MIX
+    elif adapter is not None and adapter != "model":
+        from kafkalog.conformance.campaign_preflight import check_adapter
+
+        check_adapter(adapter)  # a bad adapter fails here once, not once per run
     runs = examples or PROFILES[profile]["examples"]
     steps_per_run = steps or PROFILES[profile]["steps"]
-    mix = families or DEFAULT_MIX
     console = Console(stderr=True)
     outcomes = []
     started = time.monotonic()
@@ -70,7 +92,8 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
             family = mix[s % len(mix)]
             outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
                                time_limit_s=time_limit, broken=broken,
-                               crash_weight=crash_weight, crash_sweep=crash_sweep)
+                               kafka_version=kafka_version, crash_weight=crash_weight,
+                               crash_sweep=crash_sweep)
             outcomes.append(outcome)
             failed = sum(o.outcome != "conformed" for o in outcomes)
             progress.update(task, advance=1, description=f"conformance ({failed} failed)")
@@ -139,17 +162,47 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
 @click.option("--builtin", is_flag=True,
               help="Replay against the real built-in implementation even if the trace names a "
                    "broken one.")
-def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool) -> None:
+@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
+              help="Check against this Kafka version profile instead of the trace's.")
+def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool,
+           kafka_version: str | None) -> None:
     """Replay a trace step by step; exit 0 if it conforms, 1 at a divergence."""
     from kafkalog.conformance.replay import print_replay, replay_trace
-    from kafkalog.conformance.trace import read_trace
+    from kafkalog.conformance.trace import read_trace, with_kafka_version
 
     trace = read_trace(trace_file)
+    if kafka_version is not None:
+        trace = with_kafka_version(trace, kafka_version)
     if builtin:
         trace = type(trace)(header=_without_broken(trace.header), steps=trace.steps)
+    target, from_trace = _replay_target(adapter, broken, trace.header.broken)
+    click.echo(f"replaying {len(trace.steps)} steps against {target}")
     result = replay_trace(trace, adapter=adapter, broken=broken)
     print_replay(result, click.echo)
+    if from_trace and not result.conformed:
+        click.echo(
+            "this trace names a deliberately broken implementation, so a divergence is what it "
+            "demonstrates; --builtin replays it against the real one (which must conform)"
+        )
     sys.exit(0 if result.conformed else 1)
+
+
+def _replay_target(
+    adapter: str | None, broken: str | None, named: str | None
+) -> tuple[str, bool]:
+    """What a replay runs against, in words, and whether the trace's header chose it."""
+    from kafkalog.conformance.broken import broken_class
+
+    if adapter is not None:
+        return f"the adapter {adapter!r}", False
+    chosen = broken or named
+    if chosen is None:
+        return "the built-in implementation", False
+    entry = broken_class(chosen)
+    origin = "named in the trace" if broken is None else "--broken"
+    return f"the broken implementation {chosen!r} ({entry.bug}: {entry.summary}; {origin})", (
+        broken is None
+    )
 
 
 def _without_broken(header: object) -> object:

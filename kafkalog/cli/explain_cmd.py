@@ -34,8 +34,9 @@ from kafkalog.model.replication_log import Entry
 from kafkalog.model.replication_policies import policy_named
 from kafkalog.model.replication_steps import Outcome, Step, check_step, replay
 from kafkalog.model.values import LogConfig
+from kafkalog.resources import specs_dir
 
-COUNTEREXAMPLES = Path(__file__).resolve().parents[2] / "specs" / "counterexamples"
+COUNTEREXAMPLES = specs_dir() / "counterexamples"  # the checkout's specs/, or the wheel's
 ACTION_PREFIX = "replication."
 FAMILY_PREFIX = "replication-"
 

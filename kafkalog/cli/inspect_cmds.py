@@ -13,6 +13,7 @@ with exit status 2.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import struct
 import sys
@@ -262,6 +263,16 @@ def _is_partition_dir(fs: FileSystem, path: Path) -> bool:
     return not any(fs.is_dir(path / name) for name in fs.list_dir(path))
 
 
+def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
+    """A producer `.snapshot` (PSF-2): one entry per producer, in file order. A corrupt file
+    raises CorruptSnapshotError (PSF-5)."""
+    from kafkalog.impl.producer_snapshot import read_snapshot, snapshot_offset
+
+    entries = [dataclasses.asdict(e) for e in read_snapshot(fs, path)]
+    return {"type": "producer-snapshot", "path": str(path), "offset": snapshot_offset(path.name),
+            "entries": entries, "findings": []}
+
+
 def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """Pick the dumper from what `path` is. Raises a typed error for anything else."""
     if not fs.exists(path):
@@ -270,6 +281,8 @@ def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
         return (dump_partition if _is_partition_dir(fs, path) else dump_log_dir)(fs, path, deep)
     if path.name == LEADER_EPOCH_CHECKPOINT_FILENAME or path.name in OFFSET_CHECKPOINTS:
         return dump_checkpoint(fs, path, deep)
+    if path.name.endswith(".snapshot"):
+        return dump_snapshot(fs, path, deep)
     suffix = _segment_name(path).suffix
     if suffix == ".log":
         return dump_log(fs, path, deep)
@@ -340,6 +353,12 @@ def render_text(dumped: dict[str, Any]) -> Iterator[str]:
     elif kind == "offset-checkpoint":
         yield from (f"{e['topic']}-{e['partition']} offset: {e['offset']}"
                     for e in dumped["entries"])
+    elif kind == "producer-snapshot":
+        yield from (
+            f"producerId: {e['producer_id']} producerEpoch: {e['epoch']} coordinatorEpoch: "
+            f"{e['coordinator_epoch']} currentTxnFirstOffset: {e['current_txn_first_offset']} "
+            f"lastTimestamp: {e['timestamp']} lastSequence: {e['last_sequence']} lastOffset: "
+            f"{e['last_offset']} offsetDelta: {e['offset_delta']}" for e in dumped["entries"])
     elif kind == "partition":
         yield from _render_partition(dumped)
     else:
@@ -377,7 +396,7 @@ def _render_findings(findings: list[dict[str, Any]]) -> Iterator[str]:
 @click.option("--deep", is_flag=True, help="Decode every record (decompressing as needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def dump(path: Path, deep: bool, as_json: bool) -> None:
-    """Print a .log, .index, .timeindex, checkpoint file, partition dir or log dir."""
+    """Print a .log, .index, .timeindex, .snapshot, checkpoint file, partition dir or log dir."""
     dumped = dump_path(FileSystem(), path, deep)
     if as_json:
         click.echo(json.dumps(dumped, indent=2))

@@ -26,8 +26,15 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_adapter",
         "Serve the built-in log over the JSON-lines adapter protocol.",
     ),
+    "wire-adapter": (
+        "kafkalog.cli.wire_cmds",
+        "wire_adapter",
+        "Serve the adapter protocol against a Kafka-compatible broker.",
+    ),
+    "vectors": ("kafkalog.cli.vectors_cmds", "vectors", "Export or run the conformance vectors."),
     "campaign": ("kafkalog.cli.campaign_cmds", "campaign", "Run a conformance campaign on Spark."),
     "report": ("kafkalog.cli.campaign_cmds", "report", "Rebuild a campaign's report from Parquet."),
+    "audit": ("kafkalog.cli.campaign_cmds", "audit", "Verify many Kafka log directories on Spark."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
     "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
 }

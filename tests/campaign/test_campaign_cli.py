@@ -65,6 +65,11 @@ def test_campaign_cli__no_java__exit_2_with_one_line(tmp_path: Path) -> None:
         (["--config-mix", "tiny,huge"], "UnknownConfigFamilyError: unknown config family 'huge'"),
         (["--broken", "no_such_bug"], "UnknownBrokenImplError: unknown broken implementation"),
         (["--broken", "truncate_keeps_hw", "--adapter", "model"], "cannot be combined"),
+        (["--campaign-id", "runs"], "CampaignOptionsError: 'runs' is reserved"),
+        (["--master", "lokal[2]"], "CampaignOptionsError: not a Spark master"),
+        (["--master", "local[0]"], "CampaignOptionsError: not a Spark master"),
+        (["--out", "/dev/null"], "CampaignOptionsError: --out exists and is not a directory"),
+        (["--adapter", "sh -c 'echo nonsense; exit 3'"], "the adapter failed its handshake"),
     ],
 )
 def test_campaign_cli__bad_option__exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -84,6 +89,8 @@ def test_campaign_cli__failing_runs__exit_1_with_report_traces_and_rebuild(
     assert entry_point(args) == 1  # the real entry point, as the shell sees it
     output = capsys.readouterr().out
     assert "30 runs in" in output and "failure buckets" in output
+    assert "wave 1: 24 runs in" in output and "wave 2: 6 runs in" in output  # not a terminal
+    assert "30/30 done" in output and "1 Parquet file(s)" in output
     report = out_dir / "cli1" / "report.html"
     traces = sorted(p.name for p in (out_dir / "cli1" / "traces").iterdir())
     assert len(traces) == 2 and report.is_file()
@@ -92,6 +99,10 @@ def test_campaign_cli__failing_runs__exit_1_with_report_traces_and_rebuild(
     rebuilt = CliRunner().invoke(cli, ["report", str(out_dir)])
     assert rebuilt.exit_code == 0, rebuilt.output
     assert _without_timestamp(report.read_text()) == _without_timestamp(first)
+    again = kafkalog(*args[:-2], "--config-mix", "tiny")  # a fresh process: no Spark, exit 1
+    assert again.returncode == 1, again.stderr
+    assert "nothing to run, all 30 seeds are recorded (Spark not started)" in again.stdout
+    assert "failure buckets" in again.stdout and "Spark 4" not in again.stdout
 
 
 def entry_point(args: list[str]) -> int:

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import json
 import re
 import xml.dom.minidom
 from pathlib import Path
 
-from kafkalog.conformance.campaign_aggregate import Bucket, CampaignSummary, RuntimeStats
-from kafkalog.conformance.campaign_report import render_terminal, write_report
+from kafkalog.conformance.campaign_aggregate import (
+    Bucket,
+    CampaignSummary,
+    RuntimeStats,
+    natural_sorted,
+)
+from kafkalog.conformance.campaign_counterexample import counterexample, render_html
+from kafkalog.conformance.campaign_report import render_terminal, ticks, write_report
 from rich.console import Console
 
+ROOT = Path(__file__).resolve().parents[2]
 TRACE = '{"header": true}\n{"action": "roll"}\n{"action": "truncate_to"}\n'
 
 
@@ -122,3 +131,63 @@ def test_report__shows_crash_points_explored_per_fault_model(tmp_path: Path) -> 
     text = console.export_text()
     assert "crash points explored per fault model" in text
     assert re.search(r"power_loss_torn\W+41\W+30", text) and re.search(r"all\W+53", text)
+
+
+REGRESSION = (ROOT / "tests" / "regressions" / "BUG-38-truncate_keeps_hw.jsonl").read_text()
+
+
+def test_write_report__bucket_counterexample__steps_side_by_side_and_state_before(
+    tmp_path: Path,
+) -> None:
+    """A real trace is rendered: every step, the diverging one side by side, the state before."""
+    bucket = Bucket("diverged", "truncate_to|ok|ok|state.high_watermark", 3, 1, 1, 3, REGRESSION,
+                    None, ("KL-TRUNC-2",))  # fmt: skip
+    page = write_report(summary((bucket,)), tmp_path)["report"].read_text()
+    assert "Counterexample 1: <code>truncate_to|ok|ok|state.high_watermark</code>" in page
+    assert page.count("<tr class=div>") == 1 and "update_high_watermark(offset=2)" in page
+    assert "Step 3 diverged: <b>state differs at high_watermark: model 1 | impl 2</b>" in page
+    assert "<th>model</th><th>implementation</th>" in page
+    state = re.search(r"State before step 3 \(model\)</summary><pre>(.*?)</pre>", page, re.S)
+    assert state is not None and json.loads(html.unescape(state.group(1)))["high_watermark"] == 2
+
+
+def test_counterexample__not_a_trace__says_why_instead_of_failing() -> None:
+    """A text that is not a valid trace still renders, with the reason."""
+    view = counterexample(TRACE)
+    assert view.problem and view.problem.startswith("not a readable trace")
+    assert "not a readable trace" in render_html(view)
+
+
+def test_render_terminal__counterexample_lines_mark_the_diverging_step() -> None:
+    """The terminal summary prints the shortest trace of a bucket with `>>` on the divergence."""
+    bucket = Bucket("diverged", "truncate_to|ok|ok|state.high_watermark", 3, 1, 1, 3, REGRESSION,
+                    None, ("KL-TRUNC-2",))  # fmt: skip
+    console = Console(record=True, width=100)
+    render_terminal(summary((bucket,)), console)
+    text = console.export_text()
+    assert ">>   3 truncate_to(offset=1) -> ok" in text
+    assert "step 3: state differs at high_watermark: model 1 | impl 2" in text
+
+
+def test_write_report__long_label_rules_and_axes__shown_whole_natural_and_ticked(
+    tmp_path: Path,
+) -> None:
+    """Bucket labels are not cut, rules sort as numbers, axes carry several labelled ticks."""
+    long = "append_as_follower|IllegalArgumentError|IllegalArgumentError|state.segments[].size"
+    rules = (("KL-INV-10", 5), ("KL-INV-2", 5), ("KL-INV-1", 5))
+    data = summary((Bucket("diverged", long, 1, 4, 4, 2, TRACE, None),))
+    page = write_report(dataclasses.replace(data, rules=rules), tmp_path)["report"].read_text()
+    assert f">{long}</text>" in page
+    assert page.index(">KL-INV-1<") < page.index(">KL-INV-2<") < page.index(">KL-INV-10<")
+    throughput_svg = re.findall(r"<svg.*?</svg>", page, re.S)[3]
+    assert len(re.findall(r'text-anchor="middle">\d', throughput_svg)) >= 3  # x ticks
+    assert ticks(16.5) == [0, 5, 10, 15] and ticks(0.2) == [0, 0.05, 0.1, 0.15, 0.2]
+
+
+def test_natural_sorted__numbers_compare_as_numbers() -> None:
+    """KL-INV-2 comes before KL-INV-10."""
+    assert natural_sorted(["KL-INV-10", "KL-INV-2", "KL-APPEND-1"]) == [
+        "KL-APPEND-1",
+        "KL-INV-2",
+        "KL-INV-10",
+    ]

@@ -16,6 +16,7 @@ from kafkalog.conformance.campaign_task import (
     SPARK_DDL,
     TaskSpec,
     family_for_seed,
+    normalise_signature,
     parse_config_mix,
     partition_runner,
     run_one,
@@ -110,7 +111,8 @@ def test_run_one__hung_run__stopped_at_the_hard_time_limit(run_fn: Any) -> None:
 
 
 def test_run_one__passes_the_spec_to_the_run_function() -> None:
-    """The run function gets the seed's family, steps, adapter, broken and time limit."""
+    """The run function gets the seed's family, steps, adapter, broken, time limit and the
+    crash weight (issue #10: campaigns crash by default)."""
     seen: dict[str, Any] = {}
 
     def record(seed: int, **kwargs: Any) -> Any:
@@ -125,6 +127,7 @@ def test_run_one__passes_the_spec_to_the_run_function() -> None:
         "adapter": "./my-adapter",
         "broken": "bug36",
         "time_limit_s": 9.0,
+        "crash_weight": 1,
     }
 
 
@@ -174,3 +177,65 @@ def test_campaign_schema_doc__documents_every_column() -> None:
     text = (ROOT / "specs" / "campaign-schema.md").read_text()
     missing = [name for name in ARROW_SCHEMA.names if f"| `{name}` |" not in text]
     assert missing == []
+
+
+def test_adapter_timeout__wrapper_and_its_children__all_killed(tmp_path: Path) -> None:
+    """A hung adapter started through a shell is killed as a process group, grandchild included."""
+    from kafkalog.conformance.errors import AdapterTimeoutError
+    from kafkalog.conformance.subprocess_sut import AdapterProcess
+
+    marker = tmp_path / "pids"
+    command = f"sh -c 'sleep 300 & echo $$ $! > {marker}; sleep 300'"
+    started = time.monotonic()
+    with pytest.raises(AdapterTimeoutError):
+        AdapterProcess(command, timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    pids = [int(pid) for pid in marker.read_text().split()]
+    deadline = time.monotonic() + 5  # SIGKILL is sent; the kernel needs a moment to reap
+    while alive(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive(pids) == []  # neither the shell nor its background child is left
+
+
+def alive(pids: list[int]) -> list[int]:
+    """The pids that still exist and are not zombies (from /proc)."""
+    found = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue  # gone
+        if state not in "ZX":
+            found.append(pid)
+    return found
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "adapter_error|AdapterCrashedError|adapter exited before answering request 3 (append) "
+        "(exit status 1); stderr: Traceback (most recent call last): File /x/a.py, line 9",
+        "adapter_error|AdapterCrashedError|adapter exited before answering request 17 (append) "
+        "(exit status 1); stderr: boom at 0x7f3a2c",
+    ],
+)
+def test_normalise_signature__free_text_of_one_cause__one_bucket(raw: str) -> None:
+    """Request numbers and stderr are cut, so one crashing adapter gives one bucket."""
+    assert normalise_signature(raw, "python /abs/dir/adapter.py") == (
+        "adapter_error|AdapterCrashedError|adapter exited before answering request N (append) "
+        "(exit status 1)"
+    )
+
+
+def test_normalise_signature__adapter_command_and_paths__replaced() -> None:
+    """The adapter's command line (the row's `adapter` column) and absolute paths are dropped."""
+    adapter = "python /home/u/work/adapter.py --fast"
+    raw = (
+        "adapter_error|ProtocolError|bad JSON in /tmp/pytest-3/x/reply.json "
+        f"({adapter}: reply to request 4 (read))"
+    )
+    assert normalise_signature(raw, adapter) == (
+        "adapter_error|ProtocolError|bad JSON in reply.json (<adapter>: reply to request N (read))"
+    )
+    divergence = "roll|ok|ok|verify|KL-FLUSH-3"
+    assert normalise_signature(divergence, adapter) == divergence

@@ -142,9 +142,12 @@ def test_check_over_serve_adapter__crashes_the_adapter_and_conforms() -> None:
 
 def test_kill_only_adapter__gets_process_crashes_after_the_action_only() -> None:
     """Feature `crash_kill`: the checker sends only process crashes after the last action."""
-    outcome = run_seed(9, steps=30, config_family="tiny", adapter=f"{SERVE} --kill-only",
-                       crash_weight=4)
-    assert outcome.outcome == "conformed", outcome.signature
+    for seed in range(9, 20):  # the first seed whose run draws a crash
+        outcome = run_seed(seed, steps=30, config_family="tiny",
+                           adapter=f"{SERVE} --kill-only", crash_weight=4)
+        assert outcome.outcome == "conformed", outcome.signature
+        if outcome.crashes:
+            break
     assert set(outcome.crashes) == {"process_crash"}
 
 

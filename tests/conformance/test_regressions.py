@@ -2,17 +2,23 @@
 
 Against the built-in implementation each trace must conform. A trace whose header names a
 broken implementation must also still diverge against that one, at its last step, so the trace
-keeps catching the bug it was written for (specs/trace-format.md, "Regression corpus").
+keeps catching the bug it was written for (specs/trace-format.md, "Regression corpus"). A trace
+whose header names a broker `finding` was recorded against that broker (specs/wire.md): it is
+replayed on the model only, and the broker's recorded answer must still differ from the model's.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
+from kafkalog.conformance import black_box
 from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.trace import Trace, read_trace
+from kafkalog.conformance.sut import ModelSut, StepResult, execute
+from kafkalog.conformance.trace import Trace, TraceStep, read_trace
+from kafkalog.conformance.wire import decode_args, decode_result
 
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 TRACES = sorted(CORPUS.glob("*.jsonl"))
@@ -63,3 +69,51 @@ def test_trace__replayed_on_its_broken_implementation__still_diverges_at_its_las
     result = replay_trace(trace)
     assert result.diverged_at == len(trace.steps)
     assert result.signature == trace.header.signature
+
+
+FINDINGS = [p for p in TRACES if read_trace(p).header.finding]
+
+
+def _model_answer(trace: Trace) -> tuple[ModelSut, StepResult]:
+    """The model after every step the broker ran (steps it answered `unsupported` were skipped
+    on both sides), and its answer to the last one."""
+    header = trace.header
+    model = ModelSut(header.config, header.now_ms, header.log_start_offset)
+    answer = StepResult()
+    for step in trace.steps:
+        if isinstance(step.impl, dict) and "unsupported" in step.impl:
+            continue
+        answer = execute(model, step.action, decode_args(step.action, step.args))
+    return model, answer
+
+
+def _recorded(step: TraceStep) -> StepResult:
+    (kind, body), = step.impl.items()
+    if kind == "error":
+        return StepResult(code=body["code"], message=body["message"])
+    return StepResult(value=black_box.project_result(decode_result(step.action, body)))
+
+
+@pytest.mark.parametrize("path", FINDINGS, ids=lambda p: p.stem)
+def test_broker_finding__the_recorded_broker_answer__still_differs_from_the_model(
+    path: Path,
+) -> None:
+    """A broker's divergence (header `finding`) replays on the model alone and the broker's
+    recorded answer at the last step is not what the model answers, through the wire view."""
+    trace = read_trace(path)
+    assert replay_trace(trace, adapter="model").conformed
+    model, answer = _model_answer(trace)
+    last = trace.steps[-1]
+    assert last.divergence, "a finding's last step records what differed"
+    kind = trace.header.signature.split("|")[3]
+    if kind == "result":
+        if answer.ok:
+            answer = StepResult(value=black_box.project_result(answer.value))
+        assert not answer.same_as(_recorded(last)), (answer.describe(), last.impl)
+    else:
+        assert kind.startswith("state."), kind
+        field = kind.removeprefix("state.")
+        seen = re.search(r": model (.+) \| impl (.+)$", last.divergence)
+        assert seen is not None and seen.group(1) != seen.group(2)
+        projected = black_box.project_state(model.state())
+        assert repr(getattr(projected, field)) == seen.group(1)

@@ -46,11 +46,11 @@ def test_append_as_leader__second_batch__starts_where_the_first_ended() -> None:
     assert s.active.size == 144
 
 
-def test_append_as_leader__create_time__reports_first_record_with_the_max_timestamp() -> None:
-    """Spec: KL-APPEND-3"""
+def test_append_as_leader__create_time__reports_the_last_offset_for_the_max_timestamp() -> None:
+    """Spec: KL-APPEND-3 (Kafka 3.8+: shallowOffsetOfMaxTimestamp is the batch's last offset)"""
     s = log.empty_log(LogConfig())
     s, info = log.append_as_leader(s, (rec(5), rec(9), rec(9), rec(7)), 0)
-    assert (info.max_timestamp, info.offset_of_max_timestamp, info.log_append_time) == (9, 1, -1)
+    assert (info.max_timestamp, info.offset_of_max_timestamp, info.log_append_time) == (9, 3, -1)
     assert s.active.batches[0].max_timestamp == 9
 
 
@@ -66,7 +66,7 @@ def test_append_as_leader__log_append_time__stamps_the_clock_on_the_batch() -> N
     s = log.empty_log(config, now_ms=777)
     s, info = log.append_as_leader(s, (rec(5), rec(900)), 0)
     assert (info.max_timestamp, info.offset_of_max_timestamp, info.log_append_time) == (
-        777, 0, 777)
+        777, 1, 777)
     assert s.active.batches[0].timestamp_type is TimestampType.LOG_APPEND_TIME
 
 

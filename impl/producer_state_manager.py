@@ -1,0 +1,494 @@
+"""`ProducerStateManager`: idempotent-producer state of one partition and its `.snapshot` files.
+
+Kafka's PSM, `ProducerAppendInfo` and `ProducerStateEntry` (PST-2..PST-23, PSR-1..PSR-12) minus
+transactions (issue 15 adds ongoing/unreplicated transactions and markers; the entry already
+carries `current_txn_first_offset`). Validation works on copies (`AppendInfo`), so a rejected
+append leaves the stored state untouched (KAFKA-6683); `update` merges an accepted one.
+
+Files: `<offset>.snapshot` (impl/producer_snapshot.py). Written by `take_snapshot` (roll: no fsync;
+close and rebuilds: fsync), deleted synchronously by reloads and full truncation, renamed
+`.snapshot.deleted` and removed `file.delete.delay.ms` later for segment deletion and truncation
+(PSR-2, KAFKA-12964). Every effect goes through the `FileSystem` seam.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from kafkalog.model.errors import (
+    CorruptSnapshotError,
+    InvalidProducerEpochError,
+    InvalidRecordError,
+    OutOfOrderSequenceError,
+)
+
+from .fs import FileSystem
+from .producer_snapshot import (
+    SnapshotEntry,
+    java_hash_map_capacity,
+    java_hash_map_order,
+    read_snapshot,
+    snapshot_file,
+    snapshot_offset,
+    write_snapshot,
+)
+from .time import Time
+
+INT32_MAX = 2**31 - 1
+NUM_BATCHES_TO_RETAIN = 5
+NO_EPOCH = -1
+NO_SEQUENCE = -1
+DELETED_SUFFIX = ".deleted"
+
+
+class AppendOrigin(Enum):
+    """PST-21: who appends decides what is validated."""
+
+    CLIENT = "client"
+    REPLICATION = "replication"
+    COORDINATOR = "coordinator"
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence (PST-5)."""
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """DefaultRecordBatch.decrementSequence (PST-5)."""
+    if sequence < decrement:
+        return INT32_MAX - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+@dataclass(frozen=True)
+class BatchMetadata:
+    """PST-4: (lastSeq, lastOffset, offsetDelta, timestamp)."""
+
+    last_seq: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+
+    @property
+    def first_seq(self) -> int:
+        return decrement_sequence(self.last_seq, self.offset_delta)
+
+    @property
+    def first_offset(self) -> int:
+        return self.last_offset - self.offset_delta
+
+
+@dataclass
+class ProducerStateEntry:
+    """PST-3; `batches` oldest first, at most NUM_BATCHES_TO_RETAIN."""
+
+    producer_id: int
+    producer_epoch: int = NO_EPOCH
+    coordinator_epoch: int = -1
+    last_timestamp: int = -1
+    current_txn_first_offset: int = -1
+    batches: deque[BatchMetadata] = field(default_factory=deque)
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
+
+    @property
+    def last_data_offset(self) -> int:
+        return self.batches[-1].last_offset if self.batches else -1
+
+    def copy_without_batches(self) -> ProducerStateEntry:
+        return ProducerStateEntry(self.producer_id, self.producer_epoch, self.coordinator_epoch,
+                                  self.last_timestamp, self.current_txn_first_offset)
+
+    def maybe_update_epoch(self, epoch: int) -> None:
+        """PST-13: a different epoch restarts sequence tracking."""
+        if self.producer_epoch != epoch:
+            self.batches.clear()
+            self.producer_epoch = epoch
+
+    def add_batch_metadata(self, meta: BatchMetadata) -> None:
+        if len(self.batches) == NUM_BATCHES_TO_RETAIN:
+            self.batches.popleft()
+        self.batches.append(meta)
+
+    def find_duplicate(self, epoch: int, first_seq: int, last_seq: int) -> BatchMetadata | None:
+        """PST-10 findDuplicateBatch."""
+        if epoch != self.producer_epoch:
+            return None
+        for meta in self.batches:
+            if meta.first_seq == first_seq and meta.last_seq == last_seq:
+                return meta
+        return None
+
+
+@dataclass(frozen=True)
+class EndTxnMarker:
+    """PSF-11: the control record of a COMMIT/ABORT marker batch (TXN-3 reads only these)."""
+
+    is_abort: bool
+    coordinator_epoch: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class ProducerBatch:
+    """The header facts of one v2 batch that producer state reads (PST-6)."""
+
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    is_transactional: bool = False
+    # Control batches (TXN-1): the end-transaction marker read from the first record, if any.
+    is_control: bool = False
+    marker: EndTxnMarker | None = None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset - self.base_offset)
+
+
+class AppendInfo:
+    """ProducerAppendInfo (PAI): validates batches of one producer against a copy."""
+
+    def __init__(self, current: ProducerStateEntry, origin: AppendOrigin) -> None:
+        self.current = current
+        self.origin = origin
+        self.updated = current.copy_without_batches()
+
+    def _check_epoch(self, batch: ProducerBatch) -> None:
+        """PST-12: a lower epoch is fenced except on replication."""
+        if (batch.producer_epoch < self.updated.producer_epoch
+                and self.origin is not AppendOrigin.REPLICATION):
+            raise InvalidProducerEpochError(
+                f"Epoch of producer {batch.producer_id} at offset {batch.base_offset} is "
+                f"{batch.producer_epoch}, which is smaller than the last seen epoch "
+                f"{self.updated.producer_epoch}"
+            )
+
+    def _check_sequence(self, batch: ProducerBatch) -> None:
+        """PST-14 checkSequence (client only)."""
+        first = batch.base_sequence
+        if batch.producer_epoch != self.updated.producer_epoch:
+            if first != 0 and self.updated.producer_epoch != NO_EPOCH:
+                raise OutOfOrderSequenceError(
+                    f"Invalid sequence number for new epoch of producer {batch.producer_id} at "
+                    f"offset {batch.base_offset}: {batch.producer_epoch} (request epoch), "
+                    f"{first} (seq. number), {self.updated.producer_epoch} (current epoch)"
+                )
+            return
+        if self.updated.batches:
+            last = self.updated.last_seq
+        elif batch.producer_epoch == self.current.producer_epoch:
+            last = self.current.last_seq
+        else:
+            last = NO_SEQUENCE
+        in_sequence = first == last + 1 or (first == 0 and last == INT32_MAX)
+        if not (self.current.producer_epoch == NO_EPOCH or in_sequence):
+            raise OutOfOrderSequenceError(
+                f"Out of order sequence number for producer {batch.producer_id} at offset "
+                f"{batch.base_offset}: {first} (incoming seq. number), {last} (current end "
+                "sequence number)"
+            )
+
+    def append(self, batch: ProducerBatch) -> None:
+        """PAI.append: a marker (TXN-3) or a data batch (PST-18)."""
+        if batch.is_control:
+            if batch.marker is not None:  # a control batch emptied by compaction is ignored
+                self.append_end_txn_marker(batch, batch.marker)
+            return
+        self.append_data_batch(batch)
+
+    def append_end_txn_marker(self, batch: ProducerBatch, marker: EndTxnMarker) -> None:
+        """TXN-3 as replication and recovery apply it: epoch adopted, transaction closed,
+        coordinator epoch and last timestamp from the marker. Coordinator fencing and the
+        transaction index belong to issue 15 (only replayed markers reach this today)."""
+        self._check_epoch(batch)
+        self.updated.maybe_update_epoch(batch.producer_epoch)
+        self.updated.current_txn_first_offset = -1
+        self.updated.coordinator_epoch = marker.coordinator_epoch
+        self.updated.last_timestamp = marker.timestamp
+
+    def append_data_batch(self, batch: ProducerBatch) -> None:
+        """PST-18: validate, then add the batch to the working copy."""
+        self._check_epoch(batch)
+        if self.origin is AppendOrigin.CLIENT:
+            self._check_sequence(batch)
+        self.updated.maybe_update_epoch(batch.producer_epoch)
+        self.updated.add_batch_metadata(BatchMetadata(
+            batch.last_sequence, batch.last_offset, batch.last_offset - batch.base_offset,
+            batch.max_timestamp))
+        self.updated.last_timestamp = batch.max_timestamp
+        if batch.is_transactional and self.updated.current_txn_first_offset < 0:
+            self.updated.current_txn_first_offset = batch.base_offset  # PST-18 step 4
+
+
+class ProducerStateManager:
+    """PSM of one partition directory (PST-2); see the module docstring."""
+
+    def __init__(self, fs: FileSystem, dir_path: Path, time: Time, expiration_ms: int,
+                 file_delete_delay_ms: int) -> None:
+        self.fs = fs
+        self.dir = Path(dir_path)
+        self.time = time
+        self.expiration_ms = expiration_ms
+        self.file_delete_delay_ms = file_delete_delay_ms
+        self.producers: dict[int, ProducerStateEntry] = {}
+        self._max_size = 0  # the Java HashMap's table never shrinks (snapshot entry order)
+        self.last_map_offset = 0
+        self.last_snap_offset = 0
+        self.snapshots: dict[int, Path] = self._list_snapshots()
+
+    # --- snapshots on disk ------------------------------------------------------------------
+
+    def _list_snapshots(self) -> dict[int, Path]:
+        """PSF-1: regular files named `<offset>.snapshot`, ascending."""
+        found: dict[int, Path] = {}
+        if not self.fs.is_dir(self.dir):
+            return found
+        for name in self.fs.list_dir(self.dir):
+            offset = snapshot_offset(name)
+            if offset is not None and not self.fs.is_dir(self.dir / name):  # regular files only
+                found[offset] = self.dir / name
+        return dict(sorted(found.items()))
+
+    def snapshot_offsets(self) -> tuple[int, ...]:
+        return tuple(sorted(self.snapshots))
+
+    def latest_snapshot_offset(self) -> int | None:
+        return max(self.snapshots) if self.snapshots else None
+
+    def snapshot_entries(self) -> list[SnapshotEntry]:
+        """PSF-4: every producer with its newest batch, in Java HashMap iteration order."""
+        order = java_hash_map_order(self.producers, java_hash_map_capacity(self._max_size))
+        out = []
+        for pid in order:
+            e = self.producers[pid]
+            newest = e.batches[-1] if e.batches else None
+            out.append(SnapshotEntry(
+                pid, e.producer_epoch, e.last_seq, e.last_data_offset,
+                newest.offset_delta if newest else 0, e.last_timestamp, e.coordinator_epoch,
+                e.current_txn_first_offset))
+        return out
+
+    def take_snapshot(self, sync: bool = True) -> Path | None:
+        """PSR-1: write `<lastMapOffset>.snapshot` iff the map end moved past the last one."""
+        if self.last_map_offset <= self.last_snap_offset:
+            return None
+        path = snapshot_file(self.dir, self.last_map_offset)
+        write_snapshot(self.fs, path, self.snapshot_entries(), sync)
+        self.snapshots[self.last_map_offset] = path
+        self.snapshots = dict(sorted(self.snapshots.items()))
+        self.last_snap_offset = self.last_map_offset
+        return path
+
+    def _delete_now(self, offset: int) -> None:
+        path = self.snapshots.pop(offset, None) or snapshot_file(self.dir, offset)
+        self.fs.delete_if_exists(path)
+
+    def delete_snapshots_async(self, offsets: Iterable[int]) -> None:
+        """PSR-2: rename `.snapshot.deleted` now, delete after file.delete.delay.ms."""
+        for offset in offsets:
+            path = self.snapshots.pop(offset, None)
+            if path is None:
+                continue
+            doomed = path.with_name(path.name + DELETED_SUFFIX)
+            try:
+                self.fs.rename(path, doomed)
+            except Exception:  # noqa: BLE001 - PSM:598: an already missing file is ignored
+                if self.fs.exists(path):
+                    raise
+                continue
+
+            def delete_later(p: Path = doomed) -> None:
+                self.fs.delete_if_exists(p)
+
+            self.time.scheduler.schedule("delete-producer-snapshot", delete_later,
+                                         self.file_delete_delay_ms)
+
+    def remove_stray_snapshots(self, segment_bases: Iterable[int]) -> None:
+        """PSR-3: keep base snapshots and the largest stray at or above the largest base."""
+        bases = set(segment_bases)
+        self.snapshots = self._list_snapshots()
+        strays = [o for o in self.snapshots if o not in bases]
+        for offset in strays[:-1]:
+            self._delete_now(offset)
+        if strays and bases and strays[-1] < max(bases):
+            self._delete_now(strays[-1])
+
+    def _load_from_snapshot(self, log_start: int, now_ms: int) -> None:
+        """PSR-4 step 2: newest usable snapshot, corrupt ones deleted, expired producers skipped."""
+        while self.snapshots:
+            offset = max(self.snapshots)
+            try:
+                entries = read_snapshot(self.fs, self.snapshots[offset])
+            except CorruptSnapshotError:
+                self._delete_now(offset)
+                continue
+            for s in entries:
+                entry = ProducerStateEntry(s.producer_id, s.epoch, s.coordinator_epoch,
+                                           s.timestamp, s.current_txn_first_offset)
+                if s.last_offset >= 0:  # KAFKA-9144: no bogus batch for lastOffset -1
+                    entry.batches.append(BatchMetadata(s.last_sequence, s.last_offset,
+                                                       s.offset_delta, s.timestamp))
+                if not self._is_expired(entry, now_ms):
+                    self._put(entry)
+            self.last_snap_offset = self.last_map_offset = offset
+            return
+        self.last_snap_offset = self.last_map_offset = log_start
+
+    # --- the table --------------------------------------------------------------------------
+
+    def _put(self, entry: ProducerStateEntry) -> None:
+        self.producers[entry.producer_id] = entry
+        self._max_size = max(self._max_size, len(self.producers))
+
+    def prepare_update(self, producer_id: int, origin: AppendOrigin) -> AppendInfo:
+        current = self.producers.get(producer_id) or ProducerStateEntry(producer_id)
+        return AppendInfo(current, origin)
+
+    def update(self, info: AppendInfo) -> None:
+        """PST-19: merge an accepted append into the stored entry (or insert it)."""
+        new = info.updated
+        current = self.producers.get(new.producer_id)
+        if current is None:
+            self._put(new)
+            return
+        current.maybe_update_epoch(new.producer_epoch)
+        for meta in new.batches:
+            current.add_batch_metadata(meta)
+        current.coordinator_epoch = new.coordinator_epoch
+        current.current_txn_first_offset = new.current_txn_first_offset
+        current.last_timestamp = new.last_timestamp
+
+    def update_map_end_offset(self, offset: int) -> None:
+        self.last_map_offset = offset
+
+    def _is_expired(self, entry: ProducerStateEntry, now_ms: int) -> bool:
+        """PST-22."""
+        return (entry.current_txn_first_offset < 0
+                and now_ms - entry.last_timestamp >= self.expiration_ms)
+
+    def remove_expired_producers(self, now_ms: int) -> None:
+        """PST-22 removeExpiredProducers."""
+        for pid in [p for p, e in self.producers.items() if self._is_expired(e, now_ms)]:
+            del self.producers[pid]
+
+    def is_empty(self) -> bool:
+        return not self.producers
+
+    def check(self, log_end_offset: int) -> None:
+        """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
+        batches with increasing last offsets below the LEO; snapshot offsets <= the map end."""
+        assert self.last_snap_offset <= self.last_map_offset, (
+            f"last snapshot offset {self.last_snap_offset} > map end {self.last_map_offset}")
+        assert all(o <= self.last_map_offset for o in self.snapshots), (
+            f"snapshots {sorted(self.snapshots)} above the map end {self.last_map_offset}")
+        for pid, e in self.producers.items():
+            lasts = [b.last_offset for b in e.batches]
+            assert len(lasts) <= NUM_BATCHES_TO_RETAIN and lasts == sorted(set(lasts)), (
+                f"producer {pid} caches {lasts}")
+            assert all(o < log_end_offset for o in lasts), (
+                f"producer {pid} caches offsets {lasts} at or above the LEO {log_end_offset}")
+
+    # --- log-level events -------------------------------------------------------------------
+
+    def on_log_start_offset_incremented(self, log_start: int) -> None:
+        """PSR-12: producers kept; map end raised; last snapshot offset re-derived."""
+        if self.last_map_offset < log_start:
+            self.last_map_offset = log_start
+        latest = self.latest_snapshot_offset()
+        self.last_snap_offset = latest if latest is not None else log_start
+
+    def truncate_and_reload(self, log_start: int, end: int, now_ms: int) -> None:
+        """PSR-4."""
+        for offset in [o for o in self.snapshots if o > end or o <= log_start]:
+            self._delete_now(offset)
+        if end != self.last_map_offset:
+            self.producers.clear()
+            self._load_from_snapshot(log_start, now_ms)
+        else:
+            self.on_log_start_offset_incremented(log_start)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """PSR-11 step 2."""
+        self.producers.clear()
+        for snap in list(self.snapshots):
+            self._delete_now(snap)
+        self.last_snap_offset = 0
+        self.last_map_offset = offset
+
+    def load_producers_from_batches(self, batches: Iterable[ProducerBatch]) -> None:
+        """PSR-6: replay as replication (epochs may regress, no sequence checks)."""
+        infos: dict[int, AppendInfo] = {}
+        for batch in batches:
+            if batch.producer_id < 0:
+                continue
+            info = infos.get(batch.producer_id)
+            if info is None:
+                info = infos[batch.producer_id] = self.prepare_update(
+                    batch.producer_id, AppendOrigin.REPLICATION)
+            info.append(batch)
+        # SJ.loadProducersFromRecords collects into a Java HashMap and updates in its order,
+        # which decides where new producers go in the snapshot's own HashMap order.
+        for pid in java_hash_map_order(infos, java_hash_map_capacity(len(infos))):
+            self.update(infos[pid])
+
+    # --- the append path (PST-7 steps 4-6, PST-9) ---------------------------------------------
+
+    def analyze(self, batches: list[ProducerBatch], origin: AppendOrigin
+                ) -> tuple[dict[int, AppendInfo], BatchMetadata | None]:
+        """PST-8: per batch, the duplicate check (client) then validation on working copies.
+
+        Returns the working copies to `apply` and, for a duplicate, the original batch's cached
+        metadata. Raises InvalidProducerEpochError, OutOfOrderSequenceError; nothing changes.
+        """
+        infos: dict[int, AppendInfo] = {}
+        for batch in batches:
+            if batch.producer_id < 0:
+                continue
+            if origin is AppendOrigin.CLIENT:
+                stored = self.producers.get(batch.producer_id)
+                if stored is not None:
+                    duplicate = stored.find_duplicate(batch.producer_epoch, batch.base_sequence,
+                                                      batch.last_sequence)
+                    if duplicate is not None:
+                        return {}, duplicate
+            info = infos.get(batch.producer_id)
+            if info is None:
+                info = infos[batch.producer_id] = self.prepare_update(batch.producer_id, origin)
+            info.append(batch)
+        return infos, None
+
+    def apply(self, infos: dict[int, AppendInfo], end_offset: int) -> None:
+        """PST-9 steps 3 and 5: merge the working copies, then the map end = the new LEO."""
+        for info in infos.values():
+            self.update(info)
+        self.update_map_end_offset(end_offset)
+
+
+def check_client_batches(batches: list[ProducerBatch], where: str) -> None:
+    """PSE-5 (LogValidator): no control batches from clients; a client batch with a producer
+    id must carry a sequence."""
+    for batch in batches:
+        if batch.is_control:
+            raise InvalidRecordError("Clients are not allowed to write control records",
+                                     where=where)
+        if batch.producer_id >= 0 and batch.base_sequence < 0:
+            raise InvalidRecordError(
+                f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
+                f"{batch.producer_id}",
+                where=where,
+            )

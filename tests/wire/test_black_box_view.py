@@ -1,0 +1,87 @@
+"""The black-box view (conformance/black_box.py): which actions are asked, what is compared."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import run_state_machine_as_test
+from kafkalog.conformance import black_box
+from kafkalog.conformance.configs import config_family
+from kafkalog.conformance.machine import make_machine
+from kafkalog.conformance.runner import run_settings
+from kafkalog.conformance.session import Session
+from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.wire import ACTIONS, FEATURES
+from kafkalog.model import values as v
+
+WIRE_FEATURES = frozenset({"black_box", "timestamps"})
+
+
+def test_asks__a_full_adapter__is_asked_every_action_of_its_features() -> None:
+    """`core` keeps its meaning: every core action, and each optional one when listed."""
+    features = frozenset({"core", "timestamps"})
+    asked = {a for a in ACTIONS if black_box.asks(features, a)}
+    expected = {a for a, spec in ACTIONS.items() if spec.feature in features}
+    assert asked == expected
+
+
+def test_asks__a_black_box_adapter__is_never_asked_what_a_broker_cannot_do() -> None:
+    """Roll, truncation, flush, retention, clock and epoch assignment are left out
+    (KL-WIRE-1)."""
+    features = frozenset({"black_box", "timestamps", "leader_epochs", "reopen"})
+    asked = {a for a in ACTIONS if black_box.asks(features, a)}
+    assert asked == {"append_as_leader", "read", "update_high_watermark",
+                     "maybe_increment_log_start_offset", "fetch_offset_by_timestamp",
+                     "end_offset_for_epoch", "close_and_reopen"}
+    assert not black_box.asks(frozenset({"black_box"}), "roll")
+
+
+def test_project_state__keeps_only_log_start_and_log_end() -> None:
+    """Segments, HW, recovery point, epochs and pending deletions are not on the wire
+    (KL-WIRE-3)."""
+    a = v.LogStateView(1, 3, 5, 4, (v.SegmentView(0, 72, 1),), (v.EpochEntry(0, 0),), ())
+    b = v.LogStateView(1, 5, 5, -1, (), (), ())
+    assert black_box.project_state(a) == black_box.project_state(b)
+    assert black_box.project_state(a) != black_box.project_state(
+        v.LogStateView(0, 3, 5, 4, (), (), ()))
+
+
+def test_project_result__hides_produce_fields_the_response_does_not_carry() -> None:
+    """Max timestamp, its offset and the validated size are not in a ProduceResponse
+    (KL-WIRE-3)."""
+    model = v.LogAppendInfo(0, 1, 1000, 0, -1, 84, 2)
+    broker = v.LogAppendInfo(0, 1, -1, -1, -1, 84, 2)
+    assert black_box.project_result(model) == black_box.project_result(broker)
+    moved = v.LogAppendInfo(1, 2, -1, -1, -1, 84, 2)
+    assert black_box.project_result(model) != black_box.project_result(moved)
+
+
+class _BlackBoxModel(ModelSut):
+    features = WIRE_FEATURES
+
+
+def test_machine__against_a_black_box__follows_every_append_with_the_brokers_hw() -> None:
+    """A model posing as a broker conforms, is asked only wire actions, and every append is
+    followed by update_high_watermark(LEO) (KL-WIRE-2)."""
+    config = config_family("tiny")
+    session = Session(config, _BlackBoxModel, WIRE_FEATURES, max_steps=40)
+    session_steps: list[list[tuple[str, bool]]] = []
+    original_finish = session.finish
+
+    def finish(lockstep):  # type: ignore[no-untyped-def]
+        session_steps.append([(s.action, "ok" in (s.model or {})) for s in lockstep.steps])
+        original_finish(lockstep)
+
+    session.finish = finish  # type: ignore[method-assign]
+    run_state_machine_as_test(hypothesis_seed(3)(make_machine(session)),
+                              settings=run_settings(40))
+    assert not session.failed
+    actions = Counter(a for steps in session_steps for a, _ in steps)
+    assert set(actions) <= {a for a in ACTIONS if black_box.asks(WIRE_FEATURES, a)}
+    assert actions["append_as_leader"] > 0
+    for steps in session_steps:
+        for i, (action, ok) in enumerate(steps[:-1]):
+            if action == "append_as_leader" and ok:
+                assert steps[i + 1][0] == "update_high_watermark", steps
+    assert "black_box" in FEATURES
