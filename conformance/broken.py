@@ -13,7 +13,6 @@ one process (the runner and `serve-adapter --broken` never do).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from kafkalog.impl.epoch_cache import LeaderEpochCache
@@ -24,22 +23,9 @@ from kafkalog.impl.log_segment import LogSegment
 from kafkalog.impl.offset_index import OffsetIndex
 from kafkalog.model import values as v
 
+from .broken_base import Broken
 from .errors import UnknownBrokenImplError
 from .impl_sut import ImplSut
-
-
-@dataclass(frozen=True)
-class Broken:
-    """One reintroduced bug: where it is patched and what it breaks."""
-
-    name: str
-    bug: str  # BUG-n of the reference
-    rule: str  # the rule it breaks
-    summary: str
-    owner: type
-    attribute: str
-    replacement: Callable[..., Any]
-
 
 # --- the buggy methods ---------------------------------------------------------------------------
 
@@ -178,6 +164,15 @@ BROKEN: dict[str, Broken] = {
     )
 }
 
+def _register_zoo() -> None:
+    """Add the bug zoo (broken_zoo.py): more bugs, written against the checker (issue #11)."""
+    from .broken_zoo import ZOO
+
+    BROKEN.update((b.name, b) for b in ZOO)
+
+
+_register_zoo()
+
 _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original attribute)
 
 
@@ -194,8 +189,9 @@ def all_broken() -> dict[str, Broken]:
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
     from .broken_producer import PRODUCER_BROKEN  # issue 14's catalogue, same mechanism
+    from .broken_txn import TXN_BROKEN  # issue 15's
 
-    catalogue = {**all_broken(), **PRODUCER_BROKEN}
+    catalogue = {**all_broken(), **PRODUCER_BROKEN, **TXN_BROKEN}
     try:
         return catalogue[name]
     except KeyError:

@@ -71,6 +71,8 @@ class CampaignSummary:
     rules_never: tuple[str, ...] = ()  # defined there but exercised by no run of the campaign
     # (fault model, crash points explored, runs that crashed under it), most first (issue #10)
     crashes: tuple[tuple[str, int, int], ...] = ()
+    rule_pairs: int = 0  # distinct pairs of rules met in one run (combos.py)
+    rule_pairs_possible: int = 0  # C(n, 2) over the rules not exercised by every run
 
     @property
     def failures(self) -> int:
@@ -165,6 +167,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             families=_counts(frame, "config_family"),
             crashes=crash_coverage(frame),
             **_never_exercised(rules),
+            **_pair_coverage(frame),
         )
     finally:
         frame.unpersist()
@@ -300,6 +303,15 @@ def throughput(frame: Any, wall_s: float) -> tuple[tuple[float, float], ...]:
     counts = {int(row.bin): int(row["count"]) for row in rows}
     # Bins without a finished run are zeros, not gaps, so pauses show as such.
     return tuple((b * width, counts.get(b, 0) / width) for b in range(max(counts, default=-1) + 1))
+
+
+def _pair_coverage(frame: Any) -> dict[str, int]:
+    """Rule pairs met in one run, from the distinct rule sets of the campaign's runs."""
+    from .combos import rule_pairs
+
+    rows = frame.select("rules").distinct().collect()
+    pairs = rule_pairs(row.rules or () for row in rows)
+    return {"rule_pairs": pairs.covered, "rule_pairs_possible": pairs.possible}
 
 
 def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:

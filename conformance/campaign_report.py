@@ -206,6 +206,10 @@ def render_terminal(
         never = ", ".join(summary.rules_never) or "none"
         line = f"spec rules never exercised ({len(summary.rules_never)} of {summary.rules_known}): "
         console.print(Text(line + never), soft_wrap=True)
+    if summary.rule_pairs_possible:
+        share = 100.0 * summary.rule_pairs / summary.rule_pairs_possible
+        console.print(Text(f"rule pairs met in one run: {summary.rule_pairs} of "
+                           f"{summary.rule_pairs_possible} ({share:.1f}%)"))
 
 
 def _buckets_table(summary: CampaignSummary) -> Table:

@@ -86,6 +86,20 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         file_delete_delay_ms=1_000,
         message_timestamp_type=TimestampType.LOG_APPEND_TIME,
     ),
+    # Time retention at zero (legal in Kafka): every segment below the HW is older than
+    # retention at once, so the `< 0` "disabled" test of LOG-36 meets its boundary (a gap the
+    # mutation run of impl/log_retention.py found, issue #11). Size retention stays off: at 0 it
+    # would run first and leave time retention nothing to do.
+    "zero_retention": LogConfig(
+        segment_bytes=300,
+        segment_ms=600_000,
+        index_interval_bytes=100,
+        segment_index_bytes=48,
+        retention_ms=0,
+        retention_bytes=-1,
+        max_message_bytes=250,
+        file_delete_delay_ms=1_000,
+    ),
     # Kafka-like proportions, scaled down: few rolls, many batches per segment.
     "roomy": LogConfig(
         segment_bytes=64 * 1024,
@@ -100,8 +114,9 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 
 def _producer_families() -> dict[str, LogConfig]:
     from .producers import PRODUCER_FAMILIES
+    from .transactions import TXN_FAMILIES
 
-    return PRODUCER_FAMILIES
+    return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
 
 
 # Producer actors (issue 14; conformance/producers.py): not in DEFAULT_MIX, so the default
@@ -112,11 +127,13 @@ CONFIG_FAMILIES.update(_producer_families())
 #: The mix `check` cycles through by seed (family = MIX[seed % len(MIX)]); see CAMPAIGN_MIX.
 DEFAULT_MIX: tuple[str, ...] = (
     "tiny", "index_full", "size_retention", "time_roll", "hw_retention", "log_append_time",
-    "roomy",
+    "roomy", "zero_retention",
 )
 
-#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14).
-CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time")
+#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14)
+#: and the transactions family (issue 15).
+CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time",
+                                 "transactions")
 
 
 def config_family(name: str) -> LogConfig:

@@ -23,6 +23,7 @@ from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.producer_state_manager import AppendOrigin
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 
@@ -134,6 +135,15 @@ class ImplSut:
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo:
         return self.log.append_as_follower(MemoryRecords.from_batch_specs(batches), leader_epoch)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int, leader_epoch: int) -> v.LogAppendInfo:
+        """TXN-2: KafkaApis builds the marker batch with the leader's clock and appends it as
+        the coordinator origin."""
+        batch = MemoryRecords.end_txn_marker(
+            producer_id, producer_epoch, commit, coordinator_epoch, self.time.milliseconds(),
+            self.config.message_timestamp_type)
+        return self.log.append_as_leader(batch, leader_epoch, AppendOrigin.COORDINATOR)
 
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
@@ -266,7 +276,10 @@ class ImplSut:
     # --- observation ----------------------------------------------------------------------------
 
     def state(self) -> v.LogStateView:
-        return self.log.state()
+        """Log.state() plus each segment's exact index entries (observe.py)."""
+        from .observe import with_indexes
+
+        return with_indexes(self.log.state(), self.log, self.fs)
 
     def check(self) -> list[str]:
         """Log.check() plus what verify found in the directory at the last clean close."""
@@ -399,6 +412,7 @@ def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
         size_in_bytes=records.size_in_bytes,
         batches=batches,
         first_entry_incomplete=info.first_entry_incomplete,
+        aborted_transactions=info.aborted_transactions,
     )
 
 
@@ -419,4 +433,6 @@ def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.B
         producer_id=producer[0],
         producer_epoch=producer[1],
         base_sequence=producer[2],
+        is_transactional=batch.is_transactional,
+        is_control=batch.is_control_batch,
     )

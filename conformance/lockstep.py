@@ -22,9 +22,10 @@ from . import black_box
 from .allowed import allowed_outcome, same_where_defined
 from .coverage import RUN_RULES, invariant_rule_ids
 from .errors import AdapterError
+from .observe import comparable
 from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from .trace import TraceStep
-from .wire import encode_args
+from .wire import encode_args, without_transactions
 
 
 class DivergenceError(AssertionError):
@@ -85,6 +86,8 @@ class Lockstep:
         before = self.model.partition_state
         alternatives = self._advance_alternatives(action, args, impl)
         model = execute(self.model, action, args)
+        if "transactions" not in self.sut.features and isinstance(model.value, v.FetchDataInfo):
+            model = replace(model, value=without_transactions(model.value))
         self.actions[action] += 1
         self._cover(action, before, model)
         problem = self._compare(model, impl)
@@ -259,6 +262,7 @@ class Lockstep:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        model_state, impl_state = comparable(model_state, impl_state)  # observe.py
         model_state = masked_to(model_state, impl_state)
         if opaque:
             model_state = black_box.project_state(model_state)
@@ -286,7 +290,12 @@ class Lockstep:
         if impl_problems:
             return "check", f"impl check() failed: {'; '.join(impl_problems)}"
         if self.verify_every and sum(self.actions.values()) % self.verify_every == 0:
-            findings = self.sut.verify()
+            try:
+                findings = self.sut.verify()
+            except AdapterError:
+                raise
+            except Exception as error:  # a verify that crashes is a finding like any other
+                findings = [f"verify() raised {type(error).__name__}: {error}"]
             if findings:
                 return "verify", f"on-disk verify found: {'; '.join(findings[:5])}"
         return None
@@ -325,6 +334,10 @@ def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogS
         model_state = replace(model_state, producers=None)
     if impl_state.producer_snapshots is None:
         model_state = replace(model_state, producer_snapshots=None)
+    if impl_state.last_stable_offset is None:
+        model_state = replace(model_state, last_stable_offset=None)
+    if impl_state.aborted_txns is None:
+        model_state = replace(model_state, aborted_txns=None)
     return model_state
 
 

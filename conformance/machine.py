@@ -23,6 +23,7 @@ from kafkalog.model import values as v
 
 from . import black_box, picks
 from .errors import AdapterError
+from .scenarios import ReachRules
 from .session import AdapterAbort, Session
 from .wire import CRASH_FAULTS, CRASH_LEFTOVERS
 
@@ -66,20 +67,27 @@ def _crash_rule(n: int) -> Any:
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     """A machine class bound to `session` (a class per run, so runs never share state).
 
-    The producer families get the machine with producer actors (conformance/producers.py);
-    `session.crash_weight` copies of the crash rule are added (0 = no crashes).
+    The producer families get the machine with producer actors (conformance/producers.py); the
+    rules this run leaves out (swarm.py) are plain methods in either. `session.crash_weight`
+    copies of the crash rule are added (0 = no crashes).
     """
     from .producers import ProducerLogMachine, is_producer_config
+    from .swarm import without_rules
+    from .transactions import TxnLogMachine, is_txn_config
 
     extra: dict[str, Any] = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
     if session.crash_weight == 0:
         extra["crash"] = None  # not even drawn: runs without crashes generate as before them
-    if "producer_state" in session.features and is_producer_config(session.config):
-        return type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})
-    return type("LogMachine", (LogMachine,), {"session": session, **extra})
+    if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
+        machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})
+    elif "producer_state" in session.features and is_producer_config(session.config):
+        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})
+    else:
+        machine = type("LogMachine", (LogMachine,), {"session": session, **extra})
+    return without_rules(machine, session.swarm_off)
 
 
-class LogMachine(RuleBasedStateMachine):
+class LogMachine(ReachRules, RuleBasedStateMachine):
     """Model vs implementation, one rule per action of docs/design.md."""
 
     session: ClassVar[Session]
@@ -313,7 +321,8 @@ class LogMachine(RuleBasedStateMachine):
         self.do("append_as_follower", batches=tuple(specs), leader_epoch=leader_epoch)
 
     @rule(start=OFFSETS, size=st.tuples(st.sampled_from(picks.MAX_BYTES_MODES), _DELTA),
-          isolation=st.sampled_from(tuple(v.Isolation)), min_one_message=st.booleans())
+          isolation=st.sampled_from((v.Isolation.LOG_END, v.Isolation.HIGH_WATERMARK)),
+          min_one_message=st.booleans())
     def read(self, start: picks.OffsetPick, size: tuple[str, int], isolation: v.Isolation,
              min_one_message: bool) -> None:
         self.do("read", start_offset=self.offset(start),

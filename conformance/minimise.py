@@ -17,7 +17,7 @@ from kafkalog.model.errors import KafkalogError
 
 from .errors import AdapterError
 from .lockstep import DivergenceError
-from .session import Session, SutFactory
+from .session import Session, SutFactory, close_sides
 from .trace import Trace, TraceStep
 from .wire import decode_args
 
@@ -68,8 +68,7 @@ def _replay(trace: Trace, steps: list[TraceStep], factory: SutFactory,
         return None
     except (AdapterError, KafkalogError):
         return None
+    except Exception:  # noqa: BLE001 - a candidate that breaks the harness is just not kept
+        return None
     finally:
-        try:
-            lockstep.sut.close()
-        finally:
-            lockstep.model.close()
+        close_sides(lockstep)

@@ -53,6 +53,10 @@ def _load_object(line: str, where: str) -> dict[str, Json]:
         message = json.loads(line)
     except json.JSONDecodeError as error:
         raise ProtocolError(f"not JSON: {error.msg} at column {error.colno}", where=where) from None
+    except (ValueError, RecursionError) as error:
+        # json raises these for integers past Python's digit limit and for very deep nesting.
+        raise ProtocolError(f"not readable JSON: {type(error).__name__}: {str(error)[:120]}",
+                            where=where) from None
     if not isinstance(message, dict):
         raise ProtocolError("a message must be a JSON object", where=where)
     return message
@@ -75,6 +79,17 @@ def parse_request(line: str, where: str = "request") -> Request:
     if unknown:
         raise ProtocolError(f"unknown request field(s) {sorted(unknown)}", where=where)
     return Request(ident, action, args)
+
+
+def readable_request_id(line: str) -> int | None:
+    """The integer `id` of a request line that is a JSON object, even when the rest is invalid,
+    so an error reply can still name the request it answers; None when there is none."""
+    try:
+        message = _load_object(line, "request")
+    except ProtocolError:
+        return None
+    ident = message.get("id")
+    return ident if type(ident) is int else None
 
 
 def parse_response(line: str, where: str = "response") -> Response:

@@ -17,7 +17,7 @@ from kafkalog.model.errors import KafkalogError
 
 from .errors import AdapterError, TraceFormatError
 from .lockstep import DivergenceError, Lockstep
-from .session import Session
+from .session import Session, close_sides
 from .sut import StepResult
 from .trace import Trace, TraceStep
 from .wire import decode_args
@@ -74,11 +74,9 @@ def replay_trace(trace: Trace, *, adapter: str | None = None, broken: str | None
     try:
         _run_steps(trace, lockstep, result)
     finally:
-        try:
-            lockstep.sut.close()
-        finally:
-            if process is not None:
-                process.close()
+        close_sides(lockstep)  # never raises: the replay's verdict is already decided
+        if process is not None:
+            process.close()
     return result
 
 

@@ -12,6 +12,7 @@ JSON-lines protocol (specs/adapter-protocol.md), e.g. `kafkalog serve-adapter`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import time
@@ -35,7 +36,10 @@ from .wire import FEATURES, encode
 __all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
 
 CONFORMED, DIVERGED, ADAPTER_ERROR = "conformed", "diverged", "adapter_error"
-MINIMISE_S = 3.0  # seconds for dropping single steps from a shrunk trace (minimise.py)
+MINIMISE_S = 1.5  # seconds for dropping single steps from a shrunk trace (minimise.py)
+# Seconds Hypothesis may shrink after the first failure (issue #11 item 4: a shrunk trace within
+# seconds); what it has not shrunk by then, minimise.py drops step by step.
+SHRINK_BUDGET_S = 2.5
 
 
 @dataclass(frozen=True)
@@ -90,15 +94,31 @@ def run_seed(
     broken: str | None = None,
     crash_weight: int = 0,  # the commands default to 1 (--crash-weight); library calls opt in
     crash_sweep: bool = False,
+    shrink_s: float = SHRINK_BUDGET_S,
     kafka_version: str | None = None,
 ) -> RunOutcome:
     """Run the machine once from `seed`; see the module docstring. Never raises.
 
+    `shrink_s` bounds Hypothesis' shrinking after the first failure and then the trace-level
+    minimising (at most MINIMISE_S); tests that only need the catch pass a smaller budget.
     `kafka_version` names the Kafka profile checked against (KL-VERSION-1; default: the family's,
     which is trunk); it travels in the config, so traces and campaign rows record it.
     """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
+    try:
+        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s,
+                    kafka_version, (crash_weight, crash_sweep))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
+        return row(None, None, ADAPTER_ERROR, f"harness|{type(error).__name__}|{error}", None)
+
+
+def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
+         broken: str | None, row: Any, shrink_s: float, kafka_version: str | None,
+         crashes: tuple[int, bool] = (0, False)
+         ) -> RunOutcome:
     process = None
     try:
         config = config_family_config(config_family)
@@ -107,8 +127,9 @@ def run_seed(
             validate_config(config)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps, crash_weight=crash_weight,
-                          crash_sweep=crash_sweep)
+                          max_steps=steps, shrink_budget_s=shrink_s,
+                          crash_weight=crashes[0], crash_sweep=crashes[1])
+        session.swarm_off = _swarm_off(seed)
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)
@@ -116,7 +137,10 @@ def run_seed(
     try:
         machine = hypothesis_seed(seed)(make_machine(session))
         run_state_machine_as_test(machine, settings=run_settings(steps))
-        return row(config, session, CONFORMED, None, None)
+        if session.best is None and session.close_error is not None:
+            return row(config, session, ADAPTER_ERROR, f"teardown|close|{session.close_error}",
+                       None)
+        return _verdict(row, config, session, seed, config_family, adapter, broken)
     except AdapterAbort as abort:
         signature = f"adapter_error|{abort.error.code}|{abort.error}"
         return row(config, session, ADAPTER_ERROR, signature, None)
@@ -131,6 +155,21 @@ def run_seed(
         return _verdict(row, config, session, seed, config_family, adapter, broken)
     finally:
         _close(process)
+
+
+def _swarm_off(seed: int) -> tuple[str, ...]:
+    """The rules run `seed` leaves out (swarm.py), unless KAFKALOG_SWARM=0 turns swarm off."""
+    import os
+
+    from .machine import LogMachine
+    from .swarm import rule_names, swarm_off
+
+    if os.environ.get("KAFKALOG_SWARM", "1") == "0":
+        return ()
+    # The crash rules are weighted by --crash-weight, not by the swarm; leaving them out of its
+    # list keeps every seed's swarm what it was before crashes existed.
+    names = tuple(n for n in rule_names(LogMachine) if not n.startswith("crash"))
+    return swarm_off(seed, names)
 
 
 def config_family_config(name: str) -> v.LogConfig:
@@ -175,12 +214,15 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         config=config, seed=seed, config_family=family, adapter=adapter or "builtin",
         now_ms=session.now_ms, log_start_offset=session.log_start_offset,
         broken=broken, outcome=DIVERGED, signature=session.best_signature, commit=_commit(),
+        swarm_off=session.swarm_off,
     )
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
     from .minimise import minimise_trace  # replays through the same (still open) adapter
 
-    trace, signature = minimise_trace(trace, signature, session.factory, session.features,
-                                      time_limit_s=MINIMISE_S)
+    with contextlib.suppress(Exception):  # minimising is an extra: keep the shrunk trace
+        budget = min(MINIMISE_S, session.shrink_budget_s or MINIMISE_S)
+        trace, signature = minimise_trace(trace, signature, session.factory, session.features,
+                                          time_limit_s=budget)
     trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
     return row(config, session, DIVERGED, signature, dumps_trace(trace))
 

@@ -18,9 +18,16 @@ from kafkalog.model.errors import KafkalogError
 
 from .black_box import asks
 from .errors import ProtocolError, UnknownActionError, WireFormatError
-from .protocol import PROTOCOL_VERSIONS, VERSION_2_FEATURES, Request, dumps, parse_request
+from .protocol import (
+    PROTOCOL_VERSIONS,
+    VERSION_2_FEATURES,
+    Request,
+    dumps,
+    parse_request,
+    readable_request_id,
+)
 from .sut import Sut, UnsupportedError, execute
-from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode
+from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode, without_transactions
 
 SutFactory = Callable[[v.LogConfig, int, int], Sut]
 
@@ -43,6 +50,7 @@ class Server:
             ident = request.id
             return {"id": ident, **self._dispatch(request)}
         except (ProtocolError, UnknownActionError, WireFormatError) as error:
+            ident = ident if ident is not None else readable_request_id(line)
             return {"id": ident, "error": {"code": error.code, "message": str(error)}}
         except KafkalogError as error:  # e.g. the log could not open its directory
             message = f"{error.code}: {error}"
@@ -69,7 +77,8 @@ class Server:
 
     def _handshake(self, args: dict[str, Json]) -> Json:
         version = args.get("protocol_version")
-        if version not in PROTOCOL_VERSIONS or isinstance(version, bool):
+        # An integer exactly: JSON's 1.0 and true compare equal to 1 in Python but are not it.
+        if type(version) is not int or version not in PROTOCOL_VERSIONS:
             raise ProtocolError(
                 f"unsupported protocol_version {version!r}; this adapter speaks "
                 f"{' or '.join(map(str, PROTOCOL_VERSIONS))}"
@@ -87,8 +96,12 @@ class Server:
         config = decode(v.LogConfig, args.get("config", {}), "args.config")
         now_ms = decode(int, args.get("now_ms", 0), "args.now_ms")
         log_start_offset = decode(int, args.get("log_start_offset", 0), "args.log_start_offset")
-        if self._sut is not None:
-            self._sut.close()
+        old, self._sut = self._sut, None
+        if old is not None:
+            try:
+                old.close()
+            except Exception:  # a broken log must not block opening a fresh one
+                traceback.print_exc(file=sys.stderr)
         self._sut = self._factory(config, now_ms, log_start_offset)
 
     def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
@@ -98,12 +111,18 @@ class Server:
         if "producer_state" not in self._features and _uses_producer_state(args):
             return {"unsupported": {"message": f"{self._implementation} does not support "
                                                "producer state (feature producer_state)"}}
+        if "transactions" not in self._features and _uses_transactions(args):
+            return {"unsupported": {"message": f"{self._implementation} does not support "
+                                               "transactions (feature transactions)"}}
         try:
             result = execute(sut, action, args)
         except UnsupportedError as error:
             return {"unsupported": {"message": str(error)}}
         if result.ok:
-            return {"ok": encode(result.value)}
+            value = result.value
+            if "transactions" not in self._features and isinstance(value, v.FetchDataInfo):
+                value = without_transactions(value)  # answer as an adapter before the feature
+            return {"ok": encode(value)}
         return {"error": {"code": result.code, "message": result.message}}
 
     def _session(self, sut: Sut, action: str) -> Json:
@@ -111,6 +130,8 @@ class Server:
             state = sut.state()
             if "producer_state" not in self._features:  # answer as a version-1 adapter
                 state = dataclasses.replace(state, producers=None, producer_snapshots=None)
+            if "transactions" not in self._features:
+                state = dataclasses.replace(state, last_stable_offset=None, aborted_txns=None)
             return encode(state)
         if action == "check":
             return sut.check()
@@ -127,18 +148,41 @@ class Server:
             self._sut = None
 
 
+def _decoded(raw: str | bytes, line_no: int) -> str | dict[str, Any]:
+    """A request line as text, or the error reply for a line that is not UTF-8.
+
+    stdin is read as bytes and decoded line by line, so one bad line costs one error reply
+    instead of the process (a strict text decoder raises outside the per-line handling).
+    """
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        message = (f"request is not UTF-8: {error.reason} at byte {error.start} "
+                   f"(stdin line {line_no})")
+        ident = readable_request_id(raw.decode("utf-8", errors="replace"))
+        return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+
+
 def serve(
     factory: SutFactory,
     implementation: str,
     features: frozenset[str],
-    stdin: IO[str] | None = None,
+    stdin: IO[str] | IO[bytes] | None = None,
     stdout: IO[str] | None = None,
 ) -> int:
     """Answer requests until end of input; returns the process exit status (0)."""
-    inp, out = stdin or sys.stdin, stdout or sys.stdout
+    inp: IO[str] | IO[bytes] = stdin or sys.stdin.buffer
+    out = stdout or sys.stdout
     server = Server(factory, implementation, features)
     try:
-        for line_no, line in enumerate(inp, start=1):
+        for line_no, raw in enumerate(inp, start=1):
+            line = _decoded(raw, line_no)
+            if isinstance(line, dict):
+                out.write(dumps(line) + "\n")
+                out.flush()
+                continue
             if not line.strip():
                 continue
             try:
@@ -159,3 +203,12 @@ def _uses_producer_state(args: dict[str, Any]) -> bool:
     if args.get("producer_id", -1) != -1 or args.get("is_transactional", False):
         return True
     return any(b.producer_id != -1 or b.is_transactional for b in args.get("batches", ()))
+
+
+def _uses_transactions(args: dict[str, Any]) -> bool:
+    """True for transactional or control batches and read_committed reads (feature
+    transactions)."""
+    if args.get("is_transactional", False) or args.get("isolation") is v.Isolation.TXN_COMMITTED:
+        return True
+    return any(b.is_transactional or b.is_control for b in args.get("batches", ()))
+

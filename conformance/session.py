@@ -60,6 +60,7 @@ class Session:
         max_steps: int | None = None,
         crash_weight: int = 0,
         crash_sweep: bool = False,
+        shrink_budget_s: float | None = None,
     ) -> None:
         self.config = config
         self.factory = factory
@@ -73,6 +74,7 @@ class Session:
         self.crash_weight = crash_weight
         self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
         self.crashes: Counter[str] = Counter()
+        self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
         self.steps_executed = 0
@@ -81,6 +83,8 @@ class Session:
         self.best: list[TraceStep] | None = None
         self.best_signature: str | None = None
         self.examples = 0
+        self.close_error: str | None = None  # the first failure of an implementation's close()
+        self.swarm_off: tuple[str, ...] = ()  # rules this run leaves out (swarm.py)
 
     def start(self) -> Lockstep:
         """Fresh model and implementation logs for one example."""
@@ -118,10 +122,38 @@ class Session:
             self.rules |= lockstep.rules
             self.crashes.update(lockstep.crashes)
         if diverged:
+            if not self.failed and self.shrink_budget_s is not None:
+                # Shrinking stops this long after the first failure (TimeUp between steps); the
+                # shortest trace so far then goes to minimise.py, which is cheaper per step.
+                budget_end = time.monotonic() + self.shrink_budget_s
+                self.deadline = budget_end if self.deadline is None else min(self.deadline,
+                                                                              budget_end)
             self.failed = True
             if self.best is None or len(lockstep.steps) <= len(self.best):
                 self.best = list(lockstep.steps)
                 self.best_signature = lockstep.last_signature
-        with contextlib.suppress(AdapterError):  # the verdict is decided; closing is best effort
-            lockstep.sut.close()
+        close_sides(lockstep, self)
+
+    def note_close_error(self, error: BaseException) -> None:
+        """Keep the first teardown failure: a run that found nothing else reports it."""
+        if self.close_error is None:
+            self.close_error = f"{type(error).__name__}: {error}"
+
+
+def close_sides(lockstep: Lockstep, session: Session | None = None) -> None:
+    """Close both sides of one example; never raises (issue #11 item 2).
+
+    The verdict of the example is already decided when this runs, so an implementation whose
+    `close()` fails (a truncation that broke its segment list, a failing file operation) must
+    not take the run down with it: the failure is noted on the session, if any, and the run
+    goes on to its outcome and trace.
+    """
+    try:
+        lockstep.sut.close()
+    except AdapterError:
+        pass  # the adapter process is gone; the run's own checks report that
+    except Exception as error:  # noqa: BLE001 - any failure of an implementation's close
+        if session is not None:
+            session.note_close_error(error)
+    with contextlib.suppress(Exception):
         lockstep.model.close()

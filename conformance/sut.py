@@ -44,6 +44,11 @@ class Sut(Protocol):
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo: ...
 
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+        leader_epoch: int,
+    ) -> v.LogAppendInfo: ...
+
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool
     ) -> v.FetchDataInfo: ...
@@ -106,7 +111,13 @@ class StepResult:
         return self.code is None
 
     def same_as(self, other: StepResult) -> bool:
-        """Results conform when both succeed with equal values or both fail with the same code."""
+        """Results conform when both succeed with equal values or both fail with the same code.
+
+        An untyped failure (`UnexpectedException`) never conforms, not even with another one
+        (specs/adapter-protocol.md): it is a crash of the log code, whatever the other side did.
+        """
+        if UNEXPECTED_EXCEPTION in (self.code, other.code):
+            return False
         if self.ok and other.ok:
             return bool(self.value == other.value)
         return self.code == other.code
@@ -225,6 +236,14 @@ class ModelSut:
         self, batches: tuple[v.BatchSpec, ...], leader_epoch: int | None = None
     ) -> v.LogAppendInfo:
         return self._step("append_as_follower", batches, leader_epoch)  # type: ignore[no-any-return]
+
+    def append_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+        leader_epoch: int,
+    ) -> v.LogAppendInfo:
+        return self._step(  # type: ignore[no-any-return]
+            "append_marker", producer_id, producer_epoch, commit, coordinator_epoch, leader_epoch
+        )
 
     def read(
         self, start_offset: int, max_bytes: int, isolation: v.Isolation, min_one_message: bool

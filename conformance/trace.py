@@ -24,6 +24,7 @@ TRACE_FORMAT_VERSION = 1
 _HEADER_KEYS = {
     "kafkalog_trace", "kafkalog_version", "commit", "seed", "config_family", "config", "now_ms",
     "log_start_offset", "adapter", "broken", "outcome", "signature", "finding",
+    "swarm_off",
 }
 # `state` is the expected state() after the step in a conformance vector (specs/vectors.md).
 _STEP_KEYS = {"step", "action", "args", "model", "impl", "divergence", "choice", "state"}
@@ -47,6 +48,7 @@ class TraceHeader:
     finding: str | None = None
     kafkalog_version: str = __version__
     commit: str = "unknown"
+    swarm_off: tuple[str, ...] = ()  # the machine rules the run left out (swarm.py)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ def header_json(header: TraceHeader) -> dict[str, Json]:
         "outcome": header.outcome,
         "signature": header.signature,
         **({"finding": header.finding} if header.finding is not None else {}),
+        **({"swarm_off": list(header.swarm_off)} if header.swarm_off else {}),
     }
 
 
@@ -163,6 +166,10 @@ def _load(line: str, source: str, line_no: int) -> dict[str, Any]:
         value = json.loads(line)
     except json.JSONDecodeError as error:
         raise TraceFormatError(f"not JSON: {error.msg}", where=f"{source}:{line_no}") from None
+    except (ValueError, RecursionError) as error:
+        # json raises these for integers past Python's digit limit and for very deep nesting.
+        raise TraceFormatError(f"not readable JSON: {type(error).__name__}: "
+                               f"{str(error)[:120]}", where=f"{source}:{line_no}") from None
     if not isinstance(value, dict):
         raise TraceFormatError("each line must be a JSON object", where=f"{source}:{line_no}")
     return value
@@ -195,6 +202,7 @@ def _parse_header(data: dict[str, Any], where: str) -> TraceHeader:
             finding=decode(str | None, data.get("finding"), "finding"),
             kafkalog_version=decode(str, data.get("kafkalog_version", "unknown"), "version"),
             commit=decode(str, data.get("commit", "unknown"), "commit"),
+            swarm_off=decode(tuple[str, ...], data.get("swarm_off", []), "swarm_off"),
         )
     except WireFormatError as error:
         raise TraceFormatError(str(error), where=where) from None
@@ -208,6 +216,8 @@ def _parse_step(data: dict[str, Any], where: str, expected: int) -> TraceStep:
         raise TraceFormatError(f"step number {data.get('step')!r}, expected {expected}",
                                where=where)
     action, args = data.get("action"), data.get("args", {})
+    if args is None:
+        args = {}  # as the adapter protocol reads it: no arguments
     if not isinstance(action, str):
         raise TraceFormatError("step without an action name", where=where)
     try:

@@ -56,6 +56,13 @@ HAND: dict[str, tuple[str, list[Call]]] = {
     "KL-ALLOW-4": ("tiny", [_leader(T, T, T), ("update_high_watermark", {"offset": 1}),
                             _read(0, v.Isolation.HIGH_WATERMARK)]),
     "KL-ALLOW-1": ("time_roll", [_leader(T), _leader(T + 800)]),
+    # KL-BOUND-1: an epoch past int32, a clock moved back, then a LEO that would pass Long.MAX
+    # (assign_epoch needs `leader_epochs`: adapters with `core` only, e.g. JavaScript's
+    # float64 numbers, skip a vector whose offsets they cannot even represent).
+    "KL-BOUND-1": ("tiny", [("assign_epoch", {"epoch": 2**31, "start_offset": 0}),
+                            ("advance_clock", {"ms": -1}),
+                            ("truncate_fully_and_start_at", {"offset": 2**63 - 2}),
+                            _leader(T), _leader(T)]),
     # KL-EPOCH-5 (epoch for an offset) is internal; its vector walks the cache around it.
     "KL-EPOCH-5": ("tiny", [_leader(T, epoch=1), ("assign_epoch", {"epoch": 3, "start_offset": 1}),
                             _leader(T, epoch=3), ("end_offset_for_epoch", {"epoch": 2})]),
@@ -78,7 +85,7 @@ HAND: dict[str, tuple[str, list[Call]]] = {
                               ("fetch_offset_by_timestamp", {"timestamp": -3})]),
 }
 _INVARIANT_RULES = ["KL-STATE-1", "KL-STATE-2", "KL-STATE-3"] + [f"KL-INV-{n}" for n in
-                                                                   range(1, 15)]
+                                                                   range(1, 18)]
 
 
 def hand_entries() -> dict[str, tuple[str, list[Call]]]:

@@ -55,11 +55,25 @@ class Vector:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def entry(self) -> dict[str, Any]:
-        features = sorted({ACTIONS[s.action].feature for s in self.trace.steps})
+        features = sorted({ACTIONS[s.action].feature for s in self.trace.steps}
+                          | {f for s in self.trace.steps for f in argument_features(s.args)})
         return {"id": self.id, "file": f"vectors/{self.id}.jsonl", "kind": self.kind,
                 "rules": self.rules, "kafka_version": self.trace.header.config.kafka_version,
                 "steps": len(self.trace.steps), "features": features,
                 "nondeterministic_steps": nondeterministic_steps(self.trace), **self.extra}
+
+
+def argument_features(args: Any) -> set[str]:
+    """Features a step needs beyond its action's: producer fields (`producer_state`), and
+    transactional or control batches and read_committed (`transactions`)."""
+    found = set()
+    batches = args.get("batches") or []
+    if args.get("producer_id", -1) != -1 or any(b.get("producer_id", -1) != -1 for b in batches):
+        found.add("producer_state")
+    if (args.get("is_transactional") or args.get("isolation") == "txn_committed"
+            or any(b.get("is_transactional") or b.get("is_control") for b in batches)):
+        found.add("transactions")
+    return found
 
 
 def _model_run(config: Any, calls: list[Call],

@@ -77,10 +77,22 @@ ACTIONS: dict[str, ActionSpec] = {
                 Param("producer_id", int, -1, omit_default=True),
                 Param("producer_epoch", int, -1, omit_default=True),
                 Param("base_sequence", int, -1, omit_default=True),
-                Param("is_transactional", bool, False, omit_default=True),  # reserved (#15)
+                Param("is_transactional", bool, False, omit_default=True),  # transactions
             ),
             v.LogAppendInfo,
             "core",
+        ),
+        ActionSpec(
+            "append_marker",
+            (
+                Param("producer_id", int),
+                Param("producer_epoch", int),
+                Param("commit", bool),
+                Param("coordinator_epoch", int),
+                Param("leader_epoch", int),
+            ),
+            v.LogAppendInfo,
+            "transactions",
         ),
         ActionSpec(
             "append_as_follower",
@@ -155,6 +167,7 @@ FEATURES: tuple[str, ...] = (
     "check",
     "verify",
     "producer_state",
+    "transactions",
     "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
     "crash",  # protocol 2: `crash` honours point, fault and seed
     "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
@@ -174,12 +187,24 @@ CRASH_LEFTOVERS: tuple[str, ...] = (
 #: Fields of value types that belong to a feature: encoded only when not their default, so a
 #: message to or from an adapter without that feature looks exactly as before (protocol 1).
 OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
-    v.BatchSpec: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional"}),
+    v.BatchSpec: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional",
+                            "is_control"}),
     v.LogConfig: frozenset({"producer_id_expiration_ms",
                             "producer_id_expiration_check_interval_ms"}),
-    v.LogStateView: frozenset({"producers", "producer_snapshots"}),
-    v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence"}),
+    v.LogStateView: frozenset({"producers", "producer_snapshots", "last_stable_offset",
+                               "aborted_txns"}),
+    v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional",
+                            "is_control"}),
+    v.FetchDataInfo: frozenset({"aborted_transactions"}),
 }
+
+
+def without_transactions(info: v.FetchDataInfo) -> v.FetchDataInfo:
+    """A read result as an adapter without the `transactions` feature reports it: no
+    transactional or control bits in its batch views and no aborted list."""
+    plain = tuple(dataclasses.replace(b, is_transactional=False, is_control=False)
+                  for b in info.batches)
+    return dataclasses.replace(info, batches=plain, aborted_transactions=None)
 
 
 def action_spec(name: str, where: str = "action") -> ActionSpec:
@@ -334,6 +359,11 @@ def _decode_union(options: tuple[Any, ...], data: Json, path: str) -> Any:
 def _decode_tuple(params: tuple[Any, ...], data: Json, path: str) -> tuple[Any, ...]:
     if not isinstance(data, list):
         raise WireFormatError(f"expected an array, got {_kind(data)}", where=path)
+    if Ellipsis not in params:  # a fixed-length pair such as an index entry
+        if len(data) != len(params):
+            raise WireFormatError(f"expected {len(params)} items, got {len(data)}", where=path)
+        return tuple(decode(p, item, f"{path}[{i}]") for i, (p, item) in
+                     enumerate(zip(params, data, strict=True)))
     assert len(params) == 2 and params[1] is Ellipsis, f"only tuple[T, ...] on the wire: {params}"
     return tuple(decode(params[0], item, f"{path}[{i}]") for i, item in enumerate(data))
 

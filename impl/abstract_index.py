@@ -34,6 +34,21 @@ from kafkalog.model.errors import (
 from kafkalog.model.values import INT32_MAX
 
 WARM_SECTION_BYTES = 8192  # FMT-17: Kafka searches the last 8 KiB of entries first
+# Entries per chunk of the O(n) sanity scans: memory stays O(chunk) for an index of any size.
+CHECK_CHUNK_ENTRIES = 1 << 16
+
+
+_ZERO_CHUNK = bytes(1 << 20)
+
+
+def _zero_range(mapped: mmap.mmap, start: int, end: int) -> None:
+    """Zero [start, end) of a mapping in 1 MiB chunks, skipping chunks already zero: memory
+    stays O(1) and a sparse preallocated tail is not filled in (an index may map 2 GiB)."""
+    for at in range(start, end, len(_ZERO_CHUNK)):
+        stop = min(end, at + len(_ZERO_CHUNK))
+        zeros = _ZERO_CHUNK if stop - at == len(_ZERO_CHUNK) else bytes(stop - at)
+        if mapped[at:stop] != zeros:  # bytes against bytes: a memcmp
+            mapped[at:stop] = zeros
 
 
 class Column(NamedTuple):
@@ -228,7 +243,7 @@ class AbstractIndex(ABC):
             old = self._entries
             if n < old and self._mmap is not None and self.writable:
                 size = self.entry_size()
-                self._mmap[n * size : old * size] = bytes((old - n) * size)
+                _zero_range(self._mmap, n * size, old * size)
                 if self._on_store is not None:
                     self._on_store(n * size, (old - n) * size)
             self._entries = n
@@ -267,9 +282,15 @@ class AbstractIndex(ABC):
         return self.resize(self.entry_size() * self._entries)
 
     def reset(self) -> None:
-        """Drop every entry and preallocate to max_index_size again."""
+        """Drop every entry and preallocate to max_index_size again.
+
+        The file is cut to nothing first, so the dropped entries need no zeroing pass: a
+        corrupt 2 GiB index is reset in O(1), and its preallocated tail is sparse again.
+        """
         with self._lock:
-            self.truncate()
+            self._entries = 0
+            self._after_entries_changed()
+            self.resize(0)
             self.resize(self.max_index_size)
 
     # --- lifecycle ---

@@ -18,6 +18,7 @@ whole new one. An empty file means "no entries" (FMT-37); anything else that doe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -34,17 +35,46 @@ RECOVERY_POINT_CHECKPOINT_FILENAME = "recovery-point-offset-checkpoint"  # FMT-9
 LOG_START_OFFSET_CHECKPOINT_FILENAME = "log-start-offset-checkpoint"  # FMT-9
 REPLICATION_OFFSET_CHECKPOINT_FILENAME = "replication-offset-checkpoint"  # FMT-9 (HW)
 CURRENT_VERSION = 0
+MAX_CHECKPOINT_BYTES = 64 << 20
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
+# Integer.parseInt / Long.parseLong: an optional sign, then decimal digits only (Python's int()
+# also takes "1_0" and surrounding whitespace, which Kafka rejects).
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+# java.util.regex "\\s+" (ASCII whitespace), which Kafka's entry formatters split on.
+_JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
+# BufferedReader.readLine ends a line at \n, \r or \r\n, and at nothing else.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _parse_int(token: str, lo: int, hi: int) -> int:
     """Parse a decimal Java int/long; raises ValueError outside [lo, hi] or when not a number."""
+    if _JAVA_INTEGER.fullmatch(token) is None:
+        raise ValueError(f"{token!r} is not a decimal integer")
     value = int(token, 10)
     if not lo <= value <= hi:
         raise ValueError(f"{token} out of range")
     return value
+
+
+def java_split(line: str) -> list[str]:
+    """`line.split("\\s+")` as Java does it: a leading empty field is kept (so leading
+    whitespace makes a malformed line), trailing empty fields are dropped."""
+    fields = _JAVA_WHITESPACE.split(line)
+    while fields and fields[-1] == "":
+        fields.pop()
+    return fields
+
+
+def java_lines(text: str) -> list[str]:
+    """The lines BufferedReader.readLine returns, in order (no final empty line)."""
+    lines = _LINE_END.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class CheckpointFile(Generic[T]):
@@ -84,9 +114,13 @@ class CheckpointFile(Generic[T]):
             self.write(entries)
 
     def read(self) -> list[T]:
-        """Parse the file; empty means no entries. Raises CorruptCheckpointError (ERR-43)."""
+        """Parse the file; empty means no entries. Raises CorruptCheckpointError (ERR-43).
+
+        As strict as Kafka's CheckpointReadBuffer: lines end at \\n, \\r or \\r\\n only;
+        the version and count lines are exactly Integer.parseInt's (no whitespace, no `_`).
+        """
         text = self._read_text()
-        lines = text.splitlines()
+        lines = java_lines(text)
         if not lines:
             return []
         self._check_version(lines[0])
@@ -102,6 +136,12 @@ class CheckpointFile(Generic[T]):
         return entries
 
     def _read_text(self) -> str:
+        size = self.fs.file_size(self.path)
+        if size > MAX_CHECKPOINT_BYTES:
+            # Bounded memory (issue 13): a checkpoint of a million partitions is ~40 MB.
+            raise CorruptCheckpointError(
+                f"checkpoint file of {size} bytes exceeds {MAX_CHECKPOINT_BYTES}",
+                where=str(self.path))
         data = self.fs.read_file(self.path)
         try:
             return bytes(data).decode("utf-8")
@@ -112,22 +152,22 @@ class CheckpointFile(Generic[T]):
 
     def _check_version(self, line: str) -> None:
         try:
-            version = int(line.strip(), 10)
+            version: int | None = _parse_int(line, INT32_MIN, INT32_MAX)
         except ValueError:
             version = None
         if version != self.version:
             raise CorruptCheckpointError(
-                f"Unrecognised version {line.strip()!r} in checkpoint file (expected "
+                f"Unrecognised version {line[:80]!r} in checkpoint file (expected "
                 f"{self.version})",
                 where=f"{self.path}:1",
             )
 
     def _parse_count(self, line: str) -> int:
         try:
-            count = _parse_int(line.strip(), 0, INT32_MAX)
+            count = _parse_int(line, 0, INT32_MAX)
         except ValueError as exc:
             raise CorruptCheckpointError(
-                f"Malformed line in checkpoint file: {line!r} (expected the entry count)",
+                f"Malformed line in checkpoint file: {line[:80]!r} (expected the entry count)",
                 where=f"{self.path}:2",
             ) from exc
         return count
@@ -137,7 +177,8 @@ class CheckpointFile(Generic[T]):
             return self._from_line(line)
         except ValueError as exc:
             raise CorruptCheckpointError(
-                f"Malformed line in checkpoint file: {line!r}", where=f"{self.path}:{line_number}"
+                f"Malformed line in checkpoint file: {line[:80]!r}",
+                where=f"{self.path}:{line_number}"
             ) from exc
 
 
@@ -146,7 +187,7 @@ def _epoch_to_line(entry: EpochEntry) -> str:
 
 
 def _epoch_from_line(line: str) -> EpochEntry:
-    tokens = line.split()
+    tokens = java_split(line)
     if len(tokens) != 2:
         raise ValueError("expected '<epoch> <start offset>'")
     epoch = _parse_int(tokens[0], INT32_MIN, INT32_MAX)
@@ -176,7 +217,7 @@ def _offset_to_line(entry: OffsetEntry) -> str:
 
 
 def _offset_from_line(line: str) -> OffsetEntry:
-    tokens = line.split()
+    tokens = java_split(line)
     if len(tokens) != 3:
         raise ValueError("expected '<topic> <partition> <offset>'")
     partition = _parse_int(tokens[1], INT32_MIN, INT32_MAX)

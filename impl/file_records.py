@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
-from kafkalog.impl.memory_records import MemoryRecords, batch_of, next_batch_size
+from kafkalog.impl.memory_records import (
+    V2_MIN_SIZE_FIELD,
+    MemoryRecords,
+    batch_of,
+    next_batch_size,
+)
 from kafkalog.impl.record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
@@ -195,7 +200,8 @@ class FileRecords:
             n = len(chunk)
             while rel + HEADER_SIZE_UP_TO_MAGIC < n:
                 size = _OFFSET_AND_SIZE(chunk, rel)[1]
-                if size < RECORD_OVERHEAD_V0:
+                if size < V2_MIN_SIZE_FIELD and (size < RECORD_OVERHEAD_V0
+                                                 or chunk[rel + MAGIC_OFFSET] >= 2):
                     next_batch_size(chunk, rel, n, chunk_start, path)  # raises the error
                 size += LOG_OVERHEAD
                 if rel + size > n:

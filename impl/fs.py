@@ -8,6 +8,11 @@ so a crash-testing subclass can intercept each one: override a `FileSystem` meth
 Every `OSError` becomes a `KafkaStorageError` naming the path (ERR-36); a missing or unreadable
 directory given to a directory operation is a `LogDirError`.
 
+Symbolic links: files are opened with `O_NOFOLLOW`, so a segment, index or checkpoint that is a
+link is refused (a `KafkaStorageError` naming it) instead of being read, truncated or rewritten
+wherever it points; `set_mtime_ms` stamps a link itself, never its target. Directory links are
+refused one level up (`is_symlink`, used by `log_dir.inspect_log_dir`).
+
 Spec: FMT-36 (write_atomically: tmp + fsync + rename + dir fsync).
 """
 
@@ -21,9 +26,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeAlias
 
-from kafkalog.model.errors import KafkaStorageError, LogDirError
+from kafkalog.model.errors import IllegalArgumentError, KafkaStorageError, LogDirError
 
 PathLike: TypeAlias = str | os.PathLike[str]
+
+
+# Never follow a link at the last path component: a link planted in a log directory must not
+# let the log read or write a file outside it (issue 13).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_error(action: str, path: PathLike, e: OSError) -> KafkaStorageError:
+    if e.errno == errno.ELOOP:
+        return KafkaStorageError(f"{action} refused: the file is a symbolic link", where=str(path))
+    return KafkaStorageError(f"{action} failed: {e.strerror or e}", where=str(path))
 
 
 @contextmanager
@@ -104,6 +120,25 @@ class FileHandle:
         except OSError as e:
             raise KafkaStorageError(f"stat failed: {e.strerror or e}", where=str(self.path)) from e
 
+    def data_end(self) -> int:
+        """Where the file's last data region ends: past it is a hole that reads as zeros (a
+        sparse, preallocated index). The size when the file system cannot tell (no SEEK_HOLE).
+        """
+        fd = self._require_fd()
+        size = self.size()
+        seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+        if seek_data is None or seek_hole is None:
+            return size
+        end = pos = 0
+        try:
+            while pos < size:
+                pos = os.lseek(fd, os.lseek(fd, pos, seek_data), seek_hole)
+                end = pos
+        except OSError as e:
+            if e.errno != errno.ENXIO:  # ENXIO: no data after `pos`
+                return size
+        return min(end, size)
+
     def truncate(self, size: int) -> None:
         """Set the file's length to `size` (shrinks, or extends with zeros)."""
         fd = self._require_fd()
@@ -148,9 +183,9 @@ class FileSystem:
         # Plain try blocks (not `_storage_errors`) on the paths a log open takes per segment:
         # a generator context manager costs more than the system call here.
         try:
-            fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fd = os.open(path, flags | _NOFOLLOW, 0o644)
         except OSError as e:
-            raise KafkaStorageError(f"open failed: {e.strerror or e}", where=str(path)) from e
+            raise _open_error("open", path, e) from e
         return self.handle_class(self, Path(path), fd, writable)
 
     def exists(self, path: PathLike) -> bool:
@@ -158,6 +193,10 @@ class FileSystem:
 
     def is_dir(self, path: PathLike) -> bool:
         return os.path.isdir(path)
+
+    def is_symlink(self, path: PathLike) -> bool:
+        """Whether `path` itself is a symbolic link (never followed)."""
+        return os.path.islink(path)
 
     def list_dir(self, path: PathLike) -> list[str]:
         """Entry names of a directory, sorted (LogDirError if missing or unreadable)."""
@@ -215,9 +254,18 @@ class FileSystem:
             os.close(fd)
 
     def set_mtime_ms(self, path: PathLike, ms: int) -> None:
-        """Stamp a file's last-modified time (milliseconds since the epoch)."""
-        with _storage_errors("utime", path):
-            os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+        """Stamp a file's last-modified time (milliseconds since the epoch).
+
+        A time the platform cannot represent (C's time_t overflows near 2**63 ns) is an
+        IllegalArgumentError naming the file rather than an OverflowError.
+        """
+        try:
+            os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000), follow_symlinks=False)
+        except (OverflowError, ValueError) as e:
+            raise IllegalArgumentError(f"cannot stamp modification time {ms} ms: {e}",
+                                       where=str(path)) from e
+        except OSError as e:
+            raise KafkaStorageError(f"utime failed: {e.strerror or e}", where=str(path)) from e
 
     def mtime_ms(self, path: PathLike) -> int:
         with _storage_errors("stat", path):
@@ -229,7 +277,11 @@ class FileSystem:
 
     def read_file(self, path: PathLike) -> bytes:
         """The whole content of a small file (checkpoints, markers); never used for `.log` data."""
-        with _storage_errors("read", path), open(path, "rb") as f:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        except OSError as e:
+            raise _open_error("read", path, e) from e
+        with _storage_errors("read", path), os.fdopen(fd, "rb") as f:
             return f.read()
 
     def write_atomically(self, path: PathLike, data: bytes) -> None:

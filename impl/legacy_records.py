@@ -74,9 +74,13 @@ class LegacyRecordBatch(RecordBatch):
 
     @property
     def base_offset(self) -> int:
+        """The first inner offset; a compressed wrapper is inflated (within the bound) to find
+        it, as Kafka's LegacyFileChannelRecordBatch.baseOffset does (loadFullBatch)."""
         if self.compression_type is CompressionType.NONE:
             return self.last_offset
-        return next(self.records()).offset
+        for record in self.records():
+            return record.offset
+        raise CorruptRecordError("compressed legacy wrapper holds no message", where=self.where())
 
     @property
     def partition_leader_epoch(self) -> int:
@@ -150,16 +154,23 @@ class LegacyRecordBatch(RecordBatch):
             return
         if value is None:
             raise CorruptRecordError("compressed legacy wrapper has a null value", where=where)
-        inner = list(_inner_entries(decompress(codec, value, where), where))
-        yield from self._absolute(inner)
+        data = decompress(codec, value, where)  # bounded (compression.MAX_INFLATED_BYTES)
+        if self.magic == 1:
+            last = _last_inner_offset(data, where)
+            if last is None:
+                raise CorruptRecordError("compressed legacy wrapper holds no message",
+                                         where=where)
+            # v1 wrappers store relative inner offsets; the wrapper holds the last absolute
+            # offset. Like Kafka's deep iterator, a negative computed base (a producer-side
+            # wrapper at offset 0) leaves the inner offsets as they are.
+            shift = max(self.last_offset - last, 0)
+        else:
+            shift = 0
+        # Records are made one at a time: a small wrapper may hold a million inner messages.
+        yield from self._absolute(_inner_entries(data, where), shift)
 
-    def _absolute(self, inner: list[Record]) -> Iterator[Record]:
+    def _absolute(self, inner: Iterator[Record], shift: int) -> Iterator[Record]:
         log_append = self.timestamp_type is TimestampType.LOG_APPEND_TIME
-        # v1 wrappers store relative inner offsets; the wrapper holds the last absolute offset.
-        # Like Kafka's deep iterator, a negative computed base (a producer-side wrapper at
-        # offset 0) leaves the inner offsets as they are.
-        shift = self.last_offset - inner[-1].offset if (self.magic == 1 and inner) else 0
-        shift = shift if shift >= 0 else 0
         for r in inner:
             ts = self.wrapper_timestamp if log_append else r.timestamp
             yield Record(r.offset + shift, ts, r.key, r.value)
@@ -185,6 +196,17 @@ def _sized(buf: memoryview, pos: int, where: str) -> tuple[bytes | None, int]:
     if pos + length > len(buf):
         raise CorruptRecordError("legacy message field runs past its end", where=where)
     return bytes(buf[pos : pos + length]), pos + length
+
+
+def _last_inner_offset(data: bytes, where: str) -> int | None:
+    """The stored offset of the last inner message (headers only), or None when there is none."""
+    pos, last = 0, None
+    while pos + LOG_OVERHEAD <= len(data):
+        last, size = struct.unpack_from(">qi", data, pos)
+        if size < RECORD_OVERHEAD_V0:
+            raise CorruptRecordError(f"inner legacy message of size {size} is invalid", where=where)
+        pos += LOG_OVERHEAD + size
+    return last
 
 
 def _inner_entries(data: bytes, where: str) -> Iterator[Record]:

@@ -39,6 +39,7 @@ from .log_segment import (
     segment_file,
 )
 from .log_segments import LogSegments
+from .log_txn import add_aborted_transactions
 from .memory_records import MemoryRecords
 from .time import Time
 
@@ -119,11 +120,13 @@ class LocalLog:
         max_length: int,
         min_one_message: bool,
         max_offset_metadata: LogOffsetMetadata,
+        include_aborted: bool = False,
     ) -> FetchDataInfo:
         """Read at most `max_length` bytes from `start_offset`, bounded by `max_offset_metadata`.
 
-        Spec: LOC-4 (BUG-30/31/33). Raises OffsetOutOfRangeError above the LEO or below the first
-        segment (ERR-32).
+        Spec: LOC-4 (BUG-30/31/33); with `include_aborted` the aborted transactions (TXN-14:
+        an empty list at or past the bound, none past the last segment). Raises
+        OffsetOutOfRangeError above the LEO or below the first segment (ERR-32).
         """
         end_md = self.next_offset_metadata
         segment = self.segments.floor_segment(start_offset)
@@ -133,15 +136,18 @@ class LocalLog:
                 f"we only have log segments upto {end_md.message_offset}.",
                 where=str(self.dir),
             )
+        empty = () if include_aborted else None
         if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
+            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS, aborted_transactions=empty)
         if start_offset > max_offset_metadata.message_offset:
             md = self.convert_to_offset_metadata_or_throw(start_offset)
-            return FetchDataInfo(md, EMPTY_RECORDS)
+            return FetchDataInfo(md, EMPTY_RECORDS, aborted_transactions=empty)
         while segment is not None:
             bound = self._max_position(segment, max_offset_metadata)
             info = segment.read(start_offset, max_length, bound, min_one_message)
             if info is not None:
+                if include_aborted:
+                    info = add_aborted_transactions(self, start_offset, segment, info)
                 return info
             segment = self.segments.higher_segment(segment.base_offset)
         return FetchDataInfo(end_md, EMPTY_RECORDS)

@@ -43,6 +43,7 @@ from kafkalog.model.values import (
     TimestampAndOffset,
 )
 
+from .bounds import require_end_offset_fits, require_int32, require_int64
 from .checkpoint import LeaderEpochCheckpointFile
 from .epoch_cache import LeaderEpochCache
 from .fs import FileSystem
@@ -56,6 +57,13 @@ from .log_retention import (
     retention_size_breached,
 )
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
+from .log_txn import (
+    aborted_txn_entries,
+    first_unstable_offset,
+    index_aborted,
+    last_stable_offset,
+    last_stable_offset_metadata,
+)
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_facts
 from .producer_rebuild import (
@@ -106,6 +114,8 @@ class Log:
         # Called after a truncation cut something; `LogDir` installs one that rewrites the
         # recovery-point checkpoint, as Kafka's LogManager.truncateTo does (DUR-26, CBUG-5).
         self.on_truncated: Callable[[], None] | None = None
+        # TXN-8: the cached first unstable offset (None = no open or unreplicated transaction).
+        self._first_unstable_offset: int | None = None
         # PST-1: producer state; `open` loads it from the snapshots (PSR-3, PSR-5).
         self.producer_state = ProducerStateManager(
             local_log.fs, local_log.dir, time, self.config.producer_id_expiration_ms,
@@ -133,6 +143,7 @@ class Log:
         Creates the directory when missing. Raises KafkaStorageError / LogDirError on I/O
         failures, CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
         """
+        require_int64(log_start_offset, "log start offset", "Log.open")
         d = Path(dir_path)
         fs.mkdir(d)
         epoch_cache = LeaderEpochCache(
@@ -169,6 +180,19 @@ class Log:
             self.producer_state.snapshots = self.producer_state._list_snapshots()
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
+        self._maybe_increment_first_unstable_offset()  # UL:481
+
+    # --- transactions (TXN-7..TXN-9) ----------------------------------------------------------
+
+    def _maybe_increment_first_unstable_offset(self) -> None:
+        """TXN-8: recompute the cached FUO from the PSM (it may also go down)."""
+        self._first_unstable_offset = first_unstable_offset(self.producer_state,
+                                                            self._log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """TXN-9: the cached FUO if below the HW, else the HW."""
+        return last_stable_offset(self._first_unstable_offset, self.high_watermark)
 
     def _rebuild_producer_state(self, last_offset: int, clean_shutdown: bool = False) -> None:
         rebuild_producer_state(self.producer_state, self.local_log.segments.values(),
@@ -184,7 +208,13 @@ class Log:
                 return
             with self.lock:
                 self.producer_state.remove_expired_producers(self.time.milliseconds())
-            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
+            delay = interval
+            horizon = getattr(self.time.scheduler, "horizon_ms", None)
+            if horizon is not None:
+                # Expiry is monotonic in time: the last due run before the horizon subsumes the
+                # ones between (the model's run_due_expiry), so a long clock jump runs it once.
+                delay += max(0, (horizon - self.time.milliseconds()) // interval - 1) * interval
+            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, delay)
 
         self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
 
@@ -233,6 +263,8 @@ class Log:
 
     def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
         """Clamp `hw` into [LSO, LEO] and store it; may decrease the HW (LOG-5)."""
+        require_int64(hw if isinstance(hw, int) else hw.message_offset, "high watermark",
+                      "update_high_watermark")
         with self.lock:
             md = hw if isinstance(hw, LogOffsetMetadata) else LogOffsetMetadata(hw)
             end = self.log_end_offset_metadata
@@ -248,6 +280,7 @@ class Log:
 
         Raises IllegalArgumentError when `new_hw` is above the LEO (ERR-28).
         """
+        require_int64(new_hw.message_offset, "high watermark", "maybe_increment_high_watermark")
         with self.lock:
             if new_hw.message_offset > self.log_end_offset:
                 raise IllegalArgumentError(
@@ -268,6 +301,9 @@ class Log:
             raise IllegalArgumentError("High watermark offset should be non-negative")
         with self._hw_lock:
             self._hw_metadata = md
+        # UL.updateHighWatermarkMetadata: unreplicated transactions retire, the FUO follows.
+        self.producer_state.on_high_watermark_updated(md.message_offset)
+        self._maybe_increment_first_unstable_offset()
 
     def _update_high_watermark_with_log_end_offset(self) -> None:
         """LOG-10: when HW >= LEO the HW metadata follows the LEO metadata."""
@@ -283,15 +319,17 @@ class Log:
         try:
             found = self.local_log.convert_to_offset_metadata_or_throw(md.message_offset)
         except OffsetOutOfRangeError:
+            with self.lock:  # Kafka re-assigns the (message-only) HW metadata here too
+                self._update_high_watermark_metadata(md)
             return md
         # specs/log.md KL-HW-4: keep the HW offset itself, take only the segment and position.
         # (LOC-5 reports the batch base with CHG-1, or the LEO across a gap at a segment end.)
         full = LogOffsetMetadata(
             md.message_offset, found.segment_base_offset, found.relative_position_in_segment
         )
-        with self._hw_lock:
+        with self.lock:
             if self._hw_metadata is md:  # a concurrent update wins over this cached conversion
-                self._hw_metadata = full
+                self._update_high_watermark_metadata(full)
         return full
 
     # --- log start offset -------------------------------------------------------------------
@@ -301,6 +339,7 @@ class Log:
 
         Raises OffsetOutOfRangeError above the HW (ERR-30), LogClosedError after close.
         """
+        require_int64(new_log_start_offset, "log start offset", "maybe_increment_log_start_offset")
         with self.lock:
             if new_log_start_offset > self.high_watermark:
                 raise OffsetOutOfRangeError(
@@ -318,16 +357,21 @@ class Log:
             self._update_log_start_offset(new_log_start_offset)
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
             self.producer_state.on_log_start_offset_incremented(new_log_start_offset)  # PSR-12
+            self._maybe_increment_first_unstable_offset()  # UL:1018
             return True
 
     # --- append -----------------------------------------------------------------------------
 
-    def append_as_leader(self, records: MemoryRecords, leader_epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
+                         origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Validate client batches, assign offsets from the LEO, stamp the epoch (LOG-14..24).
+        Origin COORDINATOR writes end-transaction markers (TXN-2): control batches allowed, no
+        sequence checks or deduplication, coordinator epochs fenced (PST-21).
 
         Raises InvalidRecordError (base offset != 0), RecordTooLargeError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
         """
+        require_int32(leader_epoch, "leader epoch", "append_as_leader")
         analysis = analyze_and_validate(
             records, leader=True, max_message_bytes=self.config.max_message_bytes,
             where=self.dir.name,
@@ -343,13 +387,13 @@ class Log:
                     copy, analysis.facts, self.log_end_offset, leader_epoch,
                     self.config.message_timestamp_type, self.time.milliseconds(),
                 )
-                return self._append_validated(valid, info, AppendOrigin.CLIENT)
+                return self._append_validated(valid, info, origin)
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
                 self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(records_copy, info, AppendOrigin.CLIENT)
+            return self._append_validated(records_copy, info, origin)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None
@@ -359,6 +403,8 @@ class Log:
         Raises OffsetsOutOfOrderError, UnexpectedAppendOffsetError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
         """
+        if leader_epoch is not None:
+            require_int32(leader_epoch, "leader epoch", "append_as_follower")
         analysis = analyze_and_validate(
             records, leader=False, max_message_bytes=self.config.max_message_bytes,
             where=self.dir.name, leader_epoch=leader_epoch,
@@ -399,6 +445,7 @@ class Log:
         else:  # legacy batches carry no epoch (LOG-24 assigns v2 epochs only)
             starts = _epoch_starts([(b.partition_leader_epoch, b.base_offset)
                                     for b in valid.batches() if b.magic >= 2])
+        require_end_offset_fits(info.last_offset, "append")
         for epoch, base in starts:
             if epoch < 0:
                 raise IllegalArgumentError(
@@ -423,8 +470,11 @@ class Log:
         self.local_log.append(info.last_offset, scanned)
         for epoch, base in starts:
             self.leader_epoch_cache.assign(epoch, base)
-        self.producer_state.apply(infos, info.last_offset + 1)
-        self._update_high_watermark_with_log_end_offset()
+        self._update_high_watermark_with_log_end_offset()  # PST-9 step 2
+        self.producer_state.apply(  # PST-9 steps 3-5, TXN-10, TXN-11
+            infos, info.last_offset + 1,
+            lambda txn, lso: index_aborted(self.local_log, txn, lso))
+        self._maybe_increment_first_unstable_offset()  # PST-9 step 6
         return info
 
     def _maybe_roll(
@@ -481,6 +531,8 @@ class Log:
         Raises OffsetOutOfRangeError below the LSO (ERR-31), above the LEO or below the first
         segment (ERR-32); IllegalArgumentError for a negative `max_bytes` (ERR-15).
         """
+        require_int64(start_offset, "start offset", "read")
+        require_int32(max_bytes, "max bytes", "read")
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.dir.name}, but "
@@ -488,14 +540,20 @@ class Log:
             )
         if isolation is Isolation.HIGH_WATERMARK:
             bound = self.fetch_high_watermark_metadata()
+        elif isolation is Isolation.TXN_COMMITTED:
+            hw = self.fetch_high_watermark_metadata()
+            bound = last_stable_offset_metadata(self.local_log, self._first_unstable_offset, hw)
         else:
             bound = self.log_end_offset_metadata
-        return self.local_log.read(start_offset, max_bytes, min_one_message, bound)
+        return self.local_log.read(start_offset, max_bytes, min_one_message, bound,
+                                   isolation is Isolation.TXN_COMMITTED)
 
     # --- roll and flush ---------------------------------------------------------------------
 
     def roll(self, expected_next_offset: int | None = None) -> int:
         """Start a new active segment; returns its base offset (LOG-25, LOC-6)."""
+        if expected_next_offset is not None:
+            require_int64(expected_next_offset, "expected next offset", "roll")
         with self.lock:
             return self._roll(expected_next_offset).base_offset
 
@@ -516,6 +574,8 @@ class Log:
 
         Raises IllegalArgumentError when `offset` is outside [0, LEO].
         """
+        if offset is not None:
+            require_int64(offset, "flush offset", "flush")
         with self.lock:
             if offset is None:
                 self._flush_to(self.log_end_offset, including=True)
@@ -589,6 +649,7 @@ class Log:
 
         Raises IllegalArgumentError for a negative target (ERR-33).
         """
+        require_int64(target_offset, "offset", "truncate_to")
         if target_offset < 0:
             raise IllegalArgumentError(
                 f"Cannot truncate partition {self.dir.name} to a negative offset "
@@ -623,6 +684,7 @@ class Log:
 
         Raises IllegalArgumentError for a negative offset (as the model does).
         """
+        require_int64(new_offset, "offset", "truncate_fully_and_start_at")
         if new_offset < 0:
             raise IllegalArgumentError(f"Cannot start the log at negative offset {new_offset}")
         with self.lock:
@@ -643,6 +705,8 @@ class Log:
 
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
         """LOG-50: record (epoch, start offset), e.g. (new epoch, LEO) on becoming leader."""
+        require_int32(epoch, "epoch", "assign_epoch")
+        require_int64(start_offset, "start offset", "assign_epoch")
         with self.lock:
             self.leader_epoch_cache.assign(epoch, start_offset)
 
@@ -650,6 +714,7 @@ class Log:
 
     def end_offset_for_epoch(self, epoch: int) -> EpochEndOffset | None:
         """LOG-51 / EPO-4: where `epoch` ends, or None when undefined."""
+        require_int32(epoch, "epoch", "end_offset_for_epoch")
         found_epoch, offset = self.leader_epoch_cache.end_offset_for(epoch, self.log_end_offset)
         if offset == -1:
             return None
@@ -663,6 +728,7 @@ class Log:
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """ListOffsets for one partition (LOG-43..49): special targets or a timestamp search."""
+        require_int64(target_timestamp, "timestamp", "fetch_offset_by_timestamp")
         cache = self.leader_epoch_cache
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
             earliest = cache.earliest_entry
@@ -744,6 +810,8 @@ class Log:
                 pending_deletions=self.local_log.pending_deletions(),
                 producers=producer_views(self.producer_state),
                 producer_snapshots=self.producer_state.snapshot_offsets(),
+                last_stable_offset=self.last_stable_offset,
+                aborted_txns=aborted_txn_entries(self.local_log),
             )
 
     def check(self) -> None:
@@ -751,6 +819,8 @@ class Log:
         with self.lock:
             lso, hw, leo = self._log_start_offset, self.high_watermark, self.log_end_offset
             assert 0 <= lso <= hw <= leo, f"LSO {lso} <= HW {hw} <= LEO {leo} violated"
+            stable = self.last_stable_offset
+            assert lso <= stable <= hw, f"log start {lso} <= last stable {stable} <= HW violated"
             first = self.local_log.segments.first_segment_base_offset()
             assert first is not None and lso >= first, f"LSO {lso} below first segment {first}"
             self.local_log.check()

@@ -42,6 +42,7 @@ from kafkalog.model.errors import (
     InvalidFileNameError,
     InvalidLogDirNameError,
     KafkalogError,
+    KafkaStorageError,
     LogDirError,
 )
 from kafkalog.model.values import LogConfig
@@ -65,6 +66,7 @@ FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
 LOG_FILE_SUFFIX = ".log"
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 # FMT-2: "<topic>-<partition>.<unique id><suffix>", each part non-blank (Java's \S+, whole match).
 _SUFFIXED_DIR = {
@@ -169,9 +171,10 @@ def classify_partition_file(name: str) -> SegmentFileName | InvalidFileNameError
     "known" for the other files Kafka keeps in a partition directory, else "unknown". Pure."""
     match = _SEGMENT_FILE.fullmatch(name)
     if match is not None:
-        if _TWENTY_DIGITS.fullmatch(match["prefix"]) is None:
-            return InvalidFileNameError(f"'{name}' does not start with a 20-digit offset",
-                                        where=name)
+        if _TWENTY_DIGITS.fullmatch(match["prefix"]) is None or \
+                int(match["prefix"]) > INT64_MAX:
+            return InvalidFileNameError(f"'{name}' does not start with a 20-digit offset "
+                                        "within Long.MAX", where=name)
         return SegmentFileName(int(match["prefix"]), match["suffix"], match["status"] or "")
     if name in KNOWN_PARTITION_FILES or _RAFT_SNAPSHOT.fullmatch(name):
         return "known"
@@ -195,9 +198,13 @@ class RootCheckpoints:
 
 
 def _read_offsets(fs: FileSystem, path: Path) -> OffsetMap:
-    if not fs.exists(path):
+    if not fs.exists(path) and not fs.is_symlink(path):
         return {}
-    raw = OffsetCheckpointFile(fs, path, create_if_missing=False).read()
+    try:
+        raw = OffsetCheckpointFile(fs, path, create_if_missing=False).read()
+    except KafkaStorageError as error:  # e.g. a symbolic link, which is never followed
+        raise CorruptCheckpointError(f"cannot read checkpoint: {error.message}",
+                                     where=str(path)) from error
     return {TopicPartition(t, p): o for (t, p), o in raw.items()}
 
 
@@ -237,6 +244,9 @@ class LogDirLayout:
     other_partition_dirs: tuple[tuple[PartitionDirName, Path], ...]  # -delete/-future/-stray
     invalid_dirs: tuple[InvalidLogDirNameError, ...]  # subdirectories that are not partitions
     root_files: tuple[str, ...]
+    # Entries that are symbolic links: never followed, since they may point outside the log
+    # directory (LogDir.open refuses them, verify reports them).
+    symlinks: tuple[Path, ...] = ()
 
 
 def _require_dir(fs: FileSystem, path: Path) -> list[str]:
@@ -255,8 +265,12 @@ def inspect_log_dir(fs: FileSystem, path: Path | str) -> LogDirLayout:
     others: list[tuple[PartitionDirName, Path]] = []
     invalid: list[InvalidLogDirNameError] = []
     files: list[str] = []
+    links: list[Path] = []
     for name in names:
         child = root / name
+        if fs.is_symlink(child):
+            links.append(child)
+            continue
         if not fs.is_dir(child):
             files.append(name)
             continue
@@ -270,7 +284,27 @@ def inspect_log_dir(fs: FileSystem, path: Path | str) -> LogDirLayout:
         else:
             others.append((parsed, child))
     return LogDirLayout(root, CLEAN_SHUTDOWN_FILE_NAME in files, partitions, tuple(others),
-                        tuple(invalid), tuple(files))
+                        tuple(invalid), tuple(files), tuple(links))
+
+
+def partition_symlinks(fs: FileSystem, partition_dir: Path) -> list[Path]:
+    """The entries of a partition directory that are symbolic links (never followed)."""
+    return [partition_dir / name for name in fs.list_dir(partition_dir)
+            if fs.is_symlink(partition_dir / name)]
+
+
+def refuse_symlinks(fs: FileSystem, layout: LogDirLayout) -> None:
+    """LogDirError naming the first symbolic link in the directory or a partition of it.
+
+    A link could make recovery truncate or rewrite a file outside the log directory (issue 13),
+    so a directory holding one is not opened; nothing has been changed when this raises.
+    """
+    links = list(layout.symlinks)
+    for partition_dir in layout.partitions.values():
+        links += partition_symlinks(fs, partition_dir)
+    if links:
+        raise LogDirError(f"refusing to open a log directory holding {len(links)} symbolic "
+                          f"link(s), which could point outside it", where=str(links[0]))
 
 
 # --- The live directory ---
@@ -345,7 +379,8 @@ class LogDir:
              topic_configs: Mapping[str, LogConfig] | None = None) -> LogDir:
         """Load every partition of the directory (LogManager.loadLogs for one dir).
 
-        Spec: FMT-41, FMT-43, REC-1, REC-18. Raises LogDirError (missing or unreadable),
+        Spec: FMT-41, FMT-43, REC-1, REC-18. Raises LogDirError (missing or unreadable, or
+        holding a symbolic link at the root or in a partition directory, checked first),
         InvalidLogDirNameError (a subdirectory that is not a partition), CorruptCheckpointError
         (high-watermark checkpoint or a partition's leader-epoch-checkpoint), and whatever
         typed error a partition's loader raises, with every already-opened log closed again.
@@ -353,6 +388,7 @@ class LogDir:
         layout = inspect_log_dir(fs, path)
         if layout.invalid_dirs:
             raise layout.invalid_dirs[0]
+        refuse_symlinks(fs, layout)
         had_clean_shutdown = layout.clean_shutdown_marker
         if had_clean_shutdown:
             # FMT-43: delete first, so a crash while loading makes the next start recover.

@@ -42,6 +42,7 @@ from .log_segment import (
 )
 from .log_segments import LogSegments
 from .time import Time
+from .txn_recovery import recover_txn_index
 
 _INT64_MAX = 2**63 - 1
 
@@ -270,6 +271,9 @@ class LogLoader:
     def _recover_segment(self, segment: LogSegment) -> int:
         """REC-11: rebuild indexes and epochs, truncating at the first invalid batch."""
         truncated = segment.recover(self.epoch_cache)
+        loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
+        recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
+                          self.log_start_offset_checkpoint)  # PSR-7, TXN-11
         self._recovered.append(segment.base_offset)
         self._truncated_bytes += truncated
         return truncated

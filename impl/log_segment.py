@@ -30,7 +30,13 @@ from kafkalog.model.errors import (
     InvalidRecordError,
     LogSegmentOffsetOverflowError,
 )
-from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, LogConfig, LogOffsetMetadata
+from kafkalog.model.values import (
+    INT32_MAX,
+    NO_TIMESTAMP,
+    AbortedTransaction,
+    LogConfig,
+    LogOffsetMetadata,
+)
 
 from .file_records import FileRecords
 from .fs import FileSystem
@@ -38,6 +44,7 @@ from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
 from .time import Time
+from .transaction_index import TransactionIndex
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
@@ -59,7 +66,9 @@ def filename_prefix_from_offset(offset: int) -> str:
 def offset_from_file_name(name: str) -> int:
     """FMT-5: the offset before the first dot; InvalidFileNameError (ERR-48) names the file."""
     prefix = name.split(".", 1)[0]
-    if len(prefix) != 20 or not prefix.isdigit():
+    # ASCII digits only (str.isdigit also takes "²", which int() rejects), within Long.MAX.
+    if len(prefix) != 20 or not (prefix.isascii() and prefix.isdigit()) \
+            or int(prefix) > 2**63 - 1:
         raise InvalidFileNameError(f"not a 20-digit offset file name: {name!r}", where=name)
     return int(prefix)
 
@@ -121,6 +130,8 @@ class FetchDataInfo:
     fetch_offset_metadata: LogOffsetMetadata
     records: MemoryRecords  # a zero-copy view of the bytes read from `.log` (may end mid-batch)
     first_entry_incomplete: bool = False
+    # TXN-14/TXN-15: present (possibly empty) for TXN_COMMITTED reads, else None.
+    aborted_transactions: tuple[AbortedTransaction, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +175,8 @@ class LogSegment:
         self._max_ts_and_offset: tuple[int, int] = _UNKNOWN
         self.bytes_since_last_index_entry = 0
         self.last_modified_ms = log.last_modified_ms()
+        # PSF-8: `.txnindex`, created by the first aborted transaction; follows suffix renames.
+        self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
 
     @classmethod
     def open(
@@ -449,6 +462,7 @@ class LogSegment:
         self.time_index.truncate_to(offset)
         self.offset_index.resize(self.max_index_size)
         self.time_index.resize(self.max_index_size)
+        self.txn_index.truncate_to(offset)  # PSF-10
         removed = 0 if mapping is None else self.log.truncate_to(mapping.position)
         if removed:
             self.last_modified_ms = self.time.milliseconds()
@@ -468,6 +482,7 @@ class LogSegment:
         """
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()  # PSF-10: rebuilt by the loader from replayed markers (PSR-7)
         valid_bytes = 0
         last_index_entry = 0
         self._max_ts_and_offset = _UNKNOWN
@@ -530,6 +545,7 @@ class LogSegment:
         """Both indexes' own sanity checks (FMT-18, FMT-25); raises CorruptIndexError."""
         self.offset_index.sanity_check()
         self.time_index.sanity_check()
+        self.txn_index.sanity_check()
 
     def has_overflow(self) -> bool:
         """SEG-20: the segment holds an offset that does not fit relative to its base."""
@@ -550,6 +566,7 @@ class LogSegment:
         self.log.set_last_modified_ms(self.last_modified_ms)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename all four files, replacing `old_suffix` with `new_suffix` (FMT-7, BUG-49)."""
@@ -560,10 +577,10 @@ class LogSegment:
                 name = name[: -len(old_suffix)]
             return path.with_name(name + new_suffix)
 
+        txn = self.txn_index_file  # derived from the `.log` name: taken before it changes
         self.log.rename_to(renamed(Path(self.log.path)))
         self._offset_index.rename_to(renamed(self.offset_index_file))
         self._time_index.rename_to(renamed(self.time_index_file))
-        txn = self.txn_index_file
         if self.fs.exists(txn):
             self.fs.rename(txn, renamed(txn))
 
@@ -597,6 +614,7 @@ class LogSegment:
         txn = self.txn_index_file
         if self.fs.exists(txn):
             self.fs.delete(txn)
+        self.txn_index.forget()
 
     def check(self) -> None:
         """Assert this segment's invariants in O(n): offsets in range and increasing (SEG-2)."""

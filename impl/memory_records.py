@@ -19,6 +19,7 @@ from crc32c import crc32c
 from kafkalog.impl.compression import CompressionType, compress
 from kafkalog.impl.legacy_records import LegacyRecordBatch
 from kafkalog.impl.record_batch import (
+    CONTROL_FLAG_MASK,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -26,6 +27,7 @@ from kafkalog.impl.record_batch import (
     RECORD_BATCH_OVERHEAD,
     RECORD_OVERHEAD_V0,
     TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
     Record,
     RecordBatch,
     check_header_args,
@@ -34,6 +36,8 @@ from kafkalog.impl.varint import encode_varint, encode_varlong
 from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
 from kafkalog.model.values import INT64_MAX, NO_TIMESTAMP, BatchSpec, TimestampType
 from kafkalog.model.values import Record as ProducerRecord
+
+from .bounds import require_int32, require_int64, require_records
 
 _OFFSET_AND_SIZE = struct.Struct(">qi")
 # Header after the CRC: attributes, lastOffsetDelta, baseTimestamp, maxTimestamp, producerId,
@@ -103,9 +107,17 @@ def next_batch_size(buf: memoryview, pos: int, end: int, base_position: int,
         raise CorruptRecordError(
             f"record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})",
             where=f"{source or '<memory>'}@{base_position + pos}")
+    if size < V2_MIN_SIZE_FIELD and buf[pos + MAGIC_OFFSET] >= 2:
+        # A v2 header is 61 bytes; a smaller one cannot be read (FMT-45).
+        raise CorruptRecordError(
+            f"record batch size {LOG_OVERHEAD + size} is less than the v2 header size "
+            f"({RECORD_BATCH_OVERHEAD})", where=f"{source or '<memory>'}@{base_position + pos}")
     if pos + LOG_OVERHEAD + size > end:
         return None
     return LOG_OVERHEAD + size
+
+
+V2_MIN_SIZE_FIELD = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD  # 49: the size field of an empty batch
 
 
 class MemoryRecords:
@@ -164,7 +176,7 @@ class MemoryRecords:
                      log_append_time: int = NO_TIMESTAMP,
                      compression: CompressionType | None = None,
                      producer: tuple[int, int, int] = (-1, -1, -1),
-                     is_transactional: bool = False) -> MemoryRecords:
+                     is_transactional: bool = False, is_control: bool = False) -> MemoryRecords:
         """One v2 batch of `records` at offsets base_offset..; empty input gives an empty buffer.
 
         `producer` is (producer id, epoch, base sequence), -1 each when not idempotent.
@@ -173,8 +185,26 @@ class MemoryRecords:
             return cls(bytearray())
         data = build_batch(records, base_offset, partition_leader_epoch, timestamp_type,
                            log_append_time, compression or CompressionType.NONE, producer,
-                           is_transactional)
+                           is_transactional, is_control)
         return cls(data)
+
+    @classmethod
+    def end_txn_marker(cls, producer_id: int, producer_epoch: int, commit: bool,
+                       coordinator_epoch: int, timestamp: int,
+                       timestamp_type: TimestampType = TimestampType.CREATE_TIME
+                       ) -> MemoryRecords:
+        """TXN-1/PSF-12: the 78-byte marker batch the leader writes for the coordinator: one
+        control record (key version 0 + COMMIT 1 / ABORT 0, value version 0 + coordinator
+        epoch), transactional + control, sequence -1, timestamp = the leader's clock."""
+        if not -(2**31) <= coordinator_epoch < 2**31:
+            raise IllegalArgumentError(f"coordinator epoch {coordinator_epoch} is not an int32")
+        key = struct.pack(">hh", 0, 1 if commit else 0)
+        value = struct.pack(">hi", 0, coordinator_epoch)
+        record = ProducerRecord(key=key, value=value, timestamp=timestamp)
+        return cls.with_records((record,), timestamp_type=timestamp_type,
+                                log_append_time=timestamp,
+                                producer=(producer_id, producer_epoch, -1),
+                                is_transactional=True, is_control=True)
 
     @classmethod
     def from_batch_specs(cls, specs: Sequence[BatchSpec]) -> MemoryRecords:
@@ -185,7 +215,7 @@ class MemoryRecords:
                 out += build_batch(spec.records, spec.base_offset, spec.partition_leader_epoch,
                                    spec.timestamp_type, spec.log_append_time, CompressionType.NONE,
                                    (spec.producer_id, spec.producer_epoch, spec.base_sequence),
-                                   spec.is_transactional)
+                                   spec.is_transactional, spec.is_control)
         return cls(out)
 
 
@@ -244,18 +274,22 @@ def _put_bytes(out: bytearray, data: bytes | None) -> None:
 def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_leader_epoch: int,
                 timestamp_type: TimestampType, log_append_time: int,
                 codec: CompressionType, producer: tuple[int, int, int] = (-1, -1, -1),
-                is_transactional: bool = False) -> bytearray:
+                is_transactional: bool = False, is_control: bool = False) -> bytearray:
     """The bytes of one v2 batch, CRC included. IllegalArgumentError on impossible input
-    (including producer fields outside the header's widths, and the transactional flag, which
-    kafkalog does not support yet: issue 15)."""
+    (including producer fields outside the header's widths, and a transactional batch without
+    a producer id, which MemoryRecordsBuilder refuses). A control batch is transactional."""
+    require_records(records, "record batch")
+    require_int32(partition_leader_epoch, "partition leader epoch", "record batch")
+    require_int64(log_append_time, "log append time", "record batch")
     producer_id, producer_epoch, base_sequence = producer
     if not (-1 <= producer_id <= INT64_MAX and -1 <= producer_epoch <= 32767
             and -1 <= base_sequence <= 2**31 - 1):
         raise IllegalArgumentError(
             f"producer fields out of range: id {producer_id}, epoch {producer_epoch}, "
             f"base sequence {base_sequence}")
-    if is_transactional:
-        raise IllegalArgumentError("transactional batches are not supported yet (issue 15)")
+    if (is_transactional or is_control) and producer_id < 0:
+        raise IllegalArgumentError(
+            "Cannot write transactional messages without a valid producer ID")
     base_ts = records[0].timestamp
     check_header_args(MAGIC_V2, base_ts)
     for r in records:
@@ -267,6 +301,10 @@ def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_l
     if codec is not CompressionType.NONE:
         body = compress(codec, body)
     attributes = int(codec)
+    if is_transactional or is_control:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_MASK
         max_ts = log_append_time

@@ -19,6 +19,7 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
+    CHECK_CHUNK_ENTRIES,
     AbstractIndex,
     Column,
     non_decreasing,
@@ -29,6 +30,8 @@ from kafkalog.model.errors import (
     IllegalArgumentError,
     InvalidOffsetError,
 )
+
+KEYS_CACHE_MAX_ENTRIES = 1 << 20  # lookups cache at most 4 MiB of keys
 
 
 class OffsetPosition(NamedTuple):
@@ -55,10 +58,14 @@ class OffsetIndex(AbstractIndex):
         self._last_offset = self.last_entry.offset
         self._keys = None
 
-    def _relative_keys(self) -> array:
-        """The entries' relative offsets (O(n) on first use after a change, then cached)."""
+    def _relative_keys(self) -> array | None:
+        """The entries' relative offsets (O(n) on first use after a change, then cached); None
+        above KEYS_CACHE_MAX_ENTRIES, where lookups search the mapping instead, so the cache never
+        grows with a huge index (4 bytes an entry)."""
         keys = self._keys
         if keys is None:
+            if self._entries > KEYS_CACHE_MAX_ENTRIES:
+                return None
             raw = array("i", self._buf()[: self._entries * 8] if self._entries else b"")
             if sys.byteorder == "little":
                 raw.byteswap()  # the file is big-endian (FMT-10)
@@ -97,7 +104,11 @@ class OffsetIndex(AbstractIndex):
         keys is the one `_slot_range_for` finds over the mapping.
         """
         with self._lock:
-            slot = bisect_right(self._relative_keys(), target_offset - self.base_offset) - 1
+            keys = self._relative_keys()
+            if keys is None:
+                slot = self._slot_range_for(target_offset, self._OFFSETS, True)
+            else:
+                slot = bisect_right(keys, target_offset - self.base_offset) - 1
             if slot < 0:
                 # A closed index raises even when empty: Kafka's lookup reads `mmap()`, which
                 # closeHandler set to null.
@@ -174,25 +185,25 @@ class OffsetIndex(AbstractIndex):
                 raise CorruptIndexError(problem, where=self.path)
 
     def _first_disorder(self) -> str | None:
-        if self._entries == 0:
-            return None
-        raw = array("i", self._buf()[: self._entries * 8])
-        if sys.byteorder == "little":
-            raw.byteswap()  # the file is big-endian (FMT-10)
-        rels, positions = raw[0::2].tolist(), raw[1::2].tolist()
-        if (rels[0] >= 0 and positions[0] >= 0 and strictly_increasing(rels)
-                and non_decreasing(positions)):
-            return None  # the common case, checked in C; the loop below names the culprit
+        """The first entry out of order, scanned in chunks of CHECK_CHUNK_ENTRIES so memory stays
+        O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
         prev_rel, prev_pos = -1, -1
-        view = memoryview(self._buf())[: self._entries * 8]
-        try:
-            for n, (rel, pos) in enumerate(self.ENTRY.iter_unpack(view)):
+        buf = self._buf() if self._entries else b""
+        for start in range(0, self._entries, CHECK_CHUNK_ENTRIES):
+            end = min(self._entries, start + CHECK_CHUNK_ENTRIES)
+            raw = array("i", buf[start * 8 : end * 8])
+            if sys.byteorder == "little":
+                raw.byteswap()  # the file is big-endian (FMT-10)
+            rels, positions = raw[0::2].tolist(), raw[1::2].tolist()
+            if (rels[0] > prev_rel and positions[0] >= max(prev_pos, 0)
+                    and strictly_increasing(rels) and non_decreasing(positions)):
+                prev_rel, prev_pos = rels[-1], positions[-1]
+                continue  # the common case, checked in C; the loop below names the culprit
+            for n, (rel, pos) in enumerate(zip(rels, positions, strict=True), start=start):
                 if rel <= prev_rel or pos < prev_pos or pos < 0:
                     return (f"entry {n} ({rel}, {pos}) does not follow ({prev_rel}, {prev_pos}): "
                             f"offsets must increase and positions must not decrease")
                 prev_rel, prev_pos = rel, pos
-        finally:
-            view.release()
         return None
 
     def check(self) -> None:

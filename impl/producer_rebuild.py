@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from kafkalog.model.errors import InvalidRecordError
+from kafkalog.model.errors import IllegalArgumentError, InvalidRecordError
 from kafkalog.model.values import ProducerBatchView, ProducerView
 
 from .memory_records import MemoryRecords, ScannedRecords
@@ -36,13 +36,20 @@ def _marker_of(batch: Any) -> EndTxnMarker | None:
         if len(key) < 4 or _MARKER_KEY.unpack_from(key)[0] < 0:
             raise InvalidRecordError("Invalid control record key", where=batch.where())
         kind = _MARKER_KEY.unpack_from(key)[1]
-        if kind not in (_ABORT, _COMMIT):
-            return None
+        if kind not in (_ABORT, _COMMIT):  # TXN-4: EndTransactionMarker.deserialize
+            raise IllegalArgumentError(
+                f"Invalid control record type for end transaction marker {kind}",
+                where=batch.where())
         if len(value) < 6 or _MARKER_VALUE.unpack_from(value)[0] < 0:
             raise InvalidRecordError("Invalid end transaction marker value", where=batch.where())
         return EndTxnMarker(kind == _ABORT, _MARKER_VALUE.unpack_from(value)[1],
                             record.timestamp)
     return None
+
+
+def producer_batch_of(b: Any) -> ProducerBatch:
+    """The producer facts of one stored v2 batch (markers parsed, PSF-11)."""
+    return _from_batch(b)
 
 
 def _from_batch(b: Any) -> ProducerBatch:

@@ -14,16 +14,19 @@ close and rebuilds: fsync), deleted synchronously by reloads and full truncation
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from kafkalog.model.errors import (
     CorruptSnapshotError,
+    IllegalArgumentError,
     InvalidProducerEpochError,
     InvalidRecordError,
+    InvalidTxnStateError,
     OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
 )
 
 from .fs import FileSystem
@@ -160,6 +163,16 @@ class ProducerBatch:
         return increment_sequence(self.base_sequence, self.last_offset - self.base_offset)
 
 
+@dataclass(frozen=True)
+class CompletedTxn:
+    """CT (TXN-3 step 3): a transaction closed by the marker at `last_offset`."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
 class AppendInfo:
     """ProducerAppendInfo (PAI): validates batches of one producer against a copy."""
 
@@ -167,6 +180,8 @@ class AppendInfo:
         self.current = current
         self.origin = origin
         self.updated = current.copy_without_batches()
+        self.started_txns: list[int] = []  # first offsets of transactions opened (TXN-5)
+        self.completed_txns: list[CompletedTxn] = []
 
     def _check_epoch(self, batch: ProducerBatch) -> None:
         """PST-12: a lower epoch is fenced except on replication."""
@@ -212,10 +227,21 @@ class AppendInfo:
         self.append_data_batch(batch)
 
     def append_end_txn_marker(self, batch: ProducerBatch, marker: EndTxnMarker) -> None:
-        """TXN-3 as replication and recovery apply it: epoch adopted, transaction closed,
-        coordinator epoch and last timestamp from the marker. Coordinator fencing and the
-        transaction index belong to issue 15 (only replayed markers reach this today)."""
+        """TXN-3: epoch and coordinator-epoch checks (fenced except on replication), the
+        completed transaction if one was open (empty ones complete nothing, KAFKA-10702), then
+        epoch adopted, transaction closed, coordinator epoch and last timestamp from the marker."""
         self._check_epoch(batch)
+        if (marker.coordinator_epoch < self.updated.coordinator_epoch
+                and self.origin is not AppendOrigin.REPLICATION):
+            raise TransactionCoordinatorFencedError(
+                f"Invalid coordinator epoch for producer {batch.producer_id} at offset "
+                f"{batch.base_offset}: {marker.coordinator_epoch} (zombie), "
+                f"{self.updated.coordinator_epoch} (current)"
+            )
+        if self.updated.current_txn_first_offset >= 0:
+            self.completed_txns.append(CompletedTxn(
+                batch.producer_id, self.updated.current_txn_first_offset, batch.last_offset,
+                marker.is_abort))
         self.updated.maybe_update_epoch(batch.producer_epoch)
         self.updated.current_txn_first_offset = -1
         self.updated.coordinator_epoch = marker.coordinator_epoch
@@ -231,8 +257,14 @@ class AppendInfo:
             batch.last_sequence, batch.last_offset, batch.last_offset - batch.base_offset,
             batch.max_timestamp))
         self.updated.last_timestamp = batch.max_timestamp
+        if self.updated.current_txn_first_offset >= 0 and not batch.is_transactional:
+            raise InvalidTxnStateError(  # PST-18 step 3, every origin
+                f"Expected transactional write from producer {batch.producer_id} at offset "
+                f"{batch.base_offset}"
+            )
         if batch.is_transactional and self.updated.current_txn_first_offset < 0:
             self.updated.current_txn_first_offset = batch.base_offset  # PST-18 step 4
+            self.started_txns.append(batch.base_offset)
 
 
 class ProducerStateManager:
@@ -250,6 +282,10 @@ class ProducerStateManager:
         self.last_map_offset = 0
         self.last_snap_offset = 0
         self.snapshots: dict[int, Path] = self._list_snapshots()
+        # PST-2: first offset -> producer id of open transactions, and of completed ones whose
+        # marker is not yet below the HW (marker offset kept in `unreplicated_markers`).
+        self.ongoing_txns: dict[int, int] = {}
+        self.unreplicated_txns: dict[int, CompletedTxn] = {}
 
     # --- snapshots on disk ------------------------------------------------------------------
 
@@ -345,6 +381,8 @@ class ProducerStateManager:
                                                        s.offset_delta, s.timestamp))
                 if not self._is_expired(entry, now_ms):
                     self._put(entry)
+                    if entry.current_txn_first_offset >= 0:  # PSR-4: message-only metadata
+                        self.ongoing_txns[entry.current_txn_first_offset] = entry.producer_id
             self.last_snap_offset = self.last_map_offset = offset
             return
         self.last_snap_offset = self.last_map_offset = log_start
@@ -373,6 +411,37 @@ class ProducerStateManager:
         current.current_txn_first_offset = new.current_txn_first_offset
         current.last_timestamp = new.last_timestamp
 
+    def _register_started(self, info: AppendInfo) -> None:
+        """PST-19: transactions started by an append join `ongoing_txns`."""
+        for first in info.started_txns:
+            self.ongoing_txns[first] = info.updated.producer_id
+
+    # --- transactions (TXN-6, TXN-7, TXN-10) --------------------------------------------------
+
+    def last_stable_offset(self, txn: CompletedTxn) -> int:
+        """TXN-10: the first open transaction of another producer, else marker + 1."""
+        for first in sorted(self.ongoing_txns):
+            if self.ongoing_txns[first] != txn.producer_id:
+                return first
+        return txn.last_offset + 1
+
+    def complete_txn(self, txn: CompletedTxn) -> None:
+        """TXN-6: ongoing -> unreplicated; IllegalArgumentError if it was not ongoing."""
+        if self.ongoing_txns.pop(txn.first_offset, None) is None:
+            raise IllegalArgumentError(
+                f"Attempted to complete transaction {txn} on partition which was not started")
+        self.unreplicated_txns[txn.first_offset] = txn
+
+    def on_high_watermark_updated(self, hw: int) -> None:
+        """TXN-7: unreplicated transactions whose marker is below the HW retire."""
+        for first in [f for f, t in self.unreplicated_txns.items() if t.last_offset < hw]:
+            del self.unreplicated_txns[first]
+
+    def first_unstable_offset(self) -> int | None:
+        """TXN-7: the smaller first key of the ongoing and unreplicated maps."""
+        keys = [*self.ongoing_txns, *self.unreplicated_txns]
+        return min(keys) if keys else None
+
     def update_map_end_offset(self, offset: int) -> None:
         self.last_map_offset = offset
 
@@ -387,7 +456,8 @@ class ProducerStateManager:
             del self.producers[pid]
 
     def is_empty(self) -> bool:
-        return not self.producers
+        """PSM.isEmpty: no producers and no unreplicated transactions."""
+        return not self.producers and not self.unreplicated_txns
 
     def check(self, log_end_offset: int) -> None:
         """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
@@ -407,6 +477,7 @@ class ProducerStateManager:
 
     def on_log_start_offset_incremented(self, log_start: int) -> None:
         """PSR-12: producers kept; map end raised; last snapshot offset re-derived."""
+        self.on_high_watermark_updated(log_start)  # PSR-12 step 1: same filter
         if self.last_map_offset < log_start:
             self.last_map_offset = log_start
         latest = self.latest_snapshot_offset()
@@ -418,6 +489,8 @@ class ProducerStateManager:
             self._delete_now(offset)
         if end != self.last_map_offset:
             self.producers.clear()
+            self.ongoing_txns.clear()
+            self.unreplicated_txns.clear()
             self._load_from_snapshot(log_start, now_ms)
         else:
             self.on_log_start_offset_incremented(log_start)
@@ -425,6 +498,8 @@ class ProducerStateManager:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """PSR-11 step 2."""
         self.producers.clear()
+        self.ongoing_txns.clear()
+        self.unreplicated_txns.clear()
         for snap in list(self.snapshots):
             self._delete_now(snap)
         self.last_snap_offset = 0
@@ -445,6 +520,10 @@ class ProducerStateManager:
         # which decides where new producers go in the snapshot's own HashMap order.
         for pid in java_hash_map_order(infos, java_hash_map_capacity(len(infos))):
             self.update(infos[pid])
+            self._register_started(infos[pid])
+        # PSR-6: completions after all updates, in batch order; they start out unreplicated.
+        for txn in completed_in_order(infos):
+            self.complete_txn(txn)
 
     # --- the append path (PST-7 steps 4-6, PST-9) ---------------------------------------------
 
@@ -472,11 +551,26 @@ class ProducerStateManager:
             info.append(batch)
         return infos, None
 
-    def apply(self, infos: dict[int, AppendInfo], end_offset: int) -> None:
-        """PST-9 steps 3 and 5: merge the working copies, then the map end = the new LEO."""
+    def apply(self, infos: dict[int, AppendInfo], end_offset: int,
+              on_completed: Callable[[CompletedTxn, int], None] | None = None) -> None:
+        """PST-9 steps 3-5: merge the working copies and register started transactions; for
+        each completed transaction in batch order compute its last stable offset (TXN-10), hand
+        it to `on_completed` (the txn index, TXN-11), complete it; then the map end."""
         for info in infos.values():
             self.update(info)
+            self._register_started(info)
+        for txn in completed_in_order(infos):
+            lso = self.last_stable_offset(txn)
+            if on_completed is not None:
+                on_completed(txn, lso)
+            self.complete_txn(txn)
         self.update_map_end_offset(end_offset)
+
+
+def completed_in_order(infos: dict[int, AppendInfo]) -> list[CompletedTxn]:
+    """The completed transactions of one append in batch (marker offset) order."""
+    return sorted((t for i in infos.values() for t in i.completed_txns),
+                  key=lambda t: t.last_offset)
 
 
 def check_client_batches(batches: list[ProducerBatch], where: str) -> None:

@@ -16,6 +16,7 @@ import struct
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
+    CHECK_CHUNK_ENTRIES,
     AbstractIndex,
     Column,
     non_decreasing,
@@ -170,22 +171,25 @@ class TimeIndex(AbstractIndex):
                 raise CorruptIndexError(problem, where=self.path)
 
     def _first_disorder(self) -> str | None:
-        if self._entries == 0:
-            return None
-        prev_ts, prev_rel = None, 0
-        view = memoryview(self._buf())[: self._entries * 12]
-        try:
-            timestamps, rels = (list(column) for column in zip(*self.ENTRY.iter_unpack(view),
-                                                               strict=True))
-            if rels[0] >= 0 and strictly_increasing(timestamps) and non_decreasing(rels):
-                return None  # the common case, checked in C; the loop below names the culprit
-            for n, (ts, rel) in enumerate(self.ENTRY.iter_unpack(view)):
+        """The first entry out of order, scanned in chunks of CHECK_CHUNK_ENTRIES so memory stays
+        O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
+        prev_ts: int | None = None
+        prev_rel = 0
+        buf = self._buf() if self._entries else b""
+        for start in range(0, self._entries, CHECK_CHUNK_ENTRIES):
+            end = min(self._entries, start + CHECK_CHUNK_ENTRIES)
+            chunk = bytes(buf[start * 12 : end * 12])
+            timestamps, rels = (list(column) for column in
+                                zip(*self.ENTRY.iter_unpack(chunk), strict=True))
+            if ((prev_ts is None or timestamps[0] > prev_ts) and rels[0] >= prev_rel
+                    and strictly_increasing(timestamps) and non_decreasing(rels)):
+                prev_ts, prev_rel = timestamps[-1], rels[-1]
+                continue  # the common case, checked in C; the loop below names the culprit
+            for n, (ts, rel) in enumerate(zip(timestamps, rels, strict=True), start=start):
                 if (prev_ts is not None and ts <= prev_ts) or rel < prev_rel:
                     return (f"entry {n} ({ts}, {rel}) does not follow ({prev_ts}, {prev_rel}): "
                             f"timestamps must increase and offsets must not decrease")
                 prev_ts, prev_rel = ts, rel
-        finally:
-            view.release()
         return None
 
     def check(self) -> None:

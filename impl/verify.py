@@ -24,11 +24,19 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kafkalog.model.errors import CorruptCheckpointError, CorruptRecordError, KafkalogError
+from kafkalog.model.errors import (
+    CorruptCheckpointError,
+    CorruptRecordError,
+    KafkalogError,
+    KafkaStorageError,
+    LogDirError,
+)
 from kafkalog.model.values import EpochEntry
 
 from .checkpoint import LEADER_EPOCH_CHECKPOINT_FILENAME, LeaderEpochCheckpointFile
 from .fs import FileSystem
+from .index_file import open_index
+from .index_file import parse_index as parse_index  # re-exported for dump and tests
 from .log_dir import (
     LogDirLayout,
     RootCheckpoints,
@@ -40,8 +48,12 @@ from .log_dir import (
 )
 from .memory_records import batch_of, next_batch_size
 from .verify_producer import check_snapshots
+from .verify_txn import check_txn_index
 
 INT32_MAX = 2**31 - 1
+# Per index file: after this many problems the rest of the file is summarised in one note, so a
+# garbage index of any size costs bounded memory and output (issue 13).
+MAX_INDEX_PROBLEMS = 100
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
 TIME_INDEX_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
 
@@ -207,22 +219,6 @@ def scan_segment(fs: FileSystem, path: Path, base_offset: int, deep: bool = Fals
 # --- Index checks (FMT-10..18, FMT-19..25, BUG-26) ---
 
 
-def parse_index(data: bytes, entry: struct.Struct) -> tuple[list[tuple[int, int]], int, int]:
-    """(entries, bytes left over, trailing all-zero entries). A zero tail is a preallocated,
-    untrimmed file (FMT-27); its entries are not returned."""
-    count = len(data) // entry.size
-    entries = [entry.unpack_from(data, n * entry.size) for n in range(count)]
-    zeros = 0
-    while zeros < len(entries) and entries[len(entries) - 1 - zeros] == (0, 0):
-        zeros += 1
-    if zeros == len(entries) == 1 and len(data) == entry.size:
-        # A file of exactly one all-zero entry is a trimmed index holding one real entry:
-        # (timestamp 0, base offset) or (base offset, position 0); preallocation (FMT-26)
-        # makes files of many entries.
-        zeros = 0
-    return entries[: len(entries) - zeros], len(data) % entry.size, zeros
-
-
 def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
                      rule: str) -> Iterator[Finding]:
     if left_over:
@@ -232,6 +228,26 @@ def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
         yield _problem("index_not_trimmed", path, None,
                        f"{zeros} zero-filled preallocated entries at the end (unclean shutdown; "
                        f"recovery rebuilds the index)", "FMT-27")
+
+
+class _ProblemBudget:
+    """Stops an index check after MAX_INDEX_PROBLEMS problems, adding one note that says so.
+    Counts only the findings added since the last call, so each entry costs O(1)."""
+
+    def __init__(self, findings: list[Finding], path: str, count: int) -> None:
+        self.findings, self.path, self.count = findings, path, count
+        self.seen = self.problems = 0
+
+    def exhausted(self, n: int) -> bool:
+        for finding in self.findings[self.seen :]:
+            self.problems += finding.severity is Severity.PROBLEM
+        self.seen = len(self.findings)
+        if self.problems < MAX_INDEX_PROBLEMS:
+            return False
+        self.findings.append(_note("index_check_stopped", self.path, None,
+                                   f"stopped after {MAX_INDEX_PROBLEMS} problems; entries "
+                                   f"{n}..{self.count - 1} not checked", "FMT-18"))
+        return True
 
 
 def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
@@ -246,7 +262,10 @@ def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
     last_offsets = {b.last_offset for b in scan.batches}
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
+    budget = _ProblemBudget(findings, path, len(entries))
     for n, (relative, position) in enumerate(entries):
+        if budget.exhausted(n):
+            break
         at, key = n * OFFSET_INDEX_ENTRY.size, scan.base_offset + relative
         if relative < 0:
             findings.append(_problem("index_offset_below_base", path, at,
@@ -334,7 +353,10 @@ def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: Segment
                                path: str) -> list[Finding]:
     findings: list[Finding] = []
     previous: tuple[int, int] | None = None
+    budget = _ProblemBudget(findings, path, len(entries))
     for n, (timestamp, relative) in enumerate(entries):
+        if budget.exhausted(n):
+            break
         at, offset = n * TIME_INDEX_ENTRY.size, scan.base_offset + relative
         if previous is not None and (timestamp <= previous[0] or offset < previous[1]):
             findings.append(_problem("time_index_not_increasing", path, at,
@@ -522,12 +544,24 @@ class VerifyReport:
         }
 
 
+def _symlink_finding(path: str) -> Finding:
+    return _problem("symlink_refused", path, None, "a symbolic link, not followed (it could "
+                    "point outside the log directory); LogDir.open refuses it", "FMT-1")
+
+
+def _unreadable(report: PartitionReport, path: Path | str, error: KafkaStorageError) -> None:
+    report.findings.append(_problem("unreadable_file", str(path), None, error.message, "ERR-36"))
+
+
 def _classify_files(fs: FileSystem, partition_dir: Path,
                     report: PartitionReport) -> dict[int, set[str]]:
     """Segment base offset -> the plain suffixes present (`.log`, `.index`, ...)."""
     segments: dict[int, set[str]] = {}
     for name in fs.list_dir(partition_dir):
         path = str(partition_dir / name)
+        if fs.is_symlink(path):
+            report.findings.append(_symlink_finding(path))
+            continue
         kind = classify_partition_file(name)
         if isinstance(kind, SegmentFileName):
             if kind.status:
@@ -552,6 +586,8 @@ def _read_epochs(fs: FileSystem, partition_dir: Path, report: PartitionReport) -
         return
     try:
         report.epoch_entries = LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read()
+    except KafkaStorageError as error:
+        _unreadable(report, path, error)
     except CorruptCheckpointError as error:
         report.findings.append(_problem("corrupt_checkpoint", str(path), None, str(error),
                                         "FMT-39"))
@@ -568,17 +604,20 @@ def _check_indexes(fs: FileSystem, partition_dir: Path, base: int, suffixes: set
                                             "index file is missing (the loader rebuilds it)",
                                             "REC-6"))
             continue
-        entries, left_over, zeros = parse_index(fs.read_file(path), entry)
-        report.findings.extend(_length_findings(path, left_over, zeros, entry.size, rule))
-        if suffix == ".index":
-            report.findings.extend(check_offset_index(entries, scan, path))
-        else:
-            report.findings.extend(check_time_index(entries, scan, path, final_entry))
+        try:
+            with open_index(fs, path, entry) as (entries, left_over, zeros):
+                report.findings.extend(_length_findings(path, left_over, zeros, entry.size, rule))
+                if suffix == ".index":
+                    report.findings.extend(check_offset_index(entries, scan, path))
+                else:
+                    report.findings.extend(check_time_index(entries, scan, path, final_entry))
+        except KafkaStorageError as error:
+            _unreadable(report, path, error)
 
 
 def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                      checkpoints: RootCheckpoints, clean: bool, deep: bool = False,
-                     ) -> PartitionReport:
+                     check_root_offsets: bool = True) -> PartitionReport:
     """Every check of one partition directory; read-only."""
     report = PartitionReport(tp, str(partition_dir))
     segments = _classify_files(fs, partition_dir, report)
@@ -593,7 +632,11 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                              "index without a .log (the loader deletes it)",
                                              "REC-6"))
             continue
-        scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
+        try:
+            scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
+        except KafkaStorageError as error:
+            _unreadable(report, partition_dir / f"{base:020d}.log", error)
+            continue
         report.findings.extend(scan.findings)
         if previous is not None and previous.next_offset > base:
             report.findings.append(_problem("segments_overlap", scan.path, None,
@@ -602,6 +645,10 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
         # Only the active segment of a crashed broker may lack its final time-index entry.
         _check_indexes(fs, partition_dir, base, suffixes, scan, report,
                        final_entry=clean or base != last_base)
+        for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
+                                                                  scan.next_offset):
+            report.findings.append((_problem if problem else _note)(kind, path, None, message,
+                                                                    rule))
         report.segments.append(scan)
         previous = scan
     if not report.segments:
@@ -610,6 +657,10 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                      "start offset", "REC-8"))
     _read_epochs(fs, partition_dir, report)
     epoch_path = str(partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME)
+    report.findings.extend(check_epochs(report.epoch_entries, report.segments,
+                                        report.log_end_offset, epoch_path, clean))
+    if not check_root_offsets:
+        return report
     start = max(checkpoints.log_start_offsets.get(tp, 0), report.first_base_offset)
     report.findings.extend(check_epochs(report.epoch_entries, report.segments,
                                         report.log_end_offset, epoch_path, clean, start))
@@ -627,6 +678,7 @@ def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[F
                 for e in layout.invalid_dirs]
     findings += [_problem("corrupt_checkpoint", e.where or root, None, e.message, "FMT-41")
                  for e in checkpoints.problems]
+    findings += [_symlink_finding(str(link)) for link in layout.symlinks]
     findings += [_note("partition_dir_not_live", str(p), None,
                        f"{name.topic_partition} is marked {name.kind.value}; not loaded", "FMT-2")
                  for name, p in layout.other_partition_dirs]
@@ -645,8 +697,15 @@ def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[F
 
 
 def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:
-    """Check a whole log directory without writing to it. Raises LogDirError if unreadable."""
+    """Check a whole log directory without writing to it.
+
+    Raises LogDirError if it is missing, unreadable or empty (an empty directory is no log
+    directory: a broker writes checkpoints into its log dirs at start-up).
+    """
     layout = inspect_log_dir(fs, path)
+    if not (layout.partitions or layout.root_files or layout.symlinks or layout.invalid_dirs
+            or layout.other_partition_dirs):
+        raise LogDirError("the directory is empty: not a Kafka log directory", where=str(path))
     # A corrupt HW file is fatal for LogDir.open; verify reports it and checks the rest.
     checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
     report = VerifyReport(str(layout.path), layout.clean_shutdown_marker)

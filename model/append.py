@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
+from .bounds import require_end_offset_fits, require_int32, require_int64, require_records
 from .choices import choose
 from .errors import (
     IllegalArgumentError,
@@ -27,13 +28,15 @@ from .local_log import roll_log, update_high_watermark_with_log_end
 from .producer_state import (
     BatchMetadata,
     Origin,
-    apply_batches,
+    apply_append,
     check_client_fields,
     validate,
 )
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
 from .state import Batch, PartitionState
+from .transactions import index_completed, refresh_first_unstable_offset
+from .txn_entry import CompletedTxn, marker_record, parse_marker
 from .values import (
     INT32_MAX,
     INT64_MAX,
@@ -58,8 +61,9 @@ def _check_timestamps(records: tuple[Record, ...], where: str) -> None:
 
 
 def check_producer_fields(producer_id: int, producer_epoch: int, base_sequence: int,
-                          where: str) -> None:
-    """KL-PROD-2: producer fields must fit the v2 header (int64 / int16 / int32, -1 = none)."""
+                          where: str, is_transactional: bool = False) -> None:
+    """KL-PROD-2: producer fields must fit the v2 header (int64 / int16 / int32, -1 = none).
+    KL-TXN-1: a transactional batch needs a producer id (MemoryRecordsBuilder, TXN-1)."""
     if not (-1 <= producer_id <= INT64_MAX and -1 <= producer_epoch <= 32767
             and -1 <= base_sequence <= INT32_MAX):
         raise IllegalArgumentError(
@@ -67,11 +71,16 @@ def check_producer_fields(producer_id: int, producer_epoch: int, base_sequence: 
             f"base sequence {base_sequence}",
             where=where,
         )
+    if is_transactional and producer_id < 0:
+        raise IllegalArgumentError(
+            "Cannot write transactional messages without a valid producer ID", where=where
+        )
 
 
 def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
                 timestamp_type: TimestampType, log_append_time: int,
-                producer: tuple[int, int, int] = (-1, -1, -1)) -> Batch:
+                producer: tuple[int, int, int] = (-1, -1, -1), is_transactional: bool = False,
+                is_control: bool = False) -> Batch:
     """One stored batch; its position is filled in when it is placed in a segment."""
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         max_ts = log_append_time
@@ -89,6 +98,8 @@ def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
         producer_id=producer[0],
         producer_epoch=producer[1],
         base_sequence=producer[2],
+        is_transactional=is_transactional,
+        is_control=is_control,
     )
 
 
@@ -167,8 +178,10 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
     write, LEO, HW, producer state applied. A client duplicate still rolls and stamps the epoch
     cache (PST-7 step 3) but writes nothing and returns the original batch's metadata.
 
-    Spec: KL-APPEND-5, KL-VERSION-4, KL-PROD-4, KL-PROD-5.
+    Spec: KL-APPEND-5, KL-VERSION-4, KL-PROD-4, KL-PROD-5, KL-BOUND-1 (the new LEO must fit a
+    long).
     """
+    require_end_offset_fits(batches[-1].last_offset, "append")
     for batch in batches:
         if batch.partition_leader_epoch < 0:
             raise IllegalArgumentError(
@@ -192,8 +205,9 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
                 if duplicate is not None:
                     break
     producers = state.producer_state.producers
+    completed: tuple[CompletedTxn, ...] = ()
     if duplicate is None:
-        producers = apply_batches(producers, producer_batches, origin)
+        producers, completed = apply_append(producers, producer_batches, origin)
     state = _maybe_roll(state, batches)
     entries = state.epochs
     for batch in batches:
@@ -215,9 +229,14 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
         segments=(*state.segments[:-1], active),
         log_end_offset=end,
         epochs=entries,
-        producer_state=replace(state.producer_state, producers=producers, last_map_offset=end),
     )
-    return update_high_watermark_with_log_end(state), None
+    # PST-9: HW from the LEO, then PSM.update, completed transactions (index, unreplicated), the
+    # map end, and the FUO.
+    state = update_high_watermark_with_log_end(state)
+    state = replace(state, producer_state=replace(state.producer_state, producers=producers))
+    state = index_completed(state, completed)
+    state = replace(state, producer_state=replace(state.producer_state, last_map_offset=end))
+    return refresh_first_unstable_offset(state), None
 
 
 def _leader_offset_of_max_timestamp(batch: Batch, version: str) -> int:
@@ -262,24 +281,25 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
     a producer id is validated against the producer state and deduplicated (origin CLIENT).
 
     Spec: KL-APPEND-1, KL-APPEND-2, KL-APPEND-3, KL-APPEND-4, KL-APPEND-5, KL-APPEND-6,
-    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2, KL-PROD-2, KL-PROD-5. Raises IllegalArgumentError
-    for producer fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
+    KL-APPEND-9, KL-APPEND-10, KL-VERSION-2, KL-PROD-2, KL-PROD-5, KL-BOUND-1. Raises
+    IllegalArgumentError for an epoch outside int32, a record outside KL-BOUND-1 or producer
+    fields out of range, RecordTooLargeError (ERR-23), InvalidRecordError (PSE-5),
     IllegalArgumentError for a negative epoch (ERR-27) or timestamp, RecordBatchTooLargeError
     (ERR-24), InvalidProducerEpochError (PSE-1), OutOfOrderSequenceError (PSE-2), in that order.
     """
+    require_int32(leader_epoch, "leader epoch", "append_as_leader")
     if not records:
         return state, EMPTY_APPEND_INFO
-    if is_transactional:
-        raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
-                                   where="append_as_leader")
-    check_producer_fields(producer_id, producer_epoch, base_sequence, "append_as_leader")
+    require_records(records, "append_as_leader")
+    check_producer_fields(producer_id, producer_epoch, base_sequence, "append_as_leader",
+                          is_transactional)
     _check_timestamps(records, "append_as_leader")
     config = state.config
     log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
     batch = _make_batch(
         state.log_end_offset, leader_epoch, records, config.message_timestamp_type,
         state.now_ms if log_append else NO_TIMESTAMP,
-        (producer_id, producer_epoch, base_sequence),
+        (producer_id, producer_epoch, base_sequence), is_transactional,
     )
     if batch.size > config.max_message_bytes:
         raise RecordTooLargeError(
@@ -309,6 +329,14 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
     if not follower_skips_newer_epochs(version):
         leader_epoch = None
     kept = []
+    where = "append_as_follower"
+    if leader_epoch is not None:
+        require_int32(leader_epoch, "leader epoch", where)
+    for spec in specs:
+        require_int64(spec.base_offset, "base offset", where)
+        require_int32(spec.partition_leader_epoch, "partition leader epoch", where)
+        require_int64(spec.log_append_time, "log append time", where)
+        require_records(spec.records, where)
     for spec in specs:
         epoch = spec.partition_leader_epoch
         if leader_epoch is not None and epoch != -1 and epoch > leader_epoch:
@@ -319,13 +347,19 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
             )
         _check_timestamps(spec.records, "append_as_follower")
         check_producer_fields(spec.producer_id, spec.producer_epoch, spec.base_sequence,
-                              "append_as_follower")
-        if spec.is_transactional:
-            raise IllegalArgumentError("transactional batches are not modelled yet (issue 15)",
-                                       where="append_as_follower")
+                              "append_as_follower", spec.is_transactional or spec.is_control)
+        if spec.is_control:
+            # TXN-1: a control batch is transactional and carries exactly one marker record.
+            where = f"control batch at offset {spec.base_offset}"
+            if len(spec.records) != 1 or not spec.is_transactional:
+                raise IllegalArgumentError(
+                    "a control batch must be transactional and hold exactly one record",
+                    where=where)
+            parse_marker(spec.records[0], where)
         kept.append(_make_batch(spec.base_offset, epoch, spec.records, spec.timestamp_type,
                                 spec.log_append_time,
-                                (spec.producer_id, spec.producer_epoch, spec.base_sequence)))
+                                (spec.producer_id, spec.producer_epoch, spec.base_sequence),
+                                spec.is_transactional, spec.is_control))
     return tuple(kept)
 
 
@@ -358,3 +392,27 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
         )
     new_state, _ = _append(state, kept, Origin.REPLICATION)
     return new_state, _append_info(kept, NO_TIMESTAMP)
+
+
+def append_marker(state: PartitionState, producer_id: int, producer_epoch: int, commit: bool,
+                  coordinator_epoch: int,
+                  leader_epoch: int) -> tuple[PartitionState, LogAppendInfo]:
+    """The partition leader writes an end-transaction marker for the coordinator (TXN-2): one
+    78-byte control batch (transactional + control, sequence -1) whose record is stamped with the
+    leader's clock, appended with origin COORDINATOR: epoch and coordinator-epoch regressions
+    are fenced, no sequence check, no deduplication (PST-21, TXN-3).
+
+    Spec: KL-TXN-1, KL-TXN-2, KL-TXN-4. Raises IllegalArgumentError (fields out of range, no
+    producer id, negative leader epoch), InvalidProducerEpochError (PSE-1),
+    TransactionCoordinatorFencedError (PSE-4).
+    """
+    check_producer_fields(producer_id, producer_epoch, -1, "append_marker", True)
+    record = marker_record(commit, coordinator_epoch, state.now_ms)
+    config = state.config
+    log_append = config.message_timestamp_type is TimestampType.LOG_APPEND_TIME
+    batch = _make_batch(state.log_end_offset, leader_epoch, (record,),
+                        config.message_timestamp_type,
+                        state.now_ms if log_append else NO_TIMESTAMP,
+                        (producer_id, producer_epoch, -1), True, True)
+    new_state, _ = _append(state, (batch,), Origin.COORDINATOR)
+    return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)

@@ -19,6 +19,7 @@ from .helpers import (
 from .producer_coverage import producer_rules
 from .segment import indexes_full
 from .state import PartitionState
+from .txn_coverage import txn_rules
 from .values import LogAppendInfo
 
 Rules = set[str]
@@ -259,7 +260,8 @@ def rules_exercised(action: str, before: PartitionState, after: PartitionState,
     them, to tell its special targets apart.
     """
     return frozenset(_rules(action, before, after, result_or_error, args)
-                     | producer_rules(action, before, after, result_or_error))
+                     | producer_rules(action, before, after, result_or_error)
+                     | txn_rules(action, before, after, result_or_error))
 
 
 def _rules(action: str, before: PartitionState, after: PartitionState, result_or_error: object,

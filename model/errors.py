@@ -90,6 +90,14 @@ class InvalidProducerEpochError(KafkalogError):
     """PSE-1: a batch whose producer epoch is below the producer's current epoch."""
 
 
+class InvalidTxnStateError(KafkalogError):
+    """PSE-3: a non-transactional data batch while the producer has an open transaction."""
+
+
+class TransactionCoordinatorFencedError(KafkalogError):
+    """PSE-4: a marker whose coordinator epoch is below the producer's stored coordinator epoch."""
+
+
 class IllegalArgumentError(KafkalogError):
     """Kafka's IllegalArgumentException: a bad argument to an action (ERR-27/28/29/33, ...)."""
 
@@ -155,5 +163,7 @@ ACTION_ERRORS: dict[str, type[KafkalogError]] = {
         LogClosedError,
         OutOfOrderSequenceError,
         InvalidProducerEpochError,
+        InvalidTxnStateError,
+        TransactionCoordinatorFencedError,
     )
 }

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .helpers import relative_offset_fits
-from .state import PartitionState
+from .state import Batch, PartitionState
+from .transactions import last_stable_offset
 
 
 def offsets_ordered(s: PartitionState) -> bool:
@@ -156,6 +157,48 @@ def producer_state_well_formed(s: PartitionState) -> bool:
     return True
 
 
+def _is_commit(batch: Batch) -> bool:
+    marker = batch.producer_batch().marker
+    return marker is not None and marker.commit
+
+
+def last_stable_offset_bounded(s: PartitionState) -> bool:
+    """KL-INV-16 (reference §9 item 3, TXN-8, TXN-9): log start <= the cached FUO (when present),
+    and log start <= last stable offset <= HW <= LEO."""
+    fuo = s.first_unstable_offset
+    if fuo is not None and fuo < s.log_start_offset:
+        return False
+    lso = last_stable_offset(s)
+    hw = s.high_watermark.message_offset
+    return s.log_start_offset <= lso <= hw <= s.log_end_offset
+
+
+def transactions_well_formed(s: PartitionState) -> bool:
+    """KL-INV-17 (reference §9 items 2, 9, 10): unreplicated markers are >= the log start offset
+    and never the first offset of an open transaction; each segment's `.txnindex` entries have
+    strictly increasing marker offsets inside the segment, first <= last, last stable <= last +
+    1, and each names an ABORT control batch of that producer. (Unreplicated markers can lie
+    below the HW after a truncation that replays them without an HW update, KL-TXN-5.)"""
+    ps = s.producer_state
+    ongoing = {e.current_txn_first_offset for e in ps.producers if e.current_txn_first_offset >= 0}
+    if any(c.last_offset < s.log_start_offset or c.first_offset in ongoing
+           for c in ps.unreplicated):
+        return False
+    for i, segment in enumerate(s.segments):
+        upper = s.segments[i + 1].base_offset if i + 1 < len(s.segments) else s.log_end_offset
+        lasts = [e.last_offset for e in segment.txn_index]
+        if lasts != sorted(set(lasts)):
+            return False
+        aborts = {b.base_offset: b.producer_id for b in segment.batches
+                  if b.is_control and not _is_commit(b)}
+        for e in segment.txn_index:
+            if not (segment.base_offset <= e.last_offset < upper and e.first_offset <= e.last_offset
+                    and e.last_stable_offset <= e.last_offset + 1
+                    and aborts.get(e.last_offset) == e.producer_id):
+                return False
+    return True
+
+
 INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
     f.__name__: f
     for f in (
@@ -174,6 +217,8 @@ INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
         indexes_within_capacity,
         pending_deletions_have_timers,
         producer_state_well_formed,
+        last_stable_offset_bounded,
+        transactions_well_formed,
     )
 }
 

@@ -14,6 +14,7 @@ from .producer_state import on_roll
 from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment
+from .transactions import add_aborted_transactions, on_high_watermark_updated
 from .values import FetchDataInfo, LogOffsetMetadata
 from .versions import read_reports_batch_base
 
@@ -51,7 +52,8 @@ def fire_due_deletions(state: PartitionState) -> PartitionState:
 def update_high_watermark_with_log_end(state: PartitionState) -> PartitionState:
     """LOG-10: when HW >= LEO the HW metadata follows the LEO metadata. Spec: KL-HW-5."""
     if state.high_watermark.message_offset >= state.log_end_offset:
-        return replace(state, high_watermark=state.log_end_offset_metadata)
+        return on_high_watermark_updated(
+            replace(state, high_watermark=state.log_end_offset_metadata))
     return state
 
 
@@ -157,11 +159,13 @@ def _position_bound(segment: Segment, bound: LogOffsetMetadata) -> int | None:
 
 
 def local_read(state: PartitionState, start_offset: int, max_length: int, min_one_message: bool,
-               bound: LogOffsetMetadata) -> FetchDataInfo:
+               bound: LogOffsetMetadata, include_aborted: bool = False) -> FetchDataInfo:
     """LOC-4: read from the floor segment onwards, bounded by `bound`.
 
     Spec: KL-READ-2, KL-READ-3, KL-VERSION-3.
 
+    With `include_aborted` (TXN_COMMITTED, TXN-14) the result carries the aborted transactions
+    (KL-TXN-9): an empty list at or past the bound, none past the end of the last segment.
     Raises OffsetOutOfRangeError (ERR-32) above the LEO or below the first segment.
     """
     leo = state.log_end_offset
@@ -172,16 +176,21 @@ def local_read(state: PartitionState, start_offset: int, max_length: int, min_on
             f"{leo}",
             where="read",
         )
+    empty_list = () if include_aborted else None
     if start_offset == bound.message_offset:
-        return FetchDataInfo(bound)
+        return FetchDataInfo(bound, aborted_transactions=empty_list)
     if start_offset > bound.message_offset:
-        return FetchDataInfo(convert_to_offset_metadata(state, start_offset))
-    for segment in state.segments[index:]:
+        return FetchDataInfo(convert_to_offset_metadata(state, start_offset),
+                             aborted_transactions=empty_list)
+    for i in range(index, len(state.segments)):
+        segment = state.segments[i]
         result = segment_read(
             segment, start_offset, max_length, _position_bound(segment, bound), min_one_message,
             read_reports_batch_base(state.config.kafka_version),
         )
         if result is not None:
+            if include_aborted:
+                result = add_aborted_transactions(state, start_offset, i, result)
             return result
     return FetchDataInfo(state.log_end_offset_metadata)
 
@@ -202,10 +211,12 @@ def materialise_high_watermark(state: PartitionState) -> tuple[PartitionState, L
     hw = state.high_watermark
     if not hw.message_offset_only:
         return state, hw
+    # UL.fetchHighWatermarkMetadata re-assigns the HW, so unreplicated transactions retire and
+    # the FUO is recomputed here too (KL-TXN-6).
     try:
         found = convert_to_offset_metadata(state, hw.message_offset)
     except OffsetOutOfRangeError:
-        return state, hw
+        return on_high_watermark_updated(state), hw
     full = LogOffsetMetadata(
         hw.message_offset, found.segment_base_offset, found.relative_position_in_segment
     )
@@ -213,4 +224,19 @@ def materialise_high_watermark(state: PartitionState) -> tuple[PartitionState, L
     # an offset below the LSO would break KL-INV-1 and is not offered.
     kafka = found != full and found.message_offset >= state.log_start_offset
     full = choose("hw_materialisation", (full, found) if kafka else (full,))
-    return replace(state, high_watermark=full), full
+    return on_high_watermark_updated(replace(state, high_watermark=full)), full
+
+
+def last_stable_offset_metadata(
+    state: PartitionState,
+) -> tuple[PartitionState, LogOffsetMetadata]:
+    """TXN-9 fetchLastStableOffsetMetadata: the HW metadata is read once; a FUO below it is
+    converted to full metadata (message-only if out of range). Spec: KL-TXN-6."""
+    state, hw = materialise_high_watermark(state)
+    fuo = state.first_unstable_offset
+    if fuo is None or fuo >= hw.message_offset:
+        return state, hw
+    try:
+        return state, convert_to_offset_metadata(state, fuo)
+    except OffsetOutOfRangeError:
+        return state, LogOffsetMetadata(fuo)

@@ -3,8 +3,8 @@
 Each action either returns the new state and its result or raises a typed error from
 `errors.py` and leaves no state change. Rule IDs (`KL-*`) are defined in specs/log.md.
 
-Not modelled: transactions and the last stable offset, compaction, tiered storage,
-compression, v0/v1 writes, flush.messages, preallocate (specs/log.md).
+Not modelled: transaction verification guards, compaction, tiered storage, compression, v0/v1
+writes, flush.messages, preallocate (specs/log.md).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import epochs as epoch_cache
-from .append import append_as_follower, append_as_leader
+from .append import append_as_follower, append_as_leader, append_marker
+from .bounds import INT64_MAX, require_int32, require_int64
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
     OFFSET_INDEX_ENTRY_SIZE,
@@ -23,6 +24,7 @@ from .local_log import (
     clamped_high_watermark,
     complete_pending_flushes,
     fire_due_deletions,
+    last_stable_offset_metadata,
     local_read,
     materialise_high_watermark,
     roll_log,
@@ -42,6 +44,12 @@ from .segment import new_segment
 from .segment import truncate as truncate_segment
 from .state import PartitionState
 from .timestamps import fetch_offset_by_timestamp
+from .transactions import (
+    aborted_txn_entries,
+    last_stable_offset,
+    on_high_watermark_updated,
+    refresh_first_unstable_offset,
+)
 from .values import (
     EpochEndOffset,
     FetchDataInfo,
@@ -56,6 +64,7 @@ from .versions import check_profile
 __all__ = [
     "append_as_follower",
     "append_as_leader",
+    "append_marker",
     "assign_epoch",
     "advance_clock",
     "close_and_reopen",
@@ -101,10 +110,12 @@ def validate_config(config: LogConfig) -> None:
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
     """A new log: one empty segment at `log_start_offset`; LSO = HW = LEO = recovery point.
 
-    Spec: KL-STATE-1, KL-STATE-2. Raises IllegalArgumentError for a bad config or a negative
-    start offset.
+    Spec: KL-STATE-1, KL-STATE-2, KL-BOUND-1. Raises IllegalArgumentError for a bad config, a
+    negative start offset, or a clock or offset outside int64.
     """
     validate_config(config)
+    require_int64(now_ms, "clock", "empty_log")
+    require_int64(log_start_offset, "log start offset", "empty_log")
     if log_start_offset < 0:
         raise IllegalArgumentError(
             f"log start offset {log_start_offset} is negative", where="empty_log"
@@ -132,10 +143,14 @@ def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Is
          min_one_message: bool) -> tuple[PartitionState, FetchDataInfo]:
     """Read whole batches from `start_offset`, byte-granular at the end (LOG-27, LOC-4, SEG-10).
 
-    Spec: KL-READ-1, KL-READ-2, KL-READ-3, KL-READ-4, KL-READ-5, KL-HW-4. The state changes only
-    by caching the materialised HW metadata. Raises OffsetOutOfRangeError (ERR-31, ERR-32),
-    IllegalArgumentError for a negative `max_bytes` reaching a segment (ERR-15).
+    Spec: KL-READ-1, KL-READ-2, KL-READ-3, KL-READ-4, KL-READ-5, KL-HW-4, KL-TXN-9. The state
+    changes only by caching the materialised HW metadata. TXN_COMMITTED reads stop at the last
+    stable offset and list the aborted transactions overlapping the range (TXN-14..TXN-16).
+    Raises OffsetOutOfRangeError (ERR-31, ERR-32), IllegalArgumentError for a negative
+    `max_bytes` reaching a segment (ERR-15).
     """
+    require_int64(start_offset, "start offset", "read")
+    require_int32(max_bytes, "max bytes", "read")
     if start_offset < state.log_start_offset:
         raise OffsetOutOfRangeError(
             f"Received request for offset {start_offset}, but the log start offset is "
@@ -144,9 +159,12 @@ def read(state: PartitionState, start_offset: int, max_bytes: int, isolation: Is
         )
     if isolation is Isolation.HIGH_WATERMARK:
         state, bound = materialise_high_watermark(state)
+    elif isolation is Isolation.TXN_COMMITTED:
+        state, bound = last_stable_offset_metadata(state)
     else:
         bound = state.log_end_offset_metadata
-    return state, local_read(state, start_offset, max_bytes, min_one_message, bound)
+    return state, local_read(state, start_offset, max_bytes, min_one_message, bound,
+                             isolation is Isolation.TXN_COMMITTED)
 
 
 def update_high_watermark(state: PartitionState, offset: int) -> tuple[PartitionState, int]:
@@ -154,11 +172,13 @@ def update_high_watermark(state: PartitionState, offset: int) -> tuple[Partition
 
     Spec: KL-HW-1, KL-HW-2.
     """
+    require_int64(offset, "high watermark", "update_high_watermark")
     metadata = clamped_high_watermark(state, offset)
     assert metadata.message_offset == clamp_high_watermark(
         offset, state.log_start_offset, state.log_end_offset
     )
-    return replace(state, high_watermark=metadata), metadata.message_offset
+    state = on_high_watermark_updated(replace(state, high_watermark=metadata))
+    return state, metadata.message_offset
 
 
 def _on_older_segment(old: LogOffsetMetadata, new: LogOffsetMetadata) -> bool:
@@ -175,6 +195,7 @@ def maybe_increment_high_watermark(
 
     Spec: KL-HW-3, KL-HW-4, KL-HW-6. Raises IllegalArgumentError above the LEO (ERR-28).
     """
+    require_int64(hw.message_offset, "high watermark", "maybe_increment_high_watermark")
     if hw.message_offset > state.log_end_offset:
         raise IllegalArgumentError(
             f"High watermark {hw.message_offset} update exceeds current log end offset "
@@ -185,7 +206,7 @@ def maybe_increment_high_watermark(
     if old.message_offset < hw.message_offset or (
         old.message_offset == hw.message_offset and _on_older_segment(old, hw)
     ):
-        return replace(state, high_watermark=hw), old
+        return on_high_watermark_updated(replace(state, high_watermark=hw)), old
     return state, None
 
 
@@ -205,6 +226,7 @@ def maybe_increment_log_start_offset(state: PartitionState,
 
     Spec: KL-LSO-1, KL-LSO-2. Raises OffsetOutOfRangeError above the HW (ERR-30).
     """
+    require_int64(offset, "log start offset", "maybe_increment_log_start_offset")
     if offset > state.high_watermark.message_offset:
         raise OffsetOutOfRangeError(
             f"Cannot increment the log start offset to {offset} since it is larger than the "
@@ -214,9 +236,9 @@ def maybe_increment_log_start_offset(state: PartitionState,
     if offset <= state.log_start_offset:
         return state, False
     state = _update_log_start_offset(state, offset)
-    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset),
-                   producer_state=on_log_start_offset_incremented(state.producer_state, offset)
-                   ), True
+    state = replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset),
+                    producer_state=on_log_start_offset_incremented(state.producer_state, offset))
+    return refresh_first_unstable_offset(state), True
 
 
 def roll(state: PartitionState,
@@ -225,6 +247,8 @@ def roll(state: PartitionState,
 
     Spec: KL-ROLL-3, KL-ROLL-5, KL-ROLL-6, KL-ROLL-7. Raises InvalidRollError (ERR-34).
     """
+    if expected_next_offset is not None:
+        require_int64(expected_next_offset, "expected next offset", "roll")
     return roll_log(state, expected_next_offset)
 
 
@@ -234,6 +258,7 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
 
     Spec: KL-TRUNC-4, KL-PROD-11. Raises IllegalArgumentError for a negative offset (ERR-29).
     """
+    require_int64(offset, "offset", "truncate_fully_and_start_at")
     if offset < 0:
         raise IllegalArgumentError(
             f"Cannot start the log at negative offset {offset}", where="truncate_fully_and_start_at"
@@ -246,9 +271,10 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     # Kafka assigns the log start offset directly here (not updateLogStartOffset), so the recovery
     # point stays min(recovery point, offset) as updateLogEndOffset left it.
     producers = replace(state.producer_state, producers=(), snapshots=(),
-                        last_map_offset=offset, last_snap_offset=offset)
+                        last_map_offset=offset, last_snap_offset=offset, unreplicated=())
     state = replace(state, log_start_offset=offset, producer_state=producers)
-    return replace(state, high_watermark=state.log_end_offset_metadata), None
+    return on_high_watermark_updated(
+        replace(state, high_watermark=state.log_end_offset_metadata)), None
 
 
 def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, bool]:
@@ -259,6 +285,7 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
     after it (PSR-10). Returns true iff something was truncated. Raises IllegalArgumentError for
     a negative offset (ERR-33).
     """
+    require_int64(offset, "offset", "truncate_to")
     if offset < 0:
         raise IllegalArgumentError(
             f"Cannot truncate partition to a negative offset ({offset})", where="truncate_to"
@@ -288,7 +315,8 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
                         state.config.producer_id_expiration_ms, clean_shutdown=False)
     state = replace(state, producer_state=producers)
     if state.high_watermark.message_offset >= state.log_end_offset:
-        state = replace(state, high_watermark=state.log_end_offset_metadata)
+        state = on_high_watermark_updated(
+            replace(state, high_watermark=state.log_end_offset_metadata))
     return state, True
 
 
@@ -297,6 +325,8 @@ def flush(state: PartitionState, offset: int | None = None) -> tuple[PartitionSt
 
     Spec: KL-FLUSH-1, KL-FLUSH-2. Raises IllegalArgumentError outside [0, LEO].
     """
+    if offset is not None:
+        require_int64(offset, "flush offset", "flush")
     target = state.log_end_offset if offset is None else offset
     if not 0 <= target <= state.log_end_offset:
         raise IllegalArgumentError(
@@ -314,6 +344,8 @@ def assign_epoch(
 
     Spec: KL-EPOCH-1. Raises IllegalArgumentError for negatives (ERR-27).
     """
+    require_int32(epoch, "epoch", "assign_epoch")
+    require_int64(start_offset, "start offset", "assign_epoch")
     return replace(state, epochs=epoch_cache.assign(state.epochs, epoch, start_offset)), None
 
 
@@ -323,6 +355,7 @@ def end_offset_for_epoch(state: PartitionState,
 
     Spec: KL-EPOCH-2.
     """
+    require_int32(epoch, "epoch", "end_offset_for_epoch")
     result = epoch_cache.end_offset_for(state.epochs, epoch, state.log_end_offset)
     return state, (None if result.end_offset == -1 else result)
 
@@ -331,11 +364,14 @@ def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
     """Move the clock forward; asynchronous deletions and producer expiry checks that fall due
     happen (LOC-11, PST-22).
 
-    Spec: KL-CLOCK-1, KL-DEL-2, KL-ALLOW-3, KL-PROD-9. Raises IllegalArgumentError for negative
-    `ms`.
+    Spec: KL-CLOCK-1, KL-DEL-2, KL-ALLOW-3, KL-PROD-9, KL-BOUND-1. Raises IllegalArgumentError
+    for negative `ms` or a clock beyond Long.MAX.
     """
     if ms < 0:
         raise IllegalArgumentError(f"cannot move the clock back by {ms} ms", where="advance_clock")
+    if state.now_ms + ms > INT64_MAX:
+        raise IllegalArgumentError(f"advancing the clock by {ms} ms passes Long.MAX",
+                                   where="advance_clock")
     state = complete_pending_flushes(state)  # KL-ALLOW-3: the scheduler runs the due roll flushes
     state = fire_due_deletions(replace(state, now_ms=state.now_ms + ms))
     config = state.config
@@ -353,10 +389,13 @@ def view(state: PartitionState) -> LogStateView:
         log_end_offset=state.log_end_offset,
         recovery_point=state.recovery_point,
         segments=tuple(
-            SegmentView(s.base_offset, s.size, s.next_offset) for s in state.segments
+            SegmentView(s.base_offset, s.size, s.next_offset, s.offset_index, s.time_index)
+            for s in state.segments
         ),
         epoch_entries=state.epochs,
         pending_deletions=state.deleted_files,
         producers=producer_views(state.producer_state.producers),
         producer_snapshots=tuple(off for off, _ in state.producer_state.snapshots),
+        last_stable_offset=last_stable_offset(state),
+        aborted_txns=aborted_txn_entries(state),
     )

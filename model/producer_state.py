@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from .errors import InvalidProducerEpochError, InvalidRecordError, OutOfOrderSequenceError
+from .txn_entry import CompletedTxn, ControlMarker, data_txn, end_txn
 from .values import INT32_MAX, NO_TIMESTAMP, ProducerBatchView, ProducerView
 
 NUM_BATCHES_TO_RETAIN = 5  # PST-27
@@ -63,7 +64,8 @@ class ProducerBatch:
     base_offset: int
     last_offset: int
     max_timestamp: int
-    is_transactional: bool = False  # reserved for issue 15; always False today
+    is_transactional: bool = False
+    marker: ControlMarker | None = None  # set for a control batch (TXN-1, TXN-3)
 
     @property
     def last_sequence(self) -> int:
@@ -128,6 +130,9 @@ class ProducerState:
     last_snap_offset: int = 0
     snapshots: tuple[tuple[int, Producers], ...] = ()  # ascending offsets
     expiry_due_ms: int = DEFAULT_EXPIRATION_CHECK_INTERVAL_MS  # next periodic check (PST-22)
+    # TXN-6/TXN-7 unreplicatedTxns: completed transactions whose marker is not yet below the HW,
+    # in completion order. Ongoing transactions are the entries' current_txn_first_offset.
+    unreplicated: tuple[CompletedTxn, ...] = ()
 
 
 # --- table helpers -----------------------------------------------------------------------------
@@ -248,13 +253,21 @@ def merge(current: ProducerEntry | None, updated: ProducerEntry) -> ProducerEntr
 
 def apply_batches(producers: Producers, batches: Iterable[ProducerBatch],
                   origin: Origin) -> Producers:
-    """PST-8, PST-18, PST-19: validate (per `origin`) and apply one append's batches; pid -1 is
-    skipped. As in Kafka each producer's batches build one working copy (stored entry without
-    its batches) that is merged once at the end (`merge`).
+    """`apply_append` without the completed transactions. Spec: KL-PROD-4, KL-PROD-8."""
+    return apply_append(producers, batches, origin)[0]
 
-    Spec: KL-PROD-4, KL-PROD-8.
+
+def apply_append(producers: Producers, batches: Iterable[ProducerBatch],
+                 origin: Origin) -> tuple[Producers, tuple[CompletedTxn, ...]]:
+    """PST-8, PST-18, PST-19, TXN-3: validate (per `origin`) and apply one append's batches; pid
+    -1 is skipped. As in Kafka each producer's batches build one working copy (stored entry
+    without its batches) that is merged once at the end (`merge`). Markers close transactions;
+    the completed ones are returned in batch order.
+
+    Spec: KL-PROD-4, KL-PROD-8, KL-TXN-2, KL-TXN-3.
     """
     working: dict[int, ProducerEntry] = {}
+    completed: list[CompletedTxn] = []
     for batch in batches:
         if batch.producer_id < 0:
             continue
@@ -263,12 +276,18 @@ def apply_batches(producers: Producers, batches: Iterable[ProducerBatch],
         if updated is None:
             updated = replace(stored or ProducerEntry(batch.producer_id), batches=())
         check_epoch(updated, batch, origin)
+        if batch.marker is not None:
+            updated, done = end_txn(updated, batch, batch.marker, origin)
+            if done is not None:
+                completed.append(done)
+            working[batch.producer_id] = updated
+            continue
         if origin is Origin.CLIENT:
             check_sequence(stored, batch)
-        working[batch.producer_id] = add_batch(updated, batch)
+        working[batch.producer_id] = data_txn(add_batch(updated, batch), batch)
     for pid, updated in working.items():
         producers = put(producers, merge(lookup(producers, pid), updated))
-    return producers
+    return producers, tuple(completed)
 
 
 # --- expiry (PST-22) ---------------------------------------------------------------------------
@@ -345,24 +364,29 @@ def on_log_start_offset_incremented(ps: ProducerState, log_start: int) -> Produc
     """
     last_map = max(ps.last_map_offset, log_start)
     last_snap = ps.snapshots[-1][0] if ps.snapshots else log_start
-    return replace(ps, last_map_offset=last_map, last_snap_offset=last_snap)
+    unreplicated = tuple(c for c in ps.unreplicated if c.last_offset >= log_start)
+    return replace(ps, last_map_offset=last_map, last_snap_offset=last_snap,
+                   unreplicated=unreplicated)
 
 
 def truncate_and_reload(ps: ProducerState, log_start: int, end: int, now_ms: int,
                         expiration_ms: int) -> ProducerState:
-    """PSR-4: drop snapshots > end or <= log start; reload from the newest if end moved.
+    """PSR-4: drop snapshots > end or <= log start; reload from the newest if end moved
+    (unreplicated transactions are dropped, TXN-13).
 
-    Spec: KL-PROD-12.
+    Spec: KL-PROD-12, KL-TXN-7.
     """
     kept = tuple(s for s in ps.snapshots if log_start < s[0] <= end)
     ps = replace(ps, snapshots=kept)
     if end == ps.last_map_offset:
         return on_log_start_offset_incremented(ps, log_start)
+    # TXN-13: unreplicated transactions are not persisted and are dropped by the reload.
     if not kept:
-        return replace(ps, producers=(), last_map_offset=log_start, last_snap_offset=log_start)
+        return replace(ps, producers=(), last_map_offset=log_start, last_snap_offset=log_start,
+                       unreplicated=())
     offset, content = kept[-1]
     return replace(ps, producers=remove_expired(content, now_ms, expiration_ms),
-                   last_map_offset=offset, last_snap_offset=offset)
+                   last_map_offset=offset, last_snap_offset=offset, unreplicated=())
 
 
 def rebuild(ps: ProducerState, segments: tuple[tuple[int, tuple[ProducerBatch, ...]], ...],
@@ -392,7 +416,9 @@ def rebuild(ps: ProducerState, segments: tuple[tuple[int, tuple[ProducerBatch, .
             if base in to_snapshot:
                 ps = take_snapshot(ps)
             replay = [b for b in batches if b.last_offset >= start and b.last_offset < last_offset]
-            ps = replace(ps, producers=apply_batches(ps.producers, replay, Origin.REPLICATION))
+            # PSR-6: replayed completions start out unreplicated (never indexed here).
+            producers, completed = apply_append(ps.producers, replay, Origin.REPLICATION)
+            ps = replace(ps, producers=producers, unreplicated=ps.unreplicated + completed)
     return take_snapshot(replace(ps, last_map_offset=last_offset))
 
 

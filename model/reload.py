@@ -23,6 +23,7 @@ from .producer_state import (
 )
 from .segment import become_inactive, new_segment
 from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
+from .transactions import on_high_watermark_updated
 from .values import LogOffsetMetadata
 
 
@@ -111,4 +112,7 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         now_ms=now,
         producer_state=producer_state,
     )
-    return replace(loaded, high_watermark=clamped_high_watermark(loaded, hw_checkpoint)), None
+    # TXN-8/TXN-13 (KL-TXN-7): the loaded log computes its FUO from the reloaded producer state
+    # (open transactions from the snapshot, no unreplicated ones) at its HW assignment.
+    loaded = replace(loaded, high_watermark=clamped_high_watermark(loaded, hw_checkpoint))
+    return on_high_watermark_updated(loaded), None

@@ -10,6 +10,7 @@ from .helpers import deletable_prefix, retention_size_deletable, retention_time_
 from .local_log import roll_log, schedule_deletion
 from .producer_state import delete_snapshots, on_log_start_offset_incremented
 from .state import PartitionState
+from .transactions import refresh_first_unstable_offset
 
 
 def _start_offset_predicate(state: PartitionState) -> list[bool]:
@@ -44,7 +45,8 @@ def _increment_log_start(state: PartitionState, offset: int) -> PartitionState:
     state = replace(state, log_start_offset=offset,
                     recovery_point=max(state.recovery_point, offset),
                     producer_state=on_log_start_offset_incremented(state.producer_state, offset))
-    return replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset))
+    state = replace(state, epochs=epoch_cache.truncate_from_start(state.epochs, offset))
+    return refresh_first_unstable_offset(state)  # TXN-8, KL-TXN-5
 
 
 def delete_segments(state: PartitionState, count: int) -> PartitionState:

@@ -193,6 +193,8 @@ def batch_view(batch: Batch) -> BatchView:
         producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch,
         base_sequence=batch.base_sequence,
+        is_transactional=batch.is_transactional,
+        is_control=batch.is_control,
     )
 
 
@@ -254,6 +256,8 @@ def truncate(segment: Segment, offset: int, config: LogConfig, now_ms: int) -> t
                 config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE
             ),
             bytes_since_last_index_entry=0,
+            # PSF-10 (KL-TXN-8): the `.txnindex` is cut at the first marker >= offset.
+            txn_index=tuple(e for e in segment.txn_index if e.last_offset < offset),
             created_ms=now_ms if not kept else segment.created_ms,
             last_modified_ms=now_ms if removed > 0 else segment.last_modified_ms,
         ),

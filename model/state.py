@@ -8,8 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .producer_state import ProducerBatch, ProducerState
+from .txn_entry import parse_marker
 from .values import (
     NO_TIMESTAMP,
+    AbortedTxnEntry,
     EpochEntry,
     LogConfig,
     LogOffsetMetadata,
@@ -33,7 +35,8 @@ class Batch:
     producer_id: int = -1  # FMT-45 producer fields (PST-6); -1 = not idempotent
     producer_epoch: int = -1
     base_sequence: int = -1
-    is_transactional: bool = False  # reserved for issue 15
+    is_transactional: bool = False  # attributes bit 4 (TXN-1)
+    is_control: bool = False  # attributes bit 5: one end-transaction marker record (TXN-1)
     # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
     # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
     reported_max_offset: int | None = None
@@ -44,10 +47,13 @@ class Batch:
         return self.last_offset if self.reported_max_offset is None else self.reported_max_offset
 
     def producer_batch(self) -> ProducerBatch:
-        """The producer facts the producer-state manager reads from this batch (PST-6)."""
+        """The producer facts the producer-state manager reads from this batch (PST-6, TXN-3)."""
+        marker = None
+        if self.is_control:
+            marker = parse_marker(self.records[0], f"control batch at offset {self.base_offset}")
         return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
                              self.base_offset, self.last_offset, self.max_timestamp,
-                             self.is_transactional)
+                             self.is_transactional, marker)
 
     def record_timestamp(self, index: int) -> int:
         """A record's effective timestamp: the batch's max timestamp under LOG_APPEND_TIME."""
@@ -88,6 +94,9 @@ class Segment:
     created_ms: int  # SEG-1: the clock at construction (including load)
     last_modified_ms: int  # SEG-19 fallback: the clock at the last write/truncation of `.log`
     roll_jitter_ms: int  # SEG-8 drawn deterministically (KL-ROLL-4)
+    # `.txnindex` (PSF-8, TXN-11): aborted transactions whose ABORT marker is in this segment,
+    # in marker-offset order.
+    txn_index: tuple[AbortedTxnEntry, ...] = ()
     # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
     # so far (inclusive bounds); JITTER_UNCONSTRAINED (hi < lo) = the config's whole range.
     roll_jitter_bounds: tuple[int, int] = JITTER_UNCONSTRAINED
@@ -146,6 +155,9 @@ class PartitionState:
     pending_flushes: tuple[int, ...] = ()
     # Producer state, its snapshots and expiry schedule (KL-PROD-*).
     producer_state: ProducerState = ProducerState()
+    # TXN-8: UnifiedLog's cached first unstable offset, recomputed only where Kafka recomputes it
+    # (HW updates, non-duplicate appends, log-start increments, load); None = no open transaction.
+    first_unstable_offset: int | None = None
 
     @property
     def active(self) -> Segment:

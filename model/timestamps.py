@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import epochs as epoch_cache
+from .bounds import require_int64
 from .segment import find_offset_by_timestamp
 from .state import PartitionState
 from .values import (
@@ -72,8 +73,9 @@ def fetch_offset_by_timestamp(state: PartitionState,
                               timestamp: int) -> tuple[PartitionState, TimestampAndOffset | None]:
     """The offset for a timestamp or a special target (-1 LATEST, -2 EARLIEST, -3 MAX).
 
-    Spec: KL-TIME-1, KL-TIME-2, KL-TIME-3, KL-TIME-4.
+    Spec: KL-TIME-1, KL-TIME-2, KL-TIME-3, KL-TIME-4, KL-BOUND-1.
     """
+    require_int64(timestamp, "timestamp", "fetch_offset_by_timestamp")
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         return state, _earliest(state)
     if timestamp == LATEST_TIMESTAMP:

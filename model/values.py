@@ -33,10 +33,11 @@ class TimestampType(StrEnum):
 
 
 class Isolation(StrEnum):
-    """LOG-27: how far a read may see. Transactions are not modelled, so no `txn_committed`."""
+    """LOG-27: how far a read may see; TXN_COMMITTED stops at the last stable offset (TXN-14)."""
 
     LOG_END = "log_end"
     HIGH_WATERMARK = "high_watermark"
+    TXN_COMMITTED = "txn_committed"
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ class BatchSpec:
     producer_epoch: int = -1
     base_sequence: int = -1
     is_transactional: bool = False
+    # TXN-1: a control batch (attributes bit 5); its one record is an end-transaction marker
+    # (PSF-11 key and value bytes). Control batches are always transactional.
+    is_control: bool = False
 
     @property
     def last_offset(self) -> int:
@@ -148,10 +152,31 @@ class BatchView:
     position: int  # byte position of the batch in its segment's `.log`
     records: tuple[Record, ...]
     timestamp_type: TimestampType = TimestampType.CREATE_TIME
-    # FMT-45 producer fields as stored (feature `producer_state`; -1 = not idempotent).
+    # FMT-45 producer fields as stored (feature `producer_state`; -1 = not idempotent) and
+    # attribute bits 4/5 (feature `transactions`): what a consumer filters on (TXN-18).
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1
+    is_transactional: bool = False
+    is_control: bool = False
+
+
+@dataclass(frozen=True)
+class AbortedTransaction:
+    """One entry of a fetch response's aborted-transaction list (TXN-15)."""
+
+    producer_id: int
+    first_offset: int
+
+
+@dataclass(frozen=True)
+class AbortedTxnEntry:
+    """One `.txnindex` entry (PSF-8): an aborted transaction and the last stable offset (TXN-10)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int  # the offset of the ABORT marker
+    last_stable_offset: int
 
 
 @dataclass(frozen=True)
@@ -166,6 +191,9 @@ class FetchDataInfo:
     size_in_bytes: int = 0
     batches: tuple[BatchView, ...] = ()
     first_entry_incomplete: bool = False
+    # TXN-14/TXN-15: present (possibly empty) only for TXN_COMMITTED reads that reached a segment
+    # or the bound; None otherwise (Kafka's Optional.empty()).
+    aborted_transactions: tuple[AbortedTransaction, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +228,11 @@ class SegmentView:
     base_offset: int
     size_in_bytes: int
     next_offset: int  # SEG-12 readNextOffset: last batch's last offset + 1, or base_offset if empty
+    # The exact index entries (KL-STATE-3): (offset, position in the .log) of the offset index
+    # (FMT-10) and (timestamp, offset) of the time index (FMT-19), absolute offsets. None when an
+    # adapter does not report them (the field is optional in the adapter protocol).
+    offset_index: tuple[tuple[int, int], ...] | None = None
+    time_index: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -241,3 +274,8 @@ class LogStateView:
     # None = the adapter does not report them (no `producer_state` feature); never compared then.
     producers: tuple[ProducerView, ...] | None = None
     producer_snapshots: tuple[int, ...] | None = None
+    # Transactions (KL-TXN-*): the last stable offset and every live segment's `.txnindex`
+    # entries in offset order. None = the adapter does not report them (no `transactions`
+    # feature); never compared then.
+    last_stable_offset: int | None = None
+    aborted_txns: tuple[AbortedTxnEntry, ...] | None = None

@@ -29,6 +29,7 @@ from kafkalog.impl.checkpoint import (
     OffsetCheckpointFile,
 )
 from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.index_file import open_index
 from kafkalog.impl.log_dir import (
     CLEAN_SHUTDOWN_FILE_NAME,
     SegmentFileName,
@@ -46,12 +47,12 @@ from kafkalog.impl.verify import (
     Severity,
     check_offset_index,
     check_time_index,
-    parse_index,
     scan_segment,
     verify_log_dir,
     verify_partition,
 )
-from kafkalog.model.errors import InvalidLogDirNameError, KafkalogError, LogDirError
+from kafkalog.impl.verify_target import is_partition_dir, verify_path
+from kafkalog.model.errors import KafkalogError, LogDirError
 from kafkalog.model.values import TimestampType
 
 OFFSET_CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoint",
@@ -177,29 +178,72 @@ def _sibling_scan(fs: FileSystem, path: Path, name: SegmentFileName) -> SegmentS
 
 
 def dump_index(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
-    """An `.index` or `.timeindex`: entries, checked against the `.log` beside it."""
+    """An `.index` or `.timeindex`: entries, checked against the `.log` beside it.
+
+    The file is read in chunks (never whole); the zero-filled tail of a preallocated index is
+    measured, not listed.
+    """
     name = _segment_name(path)
     is_time = name.suffix == ".timeindex"
     entry = TIME_INDEX_ENTRY if is_time else OFFSET_INDEX_ENTRY
-    entries, left_over, zeros = parse_index(fs.read_file(path), entry)
-    findings: list[Finding] = []
-    if left_over or zeros:
-        findings.append(Finding(Severity.PROBLEM, "index_wrong_length" if left_over else
-                                "index_not_trimmed", str(path), None,
-                                f"{left_over} extra bytes, {zeros} zero-filled entries", "FMT-27"))
-    scan = _sibling_scan(fs, path, name)
-    if scan is None:
-        findings.append(Finding(Severity.NOTE, "no_log_file", str(path), None,
-                                "no .log beside this index; entries not checked", "REC-6"))
-    else:
-        findings += (check_time_index if is_time else check_offset_index)(entries, scan, str(path))
-    if is_time:
-        rows = [{"timestamp": ts, "offset": name.base_offset + rel} for ts, rel in entries]
-    else:
-        rows = [{"offset": name.base_offset + rel, "position": pos} for rel, pos in entries]
+    with open_index(fs, path, entry) as (entries, left_over, zeros):
+        findings: list[Finding] = []
+        if left_over or zeros:
+            findings.append(Finding(Severity.PROBLEM, "index_wrong_length" if left_over else
+                                    "index_not_trimmed", str(path), None,
+                                    f"{left_over} extra bytes, {zeros} zero-filled entries",
+                                    "FMT-27"))
+        scan = _sibling_scan(fs, path, name)
+        if scan is None:
+            findings.append(Finding(Severity.NOTE, "no_log_file", str(path), None,
+                                    "no .log beside this index; entries not checked", "REC-6"))
+        else:
+            check = check_time_index if is_time else check_offset_index
+            findings += check(entries, scan, str(path))
     return {"type": "timeindex" if is_time else "index", "path": str(path),
-            "base_offset": name.base_offset, "entries": rows,
+            "base_offset": name.base_offset,
+            "entries": IndexRows(fs, path, entry, name.base_offset, is_time),
             "findings": [f.to_json() for f in findings]}
+
+
+class IndexRows:
+    """The rows of an index dump, read from the file in chunks each time they are iterated, so
+    dumping an index of any size never holds a list of its entries."""
+
+    def __init__(self, fs: FileSystem, path: Path, entry: struct.Struct, base_offset: int,
+                 is_time: bool) -> None:
+        self.fs, self.path, self.entry = fs, path, entry
+        self.base_offset, self.is_time = base_offset, is_time
+
+    def __iter__(self) -> Iterator[dict[str, int]]:
+        base = self.base_offset
+        with open_index(self.fs, self.path, self.entry) as (entries, _, _):
+            for a, b in entries:
+                yield ({"timestamp": a, "offset": base + b} if self.is_time
+                       else {"offset": base + a, "position": b})
+
+
+def echo_json(dumped: dict[str, Any]) -> None:
+    """Print a dump as one JSON document, streaming index rows one line each."""
+    rows = dumped.get("entries")
+    if not isinstance(rows, IndexRows):
+        click.echo(json.dumps(dumped, indent=2))
+        return
+    head = json.dumps({k: v for k, v in dumped.items() if k != "entries"}, indent=2)
+    click.echo(head[: head.rindex("}")].rstrip() + ',\n  "entries": [')
+    out = click.get_text_stream("stdout")
+    batch: list[str] = []  # rows are written a thousand at a time: fast, and bounded
+    separator = ""
+    for row in rows:
+        batch.append(json.dumps(row))
+        if len(batch) == 1000:
+            out.write(separator + "    " + ",\n    ".join(batch))
+            separator, batch = ",\n", []
+    if batch:
+        out.write(separator + "    " + ",\n    ".join(batch))
+        separator = ",\n"
+    out.write("\n" if separator else "")
+    click.echo("  ]\n}")
 
 
 # --- checkpoints ---
@@ -254,15 +298,6 @@ def dump_log_dir(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
             "partitions": partitions, "findings": [f.to_json() for f in report.all_findings()]}
 
 
-def _is_partition_dir(fs: FileSystem, path: Path) -> bool:
-    """A `<topic>-<partition>` name and no subdirectories (a log dir named `data-1` has them)."""
-    try:
-        parse_partition_dir_name(path.name)
-    except InvalidLogDirNameError:
-        return False
-    return not any(fs.is_dir(path / name) for name in fs.list_dir(path))
-
-
 def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """A producer `.snapshot` (PSF-2): one entry per producer, in file order. A corrupt file
     raises CorruptSnapshotError (PSF-5)."""
@@ -273,12 +308,23 @@ def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
             "entries": entries, "findings": []}
 
 
+def dump_txn_index(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
+    """A `.txnindex` (PSF-8): every whole 34-byte aborted-transaction entry, in file order. A
+    version byte > 0 raises CorruptIndexError (main() prints it, exits 2)."""
+    from kafkalog.impl.transaction_index import ENTRY_SIZE, decode_entries
+
+    data = fs.read_file(path)
+    entries = [dataclasses.asdict(e) for e in decode_entries(data, str(path))]
+    return {"type": "txnindex", "path": str(path), "entries": entries,
+            "trailing_bytes": len(data) % ENTRY_SIZE, "findings": []}
+
+
 def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """Pick the dumper from what `path` is. Raises a typed error for anything else."""
     if not fs.exists(path):
         raise LogDirError("no such file or directory", where=str(path))
     if fs.is_dir(path):
-        return (dump_partition if _is_partition_dir(fs, path) else dump_log_dir)(fs, path, deep)
+        return (dump_partition if is_partition_dir(fs, path) else dump_log_dir)(fs, path, deep)
     if path.name == LEADER_EPOCH_CHECKPOINT_FILENAME or path.name in OFFSET_CHECKPOINTS:
         return dump_checkpoint(fs, path, deep)
     if path.name.endswith(".snapshot"):
@@ -288,6 +334,8 @@ def dump_path(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
         return dump_log(fs, path, deep)
     if suffix in (".index", ".timeindex"):
         return dump_index(fs, path, deep)
+    if suffix == ".txnindex":
+        return dump_txn_index(fs, path, deep)
     raise LogDirError(f"cannot dump {suffix} files", where=str(path))
 
 
@@ -353,6 +401,10 @@ def render_text(dumped: dict[str, Any]) -> Iterator[str]:
     elif kind == "offset-checkpoint":
         yield from (f"{e['topic']}-{e['partition']} offset: {e['offset']}"
                     for e in dumped["entries"])
+    elif kind == "txnindex":  # as kafka-dump-log prints AbortedTxn
+        yield from (f"version: 0 producerId: {e['producer_id']} firstOffset: "
+                    f"{e['first_offset']} lastOffset: {e['last_offset']} lastStableOffset: "
+                    f"{e['last_stable_offset']}" for e in dumped["entries"])
     elif kind == "producer-snapshot":
         yield from (
             f"producerId: {e['producer_id']} producerEpoch: {e['epoch']} coordinatorEpoch: "
@@ -396,13 +448,19 @@ def _render_findings(findings: list[dict[str, Any]]) -> Iterator[str]:
 @click.option("--deep", is_flag=True, help="Decode every record (decompressing as needed).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def dump(path: Path, deep: bool, as_json: bool) -> None:
-    """Print a .log, .index, .timeindex, .snapshot, checkpoint file, partition dir or log dir."""
+    """Print a .log, .index, .timeindex, .txnindex, .snapshot, checkpoint file, partition dir
+    or log dir.
+
+    Exits 1 when the findings include a problem (as verify does), else 0.
+    """
     dumped = dump_path(FileSystem(), path, deep)
     if as_json:
-        click.echo(json.dumps(dumped, indent=2))
+        echo_json(dumped)
     else:
         for line in render_text(dumped):
             click.echo(line)
+    problem = any(f["severity"] == Severity.PROBLEM.value for f in dumped["findings"])
+    sys.exit(1 if problem else 0)
 
 
 @click.command()
@@ -410,8 +468,9 @@ def dump(path: Path, deep: bool, as_json: bool) -> None:
 @click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON document.")
 def verify(logdir: Path, deep: bool, as_json: bool) -> None:
-    """Check a log directory read-only; exit 0 when clean, 1 when there is a problem."""
-    report = verify_log_dir(FileSystem(), logdir, deep)
+    """Check a log directory (or one partition directory) read-only; exit 0 when clean, 1 when
+    there is a problem, 2 when it cannot be read or is empty."""
+    report = verify_path(FileSystem(), logdir, deep)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

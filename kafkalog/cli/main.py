@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("kafkalog.cli.campaign_cmds", "audit", "Verify many Kafka log directories on Spark."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
     "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
+    "fuzz": ("kafkalog.cli.fuzz_cmd", "fuzz", "Run the hostile-input fuzz suite (issue 13)."),
 }
 
 

@@ -49,5 +49,6 @@ def test_campaign__model_against_model__rows_carry_coverage_and_mix(
     exercised = {rule for rule, _ in summary.rules}
     assert summary.rules_known > len(summary.rules_never) > 0  # 6 short runs miss some rules
     assert exercised.isdisjoint(summary.rules_never)
+    assert 0 < summary.rule_pairs <= summary.rule_pairs_possible  # combos.py
     assert summary.families == {"tiny": 2, "time_roll": 2, "size_retention": 2}
     assert all(b.trace_jsonl for b in summary.buckets)  # every divergence kept its trace

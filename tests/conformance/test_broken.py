@@ -24,10 +24,10 @@ from kafkalog.conformance.trace import Trace, loads_trace
 from kafkalog.cli.conformance_cmds import check
 
 MAX_TRACE_STEPS = 8
-# The CI budget per bug: up to 24 seeds of 40 steps, stopping at the first pinned trace. A seed
+# The CI budget per bug: up to 48 seeds of 40 steps, stopping at the first pinned trace. A seed
 # that does not diverge costs ~0.1 s (no shrinking); the machine's swarm of enabled rules varies
-# per seed, so some seeds never run the rules a bug needs.
-SEEDS = range(24)
+# per seed (conformance/swarm.py), so some seeds never run the rules a bug needs.
+SEEDS = range(48)
 # A seed whose shrunk trace also fails on the real implementation found a bug of the real
 # implementation, not the reintroduced one; after this many the search gives up (and fails).
 MAX_REAL_FAILURES = 2
@@ -80,11 +80,11 @@ def _real(trace: Trace) -> Trace:
 def test_broken_catalogue__has_at_least_eight_bugs_each_with_a_family() -> None:
     """Issue #4 asks for at least eight; every one names its bug ID and a target family."""
     assert len(BROKEN) >= 8
-    assert set(FAMILY) == set(BROKEN)
-    assert all(b.bug.startswith("BUG-") for b in BROKEN.values())
+    assert set(FAMILY) <= set(BROKEN)  # the zoo's bugs are pinned by test_zoo.py instead
+    assert all(BROKEN[name].bug.startswith("BUG-") for name in FAMILY)
 
 
-@pytest.mark.parametrize("name", sorted(BROKEN))
+@pytest.mark.parametrize("name", sorted(FAMILY))
 def test_check__broken_impl__is_caught_with_a_short_trace_that_pins_the_bug(name: str) -> None:
     """The bug is found, shrunk to <= 8 steps, and the real implementation passes that trace."""
     trace, tried = caught(name)

@@ -135,8 +135,11 @@ def test_serve_adapter__speaks_version_2_with_crash_and_version_1_without() -> N
 
 def test_check_over_serve_adapter__crashes_the_adapter_and_conforms() -> None:
     """The crash action over the protocol (feature `crash`) with fault injection."""
-    outcome = run_seed(9, steps=30, config_family="tiny", adapter=SERVE, crash_weight=4)
-    assert outcome.outcome == "conformed", outcome.signature
+    for seed in range(9, 20):  # the first seed whose run draws a crash
+        outcome = run_seed(seed, steps=30, config_family="tiny", adapter=SERVE, crash_weight=4)
+        assert outcome.outcome == "conformed", outcome.signature
+        if outcome.crashes:
+            break
     assert sum(outcome.crashes.values()) > 0
 
 

@@ -99,3 +99,42 @@ def test_serve__without_the_feature__acts_as_a_version_1_adapter() -> None:
     assert "producer_state" not in replies[0]["ok"]["features"]
     assert "unsupported" in replies[2]
     assert "producers" not in replies[3]["ok"] and "producer_snapshots" not in replies[3]["ok"]
+
+
+def test_serve__markers_and_read_committed__validate_against_the_schema() -> None:
+    """Spec: KL-TXN-1, KL-TXN-9 — a served transactions session is schema-valid and carries the
+    marker, the aborted list and the LSO; without the feature it answers as before."""
+    marker = {"producer_id": 9, "producer_epoch": 0, "commit": False, "coordinator_epoch": 1,
+              "leader_epoch": 0}
+    requests = [
+        {"id": 1, "action": "handshake", "args": {"protocol_version": 1}},
+        {"id": 2, "action": "open", "args": {"config": encode(CONFIG_FAMILIES["transactions"]),
+                                             "now_ms": 0, "log_start_offset": 0}},
+        {"id": 3, "action": "append_as_leader", "args": {
+            "records": [encode(RECORD)], "leader_epoch": 0, "producer_id": 9,
+            "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}},
+        {"id": 4, "action": "append_marker", "args": marker},
+        {"id": 5, "action": "update_high_watermark", "args": {"offset": 2}},
+        {"id": 6, "action": "read", "args": {"start_offset": 0, "max_bytes": 1000,
+                                             "isolation": "txn_committed",
+                                             "min_one_message": False}},
+        {"id": 7, "action": "state"},
+    ]
+    text = "".join(json.dumps(r) + "\n" for r in requests)
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    out = io.StringIO()
+    serve(ModelSut, "model", frozenset(FEATURES), stdin=io.StringIO(text), stdout=out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    for message in requests + replies:
+        validator.validate(message)
+    read = replies[5]["ok"]
+    assert read["aborted_transactions"] == [{"producer_id": 9, "first_offset": 0}]
+    assert read["batches"][1]["is_control"] is True
+    state = replies[6]["ok"]
+    assert state["last_stable_offset"] == 2 and state["aborted_txns"][0]["last_offset"] == 1
+    out = io.StringIO()
+    serve(ModelSut, "model", frozenset(FEATURES) - {"transactions"},
+          stdin=io.StringIO(text), stdout=out)
+    old = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert "unsupported" in old[2] and "unsupported" in old[3] and "unsupported" in old[5]
+    assert "last_stable_offset" not in old[6]["ok"] and "aborted_txns" not in old[6]["ok"]

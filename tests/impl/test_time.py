@@ -59,8 +59,10 @@ def test_mock_scheduler__failing_task__is_recorded_and_later_tasks_run() -> None
 
 
 def test_mock_time__negative_sleep__is_rejected() -> None:
-    """The clock never goes backwards."""
-    with pytest.raises(ValueError):
+    """The clock never goes backwards: IllegalArgumentError, as the model answers (KL-BOUND-1)."""
+    from kafkalog.model.errors import IllegalArgumentError
+
+    with pytest.raises(IllegalArgumentError):
         MockTime().sleep(-1)
 
 

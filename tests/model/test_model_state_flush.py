@@ -19,8 +19,9 @@ from kafkalog.model.values import (
 def test_empty_log__one_empty_segment_and_all_offsets_at_the_start() -> None:
     """Spec: KL-STATE-1"""
     s = log.empty_log(LogConfig(), now_ms=42, log_start_offset=7)
-    assert log.view(s) == LogStateView(7, 7, 7, 7, (SegmentView(7, 0, 7),), (), (),
-                                      producers=(), producer_snapshots=(7,))
+    assert log.view(s) == LogStateView(7, 7, 7, 7, (SegmentView(7, 0, 7, (), ()),), (), (),
+                                      producers=(), producer_snapshots=(7,),
+                                      last_stable_offset=7, aborted_txns=())
     assert s.high_watermark == LogOffsetMetadata(7)
     assert (s.active.created_ms, s.now_ms) == (42, 42)
 
@@ -52,8 +53,11 @@ def test_view__reports_segments_epochs_and_pending_deletions() -> None:
     s, _ = log.maybe_increment_log_start_offset(s, 1)
     s, _ = log.delete_old_segments(s)
     assert log.view(s) == LogStateView(
-        1, 3, 3, 2, (SegmentView(1, 72, 2), SegmentView(2, 72, 3)), (EpochEntry(2, 1),), (0,),
-        producers=(), producer_snapshots=(1, 2),
+        1, 3, 3, 2,
+        # index entries too: the rolled segment's time index ends with its max timestamp
+        (SegmentView(1, 72, 2, (), ((0, 1),)), SegmentView(2, 72, 3, (), ())),
+        (EpochEntry(2, 1),), (0,),
+        producers=(), producer_snapshots=(1, 2), last_stable_offset=3, aborted_txns=(),
     )
 
 

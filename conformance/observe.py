@@ -1,0 +1,96 @@
+"""What the checker observes beyond `Log.state()`: exact index entries (issue #11 item 2).
+
+The model keeps every offset- and time-index entry byte-exactly (model/segment.py), so the
+checker compares them: an implementation that indexes once per append instead of once per batch,
+or keeps a stale entry after truncation, writes a legal-looking sparse index that no read result
+shows. `with_indexes` adds the entries to the implementation's view, reading an index that is not
+loaded from its file without opening it (so observing never creates a lazy index file, FMT-31),
+and `comparable` drops the model's entries where an adapter does not report them (the field is
+optional in the adapter protocol, so version-1 adapters without it keep working).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from typing import Any
+
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.log import Log
+from kafkalog.model import values as v
+
+_OFFSET_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
+_TIME_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
+
+Entries = tuple[tuple[int, int], ...]
+
+
+def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateView:
+    """`view` with each segment's exact index entries, as the implementation holds them."""
+    with log.lock:
+        segments = list(log.local_log.segments)
+        observed = tuple(
+            dataclasses.replace(
+                seen,
+                offset_index=_offset_entries(segment, fs),
+                time_index=_time_entries(segment, fs),
+            )
+            for seen, segment in zip(view.segments, segments, strict=True)
+        )
+    return dataclasses.replace(view, segments=observed)
+
+
+def _offset_entries(segment: Any, fs: FileSystem) -> Entries:
+    lazy = segment._offset_index
+    if lazy.is_loaded():
+        index = lazy.get()
+        return tuple((e.offset, e.position) for e in map(index.entry, range(index.entries)))
+    base = segment.base_offset
+    return tuple((base + rel, pos) for rel, pos in _file_entries(fs, lazy.path, _OFFSET_ENTRY))
+
+
+def _time_entries(segment: Any, fs: FileSystem) -> Entries:
+    lazy = segment._time_index
+    if lazy.is_loaded():
+        index = lazy.get()
+        return tuple((e.timestamp, e.offset) for e in map(index.entry, range(index.entries)))
+    base = segment.base_offset
+    return tuple((ts, base + rel) for ts, rel in _file_entries(fs, lazy.path, _TIME_ENTRY))
+
+
+def _file_entries(fs: FileSystem, path: str, entry: struct.Struct) -> list[tuple[int, int]]:
+    """The entries an index would load from its file: whole entries of its length (FMT-28)."""
+    if not fs.exists(path):
+        return []
+    data = fs.read_file(path)
+    count = len(data) // entry.size
+    return [entry.unpack_from(data, n * entry.size) for n in range(count)]  # type: ignore[misc]
+
+
+def comparable(model: v.LogStateView, impl: v.LogStateView
+               ) -> tuple[v.LogStateView, v.LogStateView]:
+    """Both views without what is not compared: observations the implementation does not
+    report, and the time index of inactive segments.
+
+    An inactive segment's time index ends with the entry written when it rolled, from the
+    segment's running max timestamp. Kafka reads that max lazily from the time index after a
+    reload, so a truncation that empties the index before anything read it forgets the batches
+    before the cut (LogSegment.truncateTo, SEG-13); the model re-derives it from the batches
+    (KL-TRUNC-3). Until the model carries that laziness, inactive time indexes are checked on
+    disk by verify (final entry, order, trimming) and the active one is compared exactly here,
+    which is where each batch's index decision shows (SEG-3).
+    """
+    if len(model.segments) != len(impl.segments):
+        return model, impl
+    ours_out, theirs_out = [], []
+    last = len(model.segments) - 1
+    for n, (ours, theirs) in enumerate(zip(model.segments, impl.segments, strict=True)):
+        if theirs.offset_index is None:
+            ours = dataclasses.replace(ours, offset_index=None)
+        if theirs.time_index is None or n < last:
+            ours = dataclasses.replace(ours, time_index=None)
+            theirs = dataclasses.replace(theirs, time_index=None)
+        ours_out.append(ours)
+        theirs_out.append(theirs)
+    return (dataclasses.replace(model, segments=tuple(ours_out)),
+            dataclasses.replace(impl, segments=tuple(theirs_out)))

@@ -1,0 +1,50 @@
+"""Range checks at the log's API boundary, mirroring `kafkalog.model.bounds` (KL-BOUND-1).
+
+Kafka writes epochs as int32 and offsets, timestamps and clock readings as int64; a value
+outside those widths would otherwise surface as a `struct.error` (or an `OverflowError` from the
+file system) deep inside an append. These checks run first and raise `IllegalArgumentError`, the
+type the model raises for the same input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kafkalog.model.errors import IllegalArgumentError
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def require_int32(value: int, what: str, where: str) -> None:
+    """IllegalArgumentError unless `value` fits Java's int."""
+    if not INT32_MIN <= value <= INT32_MAX:
+        raise IllegalArgumentError(f"{what} {value} is outside the int32 range", where=where)
+
+
+def require_int64(value: int, what: str, where: str) -> None:
+    """IllegalArgumentError unless `value` fits Java's long."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise IllegalArgumentError(f"{what} {value} is outside the int64 range", where=where)
+
+
+def require_records(records: Iterable[Any], where: str) -> None:
+    """Timestamps fit int64 and header keys encode as UTF-8 (no lone surrogates)."""
+    for record in records:
+        require_int64(record.timestamp, "timestamp", where)
+        for header in getattr(record, "headers", ()):
+            try:
+                header.key.encode("utf-8")
+            except UnicodeEncodeError:
+                raise IllegalArgumentError(
+                    f"header key {header.key!r} is not valid Unicode (lone surrogate)",
+                    where=where) from None
+
+
+def require_end_offset_fits(last_offset: int, where: str) -> None:
+    """The log end offset after an append (last offset + 1) must fit a long."""
+    if last_offset >= INT64_MAX:
+        raise IllegalArgumentError(
+            f"append would move the log end offset past Long.MAX (last offset {last_offset})",
+            where=where)

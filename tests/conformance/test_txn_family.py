@@ -1,0 +1,29 @@
+"""The `transactions` family: the implementation conforms, in-process and over serve-adapter.
+
+Spec: KL-TXN-2, KL-TXN-5, KL-TXN-6, KL-TXN-9 (markers, FUO/LSO movement and read_committed
+reads are generated and compared on every step; the runs must conform).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from kafkalog.conformance.runner import run_seed
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_transactions_family__in_process__conforms(seed: int) -> None:
+    """Transactional producers, markers, follower markers, truncations: no divergence."""
+    outcome = run_seed(seed, steps=60, config_family="transactions", time_limit_s=30)
+    assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
+
+
+def test_transactions_family__over_serve_adapter__conforms() -> None:
+    """The same family through the JSON-lines protocol (the `transactions` feature)."""
+    adapter = f"{shlex.quote(str(Path(sys.executable).parent / 'kafkalog'))} serve-adapter"
+    outcome = run_seed(0, steps=40, config_family="transactions", adapter=adapter,
+                       time_limit_s=60)
+    assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
