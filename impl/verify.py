@@ -657,13 +657,14 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                      "start offset", "REC-8"))
     _read_epochs(fs, partition_dir, report)
     epoch_path = str(partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME)
-    report.findings.extend(check_epochs(report.epoch_entries, report.segments,
-                                        report.log_end_offset, epoch_path, clean))
-    if not check_root_offsets:
-        return report
-    start = max(checkpoints.log_start_offsets.get(tp, 0), report.first_base_offset)
+    # Batches below the log start are not judged (issue #10 defect 5); without trusted root
+    # checkpoints the first segment's base is the log start.
+    start = max(checkpoints.log_start_offsets.get(tp, 0) if check_root_offsets else 0,
+                report.first_base_offset)
     report.findings.extend(check_epochs(report.epoch_entries, report.segments,
                                         report.log_end_offset, epoch_path, clean, start))
+    if not check_root_offsets:
+        return report
     report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
                                                    str(partition_dir.parent), clean))
     for problem, kind, path, message, rule in check_snapshots(fs, partition_dir,
