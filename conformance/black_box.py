@@ -47,6 +47,8 @@ def is_black_box(features: frozenset[str]) -> bool:
 def asks(features: frozenset[str], action: str) -> bool:
     """Whether the checker may ask an adapter with these handshake features for `action`."""
     feature = ACTIONS[action].feature
+    if action == "crash":  # `crash` (full) or `crash_kill` (kill and reopen), protocol 2
+        return bool({"crash", "crash_kill"} & features) and not is_black_box(features)
     if not is_black_box(features):
         return feature in features
     if action in NEVER_ON_THE_WIRE:

@@ -176,12 +176,22 @@ _register_zoo()
 _installed: dict[str, tuple[int, Any]] = {}  # name -> (open count, the original attribute)
 
 
+def all_broken() -> dict[str, Broken]:
+    """The historical bugs above plus the crash-recovery bugs of `broken_crash.py` (issue #10),
+    which `--broken NAME` reaches the same way."""
+    try:
+        from .broken_crash import BROKEN_CRASH
+    except ImportError:  # the crash registry is optional
+        return BROKEN
+    return {**BROKEN, **BROKEN_CRASH}
+
+
 def broken_class(name: str) -> Broken:
     """The Broken entry of `name`; raises UnknownBrokenImplError naming the known ones."""
     from .broken_producer import PRODUCER_BROKEN  # issue 14's catalogue, same mechanism
     from .broken_txn import TXN_BROKEN  # issue 15's
 
-    catalogue = {**BROKEN, **PRODUCER_BROKEN, **TXN_BROKEN}
+    catalogue = {**all_broken(), **PRODUCER_BROKEN, **TXN_BROKEN}
     try:
         return catalogue[name]
     except KeyError:

@@ -69,6 +69,8 @@ class CampaignSummary:
     families: dict[str, int] = field(default_factory=dict)
     rules_known: int = 0  # rule IDs defined in specs/log.md (0 when the spec is not at hand)
     rules_never: tuple[str, ...] = ()  # defined there but exercised by no run of the campaign
+    # (fault model, crash points explored, runs that crashed under it), most first (issue #10)
+    crashes: tuple[tuple[str, int, int], ...] = ()
     rule_pairs: int = 0  # distinct pairs of rules met in one run (combos.py)
     rule_pairs_possible: int = 0  # C(n, 2) over the rules not exercised by every run
 
@@ -163,6 +165,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             runtime=runtime_stats(frame),
             throughput=throughput(frame, totals["wall"]),
             families=_counts(frame, "config_family"),
+            crashes=crash_coverage(frame),
             **_never_exercised(rules),
             **_pair_coverage(frame),
         )
@@ -229,6 +232,24 @@ def action_coverage(frame: Any) -> tuple[tuple[str, int, int], ...]:
         .collect()
     )
     return tuple((row.action, int(row.total), int(row.runs)) for row in rows)
+
+
+def crash_coverage(frame: Any) -> tuple[tuple[str, int, int], ...]:
+    """(fault model, crash points explored, runs that crashed under it), most explored first.
+
+    Rows written before the `crashes` column existed read it as null and count nothing.
+    """
+    from pyspark.sql import functions as F
+
+    rows = (
+        frame.where(F.col("crashes").isNotNull())
+        .select(F.explode("crashes").alias("fault", "n"))
+        .groupBy("fault")
+        .agg(F.sum("n").alias("total"), F.count_if(F.col("n") > 0).alias("runs"))
+        .orderBy(F.desc("total"), "fault")
+        .collect()
+    )
+    return tuple((row.fault, int(row.total), int(row.runs)) for row in rows)
 
 
 def rule_coverage(frame: Any) -> tuple[tuple[str, int], ...]:

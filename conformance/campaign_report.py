@@ -77,6 +77,9 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
         _never_html(summary),
         "<h2>Coverage per action (executions)</h2>",
         hbar_chart([(name, total) for name, total, _ in summary.actions], None),
+        "<h2>Crash points explored per fault model (issue #10)</h2>",
+        hbar_chart([(fault, total) for fault, total, _ in summary.crashes], None)
+        if summary.crashes else "<p>No crash steps ran (<code>--crash-weight 0</code>).</p>",
         "<h2>Runs per second over the campaign</h2>",
         line_chart(summary.throughput, "seconds since start", "runs/s"),
         "<h2>Run-time histogram</h2>",
@@ -190,6 +193,13 @@ def render_terminal(
     for action, total, runs in summary.actions:
         coverage.add_row(Text(action), str(total), str(runs))
     console.print(coverage)
+    crashes = Table(title="crash points explored per fault model", title_justify="left")
+    for name in ("fault model", "crash points", "runs"):
+        crashes.add_column(name, justify="left" if name == "fault model" else "right")
+    for fault, total, runs in summary.crashes:
+        crashes.add_row(Text(fault), str(total), str(runs))
+    crashes.add_row(Text("all"), str(sum(t for _, t, _ in summary.crashes)), "")
+    console.print(crashes)
     rules = ", ".join(natural_sorted(rule for rule, _ in summary.rules)) or "none"
     console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
     if summary.rules_known:

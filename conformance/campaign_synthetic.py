@@ -34,6 +34,8 @@ def synthetic_run_seed(
     time_limit_s: float = 120,
     broken: str | None = None,
     delay_s: float = 0.0,
+    crash_weight: int = 0,  # accepted like run_seed's; a synthetic run never crashes anything
+    crash_sweep: bool = False,
 ) -> RunOutcome:
     """A deterministic fake run of `steps` steps; see the module docstring for its failures.
 

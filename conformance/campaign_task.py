@@ -59,6 +59,8 @@ ARROW_SCHEMA = pa.schema(
         ("finished_at", pa.timestamp("us", tz="UTC")),
         ("worker", pa.string()),
         ("kafka_version", pa.string()),
+        ("crashes", pa.map_(pa.string(), pa.int32())),
+        ("crash_weight", pa.int32()),
     ]
 )
 SPARK_DDL = (
@@ -66,7 +68,8 @@ SPARK_DDL = (
     "broken STRING, steps INT, kafkalog_version STRING, kafkalog_commit STRING, "
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
-    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING"
+    "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
+    "crashes MAP<STRING, INT>, crash_weight INT"
 )
 
 
@@ -103,6 +106,8 @@ class TaskSpec:
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
     kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
+    crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
+    crash_sweep: bool = False  # every crash also loads every crash point of its action
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -151,6 +156,10 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     family = family_for_seed(seed, spec.families)
     started = time.time()
     try:
+        # Weight 0 is not passed, so run functions without crashes keep working.
+        extra: dict[str, Any] = {"crash_weight": spec.crash_weight} if spec.crash_weight else {}
+        if spec.crash_sweep:
+            extra["crash_sweep"] = True
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
             outcome = _resolve(spec.run_fn)(
                 seed,
@@ -161,6 +170,7 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
                 broken=spec.broken,
                 # only when not the default, so run functions predating profiles still fit
                 **({} if spec.kafka_version == "trunk" else {"kafka_version": spec.kafka_version}),
+                **extra,
             )
             row = _outcome_row(outcome, spec.adapter)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
@@ -284,6 +294,7 @@ def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]
         "trace_jsonl": outcome.trace_jsonl,
         "trace_steps": trace_step_count(outcome.trace_jsonl),
         "error": None if detail is None else detail[:_TEXT_LIMIT],
+        "crashes": {str(k): int(n) for k, n in sorted(getattr(outcome, "crashes", {}).items())},
     }
 
 
@@ -301,6 +312,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "trace_jsonl": None,
         "trace_steps": None,
         "error": f"{name}: {error}"[:_TEXT_LIMIT],
+        "crashes": {},
     }
 
 
@@ -321,6 +333,7 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "finished_at": datetime.now(UTC),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
         "kafka_version": spec.kafka_version,
+        "crash_weight": spec.crash_weight,
     }
 
 

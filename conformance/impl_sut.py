@@ -11,12 +11,14 @@ zero-copy slice is decoded back into `BatchView`s.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
+from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log_segment import FetchDataInfo as ImplFetchDataInfo
@@ -25,6 +27,7 @@ from kafkalog.impl.producer_state_manager import AppendOrigin
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 
+from .sut import UnsupportedError
 from .wire import FEATURES
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
@@ -44,8 +47,33 @@ def scratch_dir() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
+class CrashableFileSystem(RecordingFileSystem):
+    """The recording file system (impl/fault_fs.py) that also remembers its open handles, so a
+    crash can drop the log by closing descriptors only: no flush, trim or checkpoint runs."""
+
+    def __init__(self, root: Path, durable_image: Path | None = None) -> None:
+        super().__init__(root, durable_image)
+        self.handles: list[FileHandle] = []
+
+    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
+        handle = super().open_file(path, create, writable)
+        if len(self.handles) > 512:
+            self.handles = [h for h in self.handles if not h.closed]
+        self.handles.append(handle)
+        return handle
+
+    def close_descriptors(self) -> None:
+        for handle in self.handles:
+            handle.close()
+        self.handles = []
+
+
+def _new_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix="kafkalog-conformance-", dir=scratch_dir()))
+
+
 class ImplSut:
-    """kafkalog.impl behind the Sut protocol."""
+    """kafkalog.impl behind the Sut protocol, on a recording file system so it can crash."""
 
     name = "kafkalog-impl"
     features = frozenset(FEATURES)
@@ -53,9 +81,11 @@ class ImplSut:
     def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
                  fs: FileSystem | None = None) -> None:
         self.config = config
-        self.fs = fs or FileSystem()
         self.time = MockTime(now_ms)
-        self.root = Path(tempfile.mkdtemp(prefix="kafkalog-conformance-", dir=scratch_dir()))
+        self.root = _new_root()
+        self.fs = fs or CrashableFileSystem(self.root)
+        self.action_mark = 0
+        self.abandoned = False
         self.partition_dir = self.root / str(TOPIC_PARTITION)
         try:
             self.log_dir = LogDir.open(self.fs, self.root, config, self.time)
@@ -69,7 +99,26 @@ class ImplSut:
             shutil.rmtree(self.root, ignore_errors=True)  # nothing else will ever close it
             raise
         self.log_dir.logs[TOPIC_PARTITION] = self.log
+        # As LogDir installs it on every log it opens: the rp checkpoint after a truncation.
+        self.log.on_truncated = self.log_dir.checkpoint_recovery_points
+        if isinstance(self.fs, RecordingFileSystem):
+            # The starting log is durable (a broker fsyncs a new partition's parent, GAP-10);
+            # crashes test what the actions do from here on.
+            self.fs.fsync_dir(self.root)
+            self.fs.fsync_dir(self.partition_dir)
+            self.action_mark = self.fs.mark()
         self.closed_dir_findings: list[str] = []
+        self.crash_points = 0  # crash points explored (journal operations reachable)
+
+    def begin_action(self) -> None:
+        """A new "last action" starts: the operations a following `crash` may cut.
+
+        Crashes cut only the last action, so the journal is folded into the starting image
+        first (`compact`: images stay identical per fault and seed); it then holds one action.
+        """
+        if isinstance(self.fs, RecordingFileSystem):
+            self.fs.compact()
+            self.action_mark = self.fs.mark()
 
     # --- the vocabulary -----------------------------------------------------------------------
 
@@ -153,6 +202,77 @@ class ImplSut:
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
 
+    def crash(self, point: int, fault: str, seed: int, leftover: str = "none") -> int:
+        """Crash after `point` operations of the last action, then load what the disk kept.
+
+        The open log is dropped by closing its descriptors only (no flush, trim, checkpoint or
+        marker), `materialise` writes the crash image into a fresh directory, and LogDir.open
+        loads it unclean on a new recording file system and a new clock at the same time (the
+        old clock's pending tasks, such as delayed deletions, die with the process).
+        """
+        fs = self.fs
+        if not isinstance(fs, CrashableFileSystem):
+            raise UnsupportedError("crash needs the recording file system")
+        ops = fs.crash_points() - self.action_mark
+        kept = min(max(point, 0), ops)
+        fs.close_descriptors()
+        self.abandoned = True  # until the load below succeeds: nothing of the old log is usable
+        new_root, durable = _new_root(), None
+        try:
+            fs.materialise(new_root, self.action_mark + kept, FaultModel(fault), seed)
+            if FaultModel(fault) is FaultModel.PROCESS_CRASH:
+                # The page cache survived, the disk did not see it yet: what a power loss would
+                # leave now stays apart, so a later power loss tests what recovery made durable
+                # (GAP-4, KL-CRASH-7).
+                durable = _new_root()
+                fs.materialise(durable, self.action_mark + kept, FaultModel.POWER_LOSS, seed)
+        except BaseException:
+            shutil.rmtree(new_root, ignore_errors=True)
+            if durable is not None:
+                shutil.rmtree(durable, ignore_errors=True)
+            raise
+        shutil.rmtree(self.root, ignore_errors=True)
+        plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed)
+        self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
+        self.fs = CrashableFileSystem(new_root, durable)
+        if durable is not None:
+            shutil.rmtree(durable, ignore_errors=True)
+        self.time = MockTime(self.time.milliseconds())
+        self.closed_dir_findings = []
+        self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
+        self.log = self.log_dir.log(TOPIC_PARTITION)
+        self.log.on_truncated = self.log_dir.checkpoint_recovery_points
+        self.abandoned = False
+        self.action_mark = self.fs.mark()
+        self.closed_dir_findings = leftovers_after_load(self.partition_dir)
+        return ops - kept
+
+    def crash_sweep(self, fault: str, seed: int) -> list[tuple[int, v.LogStateView | str]]:
+        """Every crash point of the last action under `fault`: (operations lost, the state the
+        load recovers, or the load's error). The live log is untouched (each image is loaded in
+        a scratch directory and dropped)."""
+        fs = self.fs
+        if not isinstance(fs, CrashableFileSystem):
+            raise UnsupportedError("crash sweeps need the recording file system")
+        end = fs.crash_points()
+        found: list[tuple[int, v.LogStateView | str]] = []
+        for point in range(self.action_mark, end + 1):
+            scratch = _new_root()
+            try:
+                fs.materialise(scratch, point, FaultModel(fault), seed)
+                image_fs = CrashableFileSystem(scratch)
+                try:
+                    log_dir = LogDir.open(image_fs, scratch, self.config,
+                                          MockTime(self.time.milliseconds()))
+                    found.append((end - point, log_dir.log(TOPIC_PARTITION).state()))
+                except Exception as error:  # a load that fails is a finding, not a crash
+                    found.append((end - point, f"{type(error).__name__}: {error}"))
+                finally:
+                    image_fs.close_descriptors()
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+        return found
+
     # --- observation ----------------------------------------------------------------------------
 
     def state(self) -> v.LogStateView:
@@ -171,8 +291,14 @@ class ImplSut:
         return problems
 
     def verify(self) -> list[str]:
-        """Read-only verify of the live directory after writing current root checkpoints."""
-        self.log_dir.checkpoint()
+        """Read-only verify of the live directory after writing current root checkpoints.
+
+        On the recording file system the checkpoints are not written: what is durable must
+        follow from the actions alone, so a crash replays the same whatever the verify cadence
+        (a live directory's stale checkpoints are notes, never problems).
+        """
+        if not isinstance(self.fs, RecordingFileSystem):
+            self.log_dir.checkpoint()
         return self._verify_findings(self.log.state().segments[-1].base_offset, live=True)
 
     def _verify_findings(self, last_base: int, live: bool) -> list[str]:
@@ -184,9 +310,70 @@ class ImplSut:
 
     def close(self) -> None:
         try:
-            self.log_dir.close()
+            if not self.abandoned:
+                self.log_dir.close()
+            elif isinstance(self.fs, CrashableFileSystem):  # a crash whose load failed
+                self.fs.close_descriptors()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+def leftovers_after_load(partition_dir: Path) -> list[str]:
+    """CRP-10 / RCV-3 / RCV-5: after a load no `.deleted`, `.cleaned` or `.swap` file and no index
+    without its `.log` remains (`.tmp` checkpoints are ignored, CRP-8). Reported by `check()`."""
+    names = set(os.listdir(partition_dir)) if partition_dir.is_dir() else set()
+    found = []
+    for name in sorted(names):
+        stem, _, suffix = name.partition(".")
+        if name.endswith((".deleted", ".cleaned", ".swap")):
+            found.append(f"leftover after load: {name} (RCV-3)")
+        elif suffix in ("index", "timeindex") and f"{stem}.log" not in names:
+            found.append(f"orphan index after load: {name} (RCV-5)")
+    return found
+
+
+def plant_leftover(partition_dir: Path, kind: str, seed: int) -> None:
+    """KL-CRASH-9: put into a crash image what crashes of Kafka's own protocols leave behind.
+
+    Plain file operations on the image (nothing journals them: they are part of the crash).
+    The last segment is always recovered by an unclean load, so its index may be damaged.
+    """
+    if kind == "none" or not partition_dir.is_dir():
+        return
+    logs = sorted(p for p in partition_dir.iterdir() if p.name.endswith(".log"))
+    if not logs:
+        return
+    last = logs[-1]
+    stem = last.name[: -len(".log")]
+    base = int(stem)
+    index = partition_dir / f"{stem}.index"
+    rng = random.Random(f"leftover:{seed}")
+    if kind == "orphan_index":
+        orphan = f"{base + 1000 + rng.randrange(1000):020d}"
+        (partition_dir / f"{orphan}.index").write_bytes(bytes(8 * rng.randrange(1, 4)))
+        (partition_dir / f"{orphan}.timeindex").write_bytes(b"")
+    elif kind == "deleted":
+        shutil.copyfile(last, partition_dir / f"{stem}.log.deleted")
+        (partition_dir / f"{base + 7:020d}.index.deleted").write_bytes(bytes(16))
+    elif kind == "cleaned_swap":
+        # An unfinished split: `.swap` at or above the smallest `.cleaned` base is discarded
+        # with the `.cleaned` files (RCV-3).
+        (partition_dir / f"{base:020d}.log.cleaned").write_bytes(last.read_bytes())
+        (partition_dir / f"{base:020d}.log.swap").write_bytes(last.read_bytes())
+    elif kind in ("zero_index", "garbage_index"):
+        size = index.stat().st_size if index.exists() else 0
+        size = max(size, 8 * rng.randrange(1, 8))
+        body = bytes(size) if kind == "zero_index" else rng.randbytes(size)
+        index.write_bytes(body)
+    elif kind == "missing_index":
+        index.unlink(missing_ok=True)
+    elif kind == "torn_tail":
+        with last.open("ab") as handle:  # a partial batch: a header promising more bytes
+            handle.write(rng.randbytes(rng.randrange(1, 80)))
+    elif kind == "stale_tmp":
+        root = partition_dir.parent
+        (root / "recovery-point-offset-checkpoint.tmp").write_bytes(b"0\n1\nconformance 0 99")
+        (partition_dir / "leader-epoch-checkpoint.tmp").write_bytes(rng.randbytes(9))
 
 
 def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> bool:

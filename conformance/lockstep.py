@@ -49,7 +49,8 @@ def _rules_exercised() -> Any:
 class Lockstep:
     """Drives one model and one implementation side by side and keeps the trace so far."""
 
-    def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0) -> None:
+    def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0,
+                 sweep: bool = False) -> None:
         self.model = model
         self.sut = sut
         self.verify_every = verify_every
@@ -59,6 +60,9 @@ class Lockstep:
         self._classify = _rules_exercised()
         self.last_rules: frozenset[str] = frozenset()
         self.last_signature: str | None = None
+        self.crashes: Counter[str] = Counter()  # crash points explored per fault model
+        self.sweep = sweep  # check every crash point of the last action at each crash step
+        self.alternatives: list[Any] = []  # other model states the last crash allows
         self._action = ""
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
@@ -67,6 +71,8 @@ class Lockstep:
         Raises DivergenceError (after recording the step) when any check fails, and
         AdapterError when the implementation could not be driven.
         """
+        if action == "crash" and self.sweep and hasattr(self.sut, "crash_sweep"):
+            args = self._sweep(args)
         wire_args = encode_args(action, args)
         self._action = action
         try:
@@ -75,13 +81,24 @@ class Lockstep:
             unsupported = {"unsupported": {"message": str(error)}}
             self.steps.append(TraceStep(action, wire_args, None, unsupported))
             return None
+        if action == "crash":
+            return self._crash(args, wire_args, impl)
         before = self.model.partition_state
+        alternatives = self._advance_alternatives(action, args, impl)
         model = execute(self.model, action, args)
         if "transactions" not in self.sut.features and isinstance(model.value, v.FetchDataInfo):
             model = replace(model, value=without_transactions(model.value))
         self.actions[action] += 1
         self._cover(action, before, model)
         problem = self._compare(model, impl)
+        if problem is not None and alternatives:
+            # After a crash the model may not know which of several equal-looking states the
+            # implementation recovered (e.g. an index rebuilt or kept): continue from one that
+            # answers like the implementation.
+            self.model.restore(alternatives[0])
+            self.alternatives = alternatives[1:]
+            model = StepResult(value=impl.value) if impl.ok else impl
+            problem = self._compare(model, impl)
         choice = None
         if problem is not None and (problem[0] == "result" or problem[0].startswith("state.")):
             allowed = allowed_outcome(self.model, self.sut, action, args, before, impl)
@@ -96,6 +113,122 @@ class Lockstep:
             self.last_signature = self._signature(action, model, impl, problem[0])
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
+
+    def _advance_alternatives(self, action: str, args: dict[str, Any],
+                              impl: StepResult) -> list[Any]:
+        """Run `action` on every alternative state; keep those that answer like the impl."""
+        if not self.alternatives:
+            return []
+        primary = self.model.snapshot()
+        kept: list[Any] = []
+        try:
+            for alternative in self.alternatives:
+                self.model.restore(alternative)
+                answer = execute(self.model, action, args)
+                if answer.same_as(impl) and self.model.state() == self.sut.state():
+                    kept.append(self.model.snapshot())
+        finally:
+            self.model.restore(primary)
+        self.alternatives = kept
+        return kept
+
+    def _crash(self, args: dict[str, Any], wire_args: Any,
+               impl: StepResult) -> tuple[StepResult, StepResult]:
+        """A crash: the implementation's recovered state must be in the model's allowed set
+        (KL-CRASH-1); the model then continues from a member with that view."""
+        self.actions["crash"] += 1
+        self.crashes[str(args["fault"])] += 1
+        model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
+        problem: tuple[str, str] | None = None
+        if not impl.ok:
+            problem = "crash.load", f"load after the crash failed: {impl.describe()}"
+        else:
+            before, alone = self.model.snapshot(), not self.alternatives
+            outcomes = self._all_outcomes(str(args["fault"]), int(impl.value))
+            problem = self._adopt(outcomes)
+            if problem is None and impl.value == 0 and alone:  # one pre-crash state, exact F
+                problem = self._crash_properties(before)
+        if problem is None:
+            problem = self._internal_checks()
+        message = None if problem is None else problem[1]
+        step = TraceStep("crash", wire_args, model.to_json(), impl.to_json(), message)
+        self.steps.append(step)
+        self.last_rules = frozenset(_crash_rules(args, impl))
+        self.rules |= self.last_rules
+        if problem is not None:
+            self.last_signature = self._signature("crash", model, impl, problem[0])
+            raise DivergenceError(problem[1], self.last_signature, step)
+        return model, impl
+
+    def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Load the image of every crash point of the last action (same fault and seed) and
+        check each against the model's set. The crash then goes to the first point that fails
+        (so the trace's crash step alone reproduces it), else to the drawn point."""
+        from kafkalog.model.log import view
+
+        fault = str(args["fault"])
+        points = self.sut.crash_sweep(fault, int(args["seed"]))  # type: ignore[attr-defined]
+        self.crashes[fault] += max(0, len(points) - 1)  # the crash step itself counts one more
+        allowed: dict[bool, set[Any]] = {}
+        for ops_lost, recovered in points:
+            inside = ops_lost > 0
+            if inside not in allowed:
+                allowed[inside] = {view(o[0]) for o in self._all_outcomes(fault, ops_lost)}
+            if isinstance(recovered, str) or recovered not in allowed[inside]:
+                total = points[0][0]
+                return {**args, "point": total - ops_lost, "leftover": "none"}
+        return args
+
+    def _all_outcomes(self, fault: str, ops_lost: int) -> tuple[Any, ...]:
+        """The allowed set from the model's state and from every alternative still possible
+        (an earlier crash may have left states that look alike but differ in what is durable)."""
+        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost))
+        primary = self.model.snapshot()
+        try:
+            for alternative in self.alternatives:
+                self.model.restore(alternative)
+                outcomes.update(dict.fromkeys(self.model.crash_outcomes(fault, ops_lost)))
+        finally:
+            self.model.restore(primary)
+        return tuple(outcomes)
+
+    def _crash_properties(self, before: Any) -> tuple[str, str] | None:
+        """KL-CRASH-10 on the adopted state: a failure here is a bug of the model's crash set."""
+        from kafkalog.model.crash_invariants import crash_violations
+
+        state, durable, _ = before
+        broken = crash_violations(state, durable, self.model.partition_state, self.model.mode)
+        if broken:
+            return "crash_invariant", f"crash invariants broken: {', '.join(broken)}"
+        return None
+
+    def _adopt(self, outcomes: Any) -> tuple[str, str] | None:
+        try:
+            recovered = self.sut.state()
+        except AdapterError:
+            raise
+        except Exception as error:
+            return "state()", f"state() raised {type(error).__name__}: {error}"
+        from kafkalog.model.log import view
+
+        matching = [o for o in outcomes if view(o[0]) == recovered]
+        if not matching:
+            closest = min((view(o[0]) for o in outcomes),
+                          key=lambda c: abs(c.log_end_offset - recovered.log_end_offset))
+            where = first_difference(closest, recovered)
+            return (f"crash.state.{where[0]}",
+                    f"recovered state not allowed ({len(outcomes)} allowed states); closest "
+                    f"differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}")
+        self.model.adopt(matching[0])
+        self.alternatives = []
+        for outcome in matching[1:8]:
+            self.model.adopt(outcome)
+            self.alternatives.append(self.model.snapshot())
+        self.model.adopt(matching[0])
+        broken = view_invariants(recovered)
+        if broken:
+            return f"invariant.{broken[0]}", f"invariant broken: {', '.join(broken)}"
+        return None
 
     def _cover(self, action: str, before: Any, model: StepResult) -> None:
         """Add the spec rules the model says this step exercised (model/coverage.py)."""
@@ -173,6 +306,18 @@ class Lockstep:
         rule = rules[0] if rules else "-"
         kind = re.sub(r"\[\d+\]", "[]", kind)  # bucket by field, not by segment number
         return f"{action}|{model.code or 'ok'}|{impl.code or 'ok'}|{kind}|{rule}"
+
+
+def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
+    """The KL-CRASH rules one crash step exercised (specs/log.md §15)."""
+    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10"}
+    if args.get("fault") != "process_crash":
+        rules.add("KL-CRASH-2")
+    if impl.ok and isinstance(impl.value, int) and impl.value > 0:
+        rules.add("KL-CRASH-8")
+    if args.get("leftover", "none") != "none":
+        rules.add("KL-CRASH-9")
+    return rules
 
 
 def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:

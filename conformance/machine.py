@@ -25,6 +25,7 @@ from . import black_box, picks
 from .errors import AdapterError
 from .scenarios import ReachRules
 from .session import AdapterAbort, Session
+from .wire import CRASH_FAULTS, CRASH_LEFTOVERS
 
 _DELTA = st.integers(-2, 2)
 _INDEX = st.integers(0, 7)
@@ -44,22 +45,45 @@ BATCH_SPECS = st.tuples(GAPS, EPOCHS, st.lists(RECORD_SPECS, min_size=1, max_siz
                         st.booleans())
 
 
+# A crash cuts the last action after `point` of its operations; most crashes come after all of
+# them (the point past any action's length), the rest inside the action.
+CRASH_POINTS = st.one_of(st.just(1 << 20), st.integers(0, 40))
+CRASH_SEEDS = st.integers(0, (1 << 16) - 1)
+
+
+def _crash_rule(n: int) -> Any:
+    """The n-th copy of the crash rule: rules are drawn uniformly, so copies weight crashes."""
+
+    @precondition(lambda self: self.crash_enabled())
+    @rule(point=CRASH_POINTS, fault=st.sampled_from(CRASH_FAULTS),
+          leftover=st.sampled_from(CRASH_LEFTOVERS), seed=CRASH_SEEDS)
+    def crash(self: LogMachine, point: int, fault: str, leftover: str, seed: int) -> None:
+        self.crash_now(point, fault, leftover, seed)
+
+    crash.__name__ = "crash" if n == 0 else f"crash_{n}"
+    return crash
+
+
 def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     """A machine class bound to `session` (a class per run, so runs never share state).
 
     The producer families get the machine with producer actors (conformance/producers.py); the
-    rules this run leaves out (swarm.py) are plain methods in either.
+    rules this run leaves out (swarm.py) are plain methods in either. `session.crash_weight`
+    copies of the crash rule are added (0 = no crashes).
     """
     from .producers import ProducerLogMachine, is_producer_config
     from .swarm import without_rules
     from .transactions import TxnLogMachine, is_txn_config
 
+    extra: dict[str, Any] = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
+    if session.crash_weight == 0:
+        extra["crash"] = None  # not even drawn: runs without crashes generate as before them
     if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
-        machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session})
+        machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})
     elif "producer_state" in session.features and is_producer_config(session.config):
-        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session})
+        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})
     else:
-        machine = type("LogMachine", (LogMachine,), {"session": session})
+        machine = type("LogMachine", (LogMachine,), {"session": session, **extra})
     return without_rules(machine, session.swarm_off)
 
 
@@ -192,6 +216,25 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
     @rule()
     def delete_old_segments(self) -> None:
         self.do("delete_old_segments")
+
+    # --- crashes (KL-CRASH-*): the rule itself is `_crash_rule`, weighted per session --------
+
+    def crash_enabled(self) -> bool:
+        features = self.session.features
+        if self.session.crash_weight <= 0 or not {"crash", "crash_kill"} & features:
+            return False
+        from .producers import is_producer_config
+
+        # Producer state is not in the crash model yet (specs/log.md §15).
+        return not is_producer_config(self.session.config)
+
+    def crash_now(self, point: int, fault: str, leftover: str, seed: int) -> None:
+        if "crash" not in self.session.features:
+            # A kill-and-reopen adapter: a process crash after the last action, nothing planted.
+            point, fault, leftover = 1 << 20, "process_crash", "none"
+        self.do("crash", point=point, fault=fault, seed=seed, leftover=leftover)
+
+    crash = _crash_rule(0)
 
     # --- one argument -------------------------------------------------------------------------
 

@@ -15,7 +15,11 @@ from typing import Any
 from .errors import ProtocolError
 from .wire import ACTIONS, SESSION_ACTIONS, Json
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+#: Versions this checker and `serve-adapter` speak. Version 2 adds the `crash` action behind the
+#: `crash` / `crash_kill` features; a version-1 peer never sees either.
+PROTOCOL_VERSIONS = (1, 2)
+VERSION_2_FEATURES = frozenset({"crash", "crash_kill"})
 
 #: Error codes an adapter uses for requests it could not parse; they are adapter failures.
 PROTOCOL_ERROR_CODES = frozenset({"ProtocolError", "UnknownActionError", "WireFormatError"})

@@ -57,6 +57,7 @@ class RunOutcome:
     outcome: str  # "conformed" | "diverged" | "adapter_error"
     signature: str | None  # action|model code|impl code|what differed|rule, or the adapter error
     trace_jsonl: str | None  # the shrunk trace of a divergence, else None
+    crashes: dict[str, int] = dataclasses.field(default_factory=dict)  # crash steps per fault
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -91,6 +92,8 @@ def run_seed(
     adapter: str | None = None,
     time_limit_s: float = 120,
     broken: str | None = None,
+    crash_weight: int = 0,  # the commands default to 1 (--crash-weight); library calls opt in
+    crash_sweep: bool = False,
     shrink_s: float = SHRINK_BUDGET_S,
     kafka_version: str | None = None,
 ) -> RunOutcome:
@@ -105,7 +108,7 @@ def run_seed(
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
         return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s,
-                    kafka_version)
+                    kafka_version, (crash_weight, crash_sweep))
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
@@ -113,7 +116,8 @@ def run_seed(
 
 
 def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
-         broken: str | None, row: Any, shrink_s: float, kafka_version: str | None
+         broken: str | None, row: Any, shrink_s: float, kafka_version: str | None,
+         crashes: tuple[int, bool] = (0, False)
          ) -> RunOutcome:
     process = None
     try:
@@ -123,7 +127,8 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
             validate_config(config)
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
-                          max_steps=steps, shrink_budget_s=shrink_s)
+                          max_steps=steps, shrink_budget_s=shrink_s,
+                          crash_weight=crashes[0], crash_sweep=crashes[1])
         session.swarm_off = _swarm_off(seed)
     except (AdapterError, Exception) as error:
         _close(process)
@@ -161,7 +166,10 @@ def _swarm_off(seed: int) -> tuple[str, ...]:
 
     if os.environ.get("KAFKALOG_SWARM", "1") == "0":
         return ()
-    return swarm_off(seed, rule_names(LogMachine))
+    # The crash rules are weighted by --crash-weight, not by the swarm; leaving them out of its
+    # list keeps every seed's swarm what it was before crashes existed.
+    names = tuple(n for n in rule_names(LogMachine) if not n.startswith("crash"))
+    return swarm_off(seed, names)
 
 
 def config_family_config(name: str) -> v.LogConfig:
@@ -234,4 +242,5 @@ def _outcome(seed: int, family: str, adapter: str | None, started: float,
         outcome=outcome,
         signature=signature,
         trace_jsonl=trace_jsonl,
+        crashes=dict(sorted(session.crashes.items())) if session else {},
     )

@@ -18,7 +18,14 @@ from kafkalog.model.errors import KafkalogError
 
 from .black_box import asks
 from .errors import ProtocolError, UnknownActionError, WireFormatError
-from .protocol import PROTOCOL_VERSION, Request, dumps, parse_request, readable_request_id
+from .protocol import (
+    PROTOCOL_VERSIONS,
+    VERSION_2_FEATURES,
+    Request,
+    dumps,
+    parse_request,
+    readable_request_id,
+)
 from .sut import Sut, UnsupportedError, execute
 from .wire import ACTIONS, SESSION_ACTIONS, Json, decode, decode_args, encode, without_transactions
 
@@ -71,13 +78,16 @@ class Server:
     def _handshake(self, args: dict[str, Json]) -> Json:
         version = args.get("protocol_version")
         # An integer exactly: JSON's 1.0 and true compare equal to 1 in Python but are not it.
-        if type(version) is not int or version != PROTOCOL_VERSION:
+        if type(version) is not int or version not in PROTOCOL_VERSIONS:
             raise ProtocolError(
-                f"unsupported protocol_version {version!r}; this adapter speaks {PROTOCOL_VERSION}"
+                f"unsupported protocol_version {version!r}; this adapter speaks "
+                f"{' or '.join(map(str, PROTOCOL_VERSIONS))}"
             )
         self.handshaken = True
+        if version == 1:  # a version-1 client knows nothing of crashes
+            self._features = self._features - VERSION_2_FEATURES
         return {
-            "protocol_version": PROTOCOL_VERSION,
+            "protocol_version": version,
             "implementation": self._implementation,
             "features": sorted(self._features),
         }

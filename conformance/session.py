@@ -58,6 +58,8 @@ class Session:
         verify_every: int = 10,
         time_limit_s: float | None = None,
         max_steps: int | None = None,
+        crash_weight: int = 0,
+        crash_sweep: bool = False,
         shrink_budget_s: float | None = None,
     ) -> None:
         self.config = config
@@ -68,6 +70,10 @@ class Session:
         self.verify_every = verify_every
         # Actions per example: scenario rules run several, so the machine stops at this many.
         self.max_steps = max_steps
+        # Copies of the crash rule in the machine (0 = none); crash steps per fault model.
+        self.crash_weight = crash_weight
+        self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
+        self.crashes: Counter[str] = Counter()
         self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
@@ -87,7 +93,7 @@ class Session:
         except AdapterError as error:
             raise AdapterAbort(error) from None
         model = ModelSut(self.config, self.now_ms, self.log_start_offset)
-        return Lockstep(model, sut, self._verify_every())
+        return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep)
 
     def _verify_every(self) -> int:
         """How often the on-disk verify runs in the next example.
@@ -114,6 +120,7 @@ class Session:
             self.steps_executed += sum(lockstep.actions.values())
             self.actions.update(lockstep.actions)
             self.rules |= lockstep.rules
+            self.crashes.update(lockstep.crashes)
         if diverged:
             if not self.failed and self.shrink_budget_s is not None:
                 # Shrinking stops this long after the first failure (TimeUp between steps); the

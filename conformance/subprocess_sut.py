@@ -33,7 +33,13 @@ from .errors import (
     UnexpectedException,
     WireFormatError,
 )
-from .protocol import PROTOCOL_ERROR_CODES, PROTOCOL_VERSION, dumps, parse_response
+from .protocol import (
+    PROTOCOL_ERROR_CODES,
+    PROTOCOL_VERSION,
+    VERSION_2_FEATURES,
+    dumps,
+    parse_response,
+)
 from .sut import UnsupportedError
 from .wire import ACTIONS, FEATURES, Json, decode, decode_error, decode_result, encode, encode_args
 
@@ -102,20 +108,34 @@ class AdapterProcess:
         self._lines.put(_EOF)
 
     def _handshake(self) -> tuple[str, frozenset[str]]:
-        body = self.request("handshake", {"protocol_version": PROTOCOL_VERSION,
+        """Ask for version 2. A version-1 adapter either answers with version 1 (accepted as a
+        version-1 session) or refuses with ProtocolError (asked again for version 1), so
+        version-1 adapters keep working, without crashes (specs/adapter-protocol.md)."""
+        try:
+            return self._handshake_version(PROTOCOL_VERSION)
+        except ProtocolError as error:
+            if "adapter rejected the request: ProtocolError" not in str(error):
+                raise
+            return self._handshake_version(1)
+
+    def _handshake_version(self, wanted: int) -> tuple[str, frozenset[str]]:
+        body = self.request("handshake", {"protocol_version": wanted,
                                           "client": f"kafkalog {__version__}"})
         if not isinstance(body, dict):
             raise ProtocolError("handshake reply must be an object", where=self.command)
         version = body.get("protocol_version")
-        if version != PROTOCOL_VERSION:
+        if isinstance(version, bool) or version not in (1, wanted):
             raise ProtocolError(
-                f"adapter speaks protocol {version!r}, this client speaks {PROTOCOL_VERSION}",
+                f"adapter speaks protocol {version!r}, this client asked for {wanted}",
                 where=self.command,
             )
+        self.protocol_version = version
         name, features = body.get("implementation"), body.get("features")
         if not isinstance(name, str) or not isinstance(features, list):
             raise ProtocolError("handshake needs implementation and features", where=self.command)
         unknown = set(features) - set(FEATURES)
+        if version == 1:
+            unknown |= set(features) & VERSION_2_FEATURES
         if not {"core", "black_box"} & set(features) or unknown:
             raise ProtocolError(
                 f"features must include 'core' (or 'black_box') and only {list(FEATURES)}; "

@@ -12,8 +12,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kafkalog.model import crash
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
+from kafkalog.model.state import PartitionState
 
 from .errors import AdapterError, UnexpectedException
 from .wire import ACTIONS, FEATURES, Json, encode, encode_error
@@ -79,6 +81,10 @@ class Sut(Protocol):
 
     def close_and_reopen(self) -> None: ...
 
+    def crash(self, point: int, fault: str, seed: int, leftover: str = "none") -> int:
+        """Crash after `point` operations of the last action (all of them when it had fewer)
+        under `fault`, then load the directory the crash left; returns the operations lost."""
+
     def state(self) -> v.LogStateView:
         """The observable state compared after every step."""
 
@@ -137,6 +143,9 @@ def execute(sut: Sut, action: str, args: dict[str, Any]) -> StepResult:
     `UnexpectedException` result, which never conforms with the model's answer.
     """
     assert action in ACTIONS, action
+    begin = getattr(sut, "begin_action", None)
+    if begin is not None and action != "crash":
+        begin()  # the operations a following crash may cut start here
     try:
         return StepResult(value=getattr(sut, action)(**args))
     except (AdapterError, UnsupportedError):
@@ -165,16 +174,54 @@ class ModelSut:
     name = "model"
     features = frozenset(FEATURES)
 
-    def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> None:
+    def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
+                 mode: crash.CrashMode = crash.CrashMode.STRICT) -> None:
         from kafkalog.model import invariants, log
 
         self._log = log
         self._invariants = invariants
+        self.mode = mode
         self.partition_state = log.empty_log(config, now_ms, log_start_offset)
+        # What is durable (model/crash.py) and the last action, for a crash inside it.
+        self.durable = crash.initial_durable(self.partition_state)
+        self.last: tuple[str, PartitionState, crash.Durable] | None = None
 
     def _step(self, action: str, *args: Any) -> Any:
+        before, durable = self.partition_state, self.durable
+        self.last = (action, before, durable)  # also when the action fails: nothing changed
         self.partition_state, result = getattr(self._log, action)(self.partition_state, *args)
+        self.durable = crash.observe(durable, action, before, self.partition_state, self.mode)
         return result
+
+    # --- crashes (model/crash.py) ---------------------------------------------------------
+
+    def crash_outcomes(self, fault: str, ops_lost: int) -> tuple[crash.Outcome, ...]:
+        """The allowed set of a crash under `fault`: after the last action when no operation
+        of it was lost, else inside it (KL-CRASH-8)."""
+        model = crash.FaultModel(fault)
+        if ops_lost > 0 and self.last is not None:
+            action, before, durable = self.last
+            return crash.crash_between(before, durable, self.partition_state, self.durable,
+                                       action, model, self.mode)
+        return crash.crash_states(self.partition_state, self.durable, model, self.mode)
+
+    def adopt(self, outcome: crash.Outcome) -> None:
+        """Continue from one state of the allowed set (the one the implementation recovered)."""
+        self.partition_state, self.durable = outcome
+        self.last = None
+
+    def snapshot(self) -> tuple[PartitionState, crash.Durable, Any]:
+        return self.partition_state, self.durable, self.last
+
+    def restore(self, snapshot: tuple[PartitionState, crash.Durable, Any]) -> None:
+        self.partition_state, self.durable, self.last = snapshot
+
+    def crash(self, point: int, fault: str, seed: int, leftover: str = "none") -> int:
+        """As an implementation (model against itself): a crash after the last action that
+        recovers to the seed's choice among the allowed states."""
+        outcomes = self.crash_outcomes(fault, 0)
+        self.adopt(outcomes[seed % len(outcomes)])
+        return 0
 
     def append_as_leader(
         self, records: tuple[v.Record, ...], leader_epoch: int, producer_id: int = -1,

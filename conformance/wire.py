@@ -144,6 +144,10 @@ ACTIONS: dict[str, ActionSpec] = {
         ),
         ActionSpec("advance_clock", (Param("ms", int),), int, "core"),
         ActionSpec("close_and_reopen", (), type(None), "reopen"),
+        # Protocol version 2 (specs/adapter-protocol.md, "Crashes"): crash after `point`
+        # operations of the last action under `fault`, then load; answers the operations lost.
+        ActionSpec("crash", (Param("point", int), Param("fault", str), Param("seed", int),
+                             Param("leftover", str, "none")), int, "crash"),
     )
 }
 
@@ -165,6 +169,19 @@ FEATURES: tuple[str, ...] = (
     "producer_state",
     "transactions",
     "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
+    "crash",  # protocol 2: `crash` honours point, fault and seed
+    "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
+)
+
+#: Fault models of the `crash` action (model/crash.py FaultModel, impl/fault_fs.py).
+CRASH_FAULTS: tuple[str, ...] = (
+    "process_crash", "power_loss", "power_loss_prefix", "power_loss_torn",
+)
+
+#: What a `crash` may plant in the crash image before the load (specs/log.md KL-CRASH-9).
+CRASH_LEFTOVERS: tuple[str, ...] = (
+    "none", "orphan_index", "deleted", "cleaned_swap", "zero_index", "garbage_index",
+    "missing_index", "torn_tail", "stale_tmp",
 )
 
 #: Fields of value types that belong to a feature: encoded only when not their default, so a

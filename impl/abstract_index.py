@@ -21,6 +21,7 @@ import operator
 import struct
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
@@ -87,6 +88,9 @@ class AbstractIndex(ABC):
         self.writable = writable
         self._lock = threading.RLock()
         self._mmap: mmap.mmap | None = None
+        # A crash-recording mapping (impl/fault_fs.py) journals stores made through the buffer
+        # protocol only when told: `pack_into` bypasses every Python-level hook (FLT-7).
+        self._on_store: Callable[[int, int], None] | None = None
         self._closed = False
         self._length = 0
         self._entries = 0
@@ -120,6 +124,7 @@ class AbstractIndex(ABC):
         self._length = length
         # mmap cannot map an empty file; an empty index simply has no mapping.
         self._mmap = handle.mmap(length, self.writable) if length > 0 else None
+        self._on_store = getattr(self._mmap, "record_store", None)
         self._max_entries = length // self.entry_size()
 
     @abstractmethod
@@ -239,6 +244,8 @@ class AbstractIndex(ABC):
             if n < old and self._mmap is not None and self.writable:
                 size = self.entry_size()
                 _zero_range(self._mmap, n * size, old * size)
+                if self._on_store is not None:
+                    self._on_store(n * size, (old - n) * size)
             self._entries = n
             self._after_entries_changed()
 
@@ -296,24 +303,40 @@ class AbstractIndex(ABC):
         if self._mmap is not None:
             self._mmap.close()
             self._mmap = None
+            self._on_store = None
 
     def flush(self) -> None:
-        """msync the mapping."""
+        """msync the mapping, then fsync the file.
+
+        Strict (beyond Kafka's DUR-2): msync persists the stored entries but not necessarily a
+        length change (a trim or resize, DUR-24), so the file is fsynced as well.
+        """
         with self._lock:
             self._ensure_open()
-            if self._mmap is not None and self.writable:
+            if not self.writable:
+                return
+            if self._mmap is not None:
                 try:
                     self._mmap.flush()
                 except OSError as e:
                     raise KafkaStorageError(f"index flush failed: {e}", where=self.path) from e
+            self._fsync_file()
+
+    def _fsync_file(self) -> None:
+        handle = self.fs.open_file(self.path, writable=True)
+        try:
+            handle.fsync()
+        finally:
+            handle.close()
 
     def close(self) -> None:
         """Trim to the valid size (when writable), then unmap. Idempotent."""
         with self._lock:
             if self._closed:
                 return
-            if self.writable:
-                self.trim_to_valid_size()
+            # Strict (GAP-8): a trim made at close is durable before the clean-shutdown marker.
+            if self.writable and self.trim_to_valid_size():
+                self._fsync_file()
             self.close_handler()
 
     def close_handler(self) -> None:

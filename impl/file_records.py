@@ -117,12 +117,16 @@ class FileRecords:
             self._handle.truncate(self._size)
 
     def close(self) -> None:
-        """Flush, trim to the logical size, close (FMT-53). Idempotent."""
+        """Trim to the logical size, flush, close (FMT-53). Idempotent.
+
+        Kafka fsyncs before the trim (DUR-1), leaving the trim unsynced; kafkalog trims first so
+        the clean-shutdown marker never outlives an unsynced trim (GAP-8, strict).
+        """
         if self._handle.closed:
             return
         if self._handle.writable:
-            self.flush()
             self.trim()
+            self.flush()
         self._handle.close()
 
     def close_handlers(self) -> None:

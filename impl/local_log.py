@@ -27,6 +27,7 @@ from kafkalog.model.values import LogConfig, LogOffsetMetadata
 
 from .fs import FileSystem
 from .log_segment import (
+    CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     EMPTY_RECORDS,
     INDEX_FILE_SUFFIX,
@@ -195,11 +196,26 @@ class LocalLog:
             )
         self._delete_stale_files(new_offset)
         active.on_become_inactive_segment()
+        # Strict (beyond Kafka, GAP-5, DUR-19): every segment below the new base, with its trims,
+        # is durable before the new segment's entry can be, so a crash never leaves a later
+        # segment past a hole. (kafkalog flushes at the roll anyway; `Log` marks it flushed.)
+        self._flush_below_roll(active, new_offset)
         new_segment = self.segments.add(
             LogSegment.open(self.fs, self.dir, new_offset, self.config, self.time)
         )
+        self.fs.fsync_dir(self.dir)
         self.update_log_end_offset(self.log_end_offset)
         return new_segment
+
+    def _flush_below_roll(self, active: LogSegment, new_offset: int) -> None:
+        """fsync every unflushed segment below `new_offset` and always the old active one (its
+        trims happen after any earlier flush), then their directory entries (DUR-8, LOC-12)."""
+        start = min(self.recovery_point, active.base_offset)
+        to_flush = self.segments.values(start, max(new_offset, active.base_offset + 1))
+        for segment in to_flush:
+            segment.flush()
+        if any(s.base_offset >= self.recovery_point for s in to_flush):
+            self.fs.fsync_dir(self.dir)
 
     def _delete_stale_files(self, base_offset: int) -> None:
         """LOC-6 step 5.1: files left with the new segment's names are deleted first."""
@@ -210,10 +226,18 @@ class LocalLog:
     # --- truncation -------------------------------------------------------------------------
 
     def truncate_to(self, target_offset: int) -> list[LogSegment]:
-        """Delete segments above `target_offset`, cut the new active one, LEO = target (LOC-8)."""
+        """Delete segments above `target_offset`, cut the new active one, LEO = target (LOC-8).
+
+        Strict durability (beyond Kafka's DUR-23, GAP-1/GAP-2): the later segments are renamed
+        `.deleted` highest first (a crash part-way leaves a prefix, never a hole) and the
+        directory is fsynced; then the cut segment's `.log` and indexes are fsynced. When this
+        returns no power loss can bring the truncated batches back (CRP-15).
+        """
         deletable = [s for s in self.segments if s.base_offset > target_offset]
-        self.remove_and_delete_segments(deletable, async_delete=True)
-        self.segments.active_segment().truncate_to(target_offset)
+        self.remove_and_delete_segments(deletable[::-1], async_delete=True)
+        active = self.segments.active_segment()
+        active.truncate_to(target_offset)
+        active.flush()
         self.update_log_end_offset(target_offset)
         return deletable
 
@@ -221,23 +245,67 @@ class LocalLog:
         """Replace every segment by one empty segment at `new_offset` (LOC-9, BUG-22/23)."""
         self.check_if_memory_mapped_buffer_closed()
         all_segments = self.segments.values()
-        self.remove_and_delete_segments(all_segments[:-1], async_delete=True)
-        self.create_and_delete_segment(new_offset, all_segments[-1], async_delete=True)
+        # Strict (GAP-1, GAP-2, CRP-6): files go highest segment first, each rename durable, and
+        # the new segment appears only after the old active one is gone, so a crash part-way
+        # leaves a prefix of the old log or the new empty one, never a hole before `new_offset`.
+        last = all_segments[-1]
+        last.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        self.fs.fsync_dir(self.dir)
+        self.remove_and_delete_segments(all_segments[:-1][::-1], async_delete=True)
+        self.create_and_delete_segment(new_offset, last, async_delete=True)
         self.update_log_end_offset(new_offset)
         return all_segments
 
     def create_and_delete_segment(
         self, new_offset: int, old: LogSegment, async_delete: bool
     ) -> LogSegment:
-        """Open a segment at `new_offset` in place of `old`; add before removing (LOC-10)."""
-        if new_offset == old.base_offset:
+        """Open a segment at `new_offset` in place of `old`; add before removing (LOC-10).
+
+        In memory the new segment is added before the old one is removed; on disk the old
+        files are renamed `.deleted` first (strict: durably), then the new segment's entry is
+        made durable.
+        """
+        if new_offset == old.base_offset and not old.has_suffix(DELETED_FILE_SUFFIX):
+            return self._replace_in_place(old, async_delete)
+        if not old.has_suffix(DELETED_FILE_SUFFIX):
             old.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            self.fs.fsync_dir(self.dir)
         new_segment = self.segments.add(
             LogSegment.open(self.fs, self.dir, new_offset, self.config, self.time)
         )
+        self.fs.fsync_dir(self.dir)
         if new_offset != old.base_offset:
             self.segments.remove(old.base_offset)
         self.delete_segment_files([old], async_delete)
+        return new_segment
+
+    def _replace_in_place(self, old: LogSegment, async_delete: bool) -> LogSegment:
+        """Replace `old` by a fresh segment with the same base, the name never missing.
+
+        Kafka renames the old files `.deleted` and creates new ones (LL:494): a power loss can
+        keep the rename and lose the create, leaving no `.log` and a loader that restarts the log
+        at the log-start checkpoint, reusing offsets (issue #10, found by the crash checker).
+        Strict: the new files are made under `.cleaned`, fsynced, and renamed over the old names
+        (atomic replace). The base still counts as a pending deletion for file_delete_delay_ms,
+        as it does in Kafka (LOC-11); there is no `.deleted` file to remove.
+        """
+        base = old.base_offset
+        new_segment = LogSegment.open(self.fs, self.dir, base, self.config, self.time,
+                                      file_suffix=CLEANED_FILE_SUFFIX)
+        new_segment.flush()
+        old.close_handlers()
+        new_segment.change_file_suffixes(CLEANED_FILE_SUFFIX, "")
+        self.fs.fsync_dir(self.dir)
+        self.segments.add(new_segment)
+        if async_delete:
+            with self._pending_lock:
+                self._pending_deletions.add(base)
+
+            def forget() -> None:
+                with self._pending_lock:
+                    self._pending_deletions.discard(base)
+
+            self.time.scheduler.schedule("delete-file", forget, self.config.file_delete_delay_ms)
         return new_segment
 
     # --- deletion ---------------------------------------------------------------------------
@@ -250,10 +318,17 @@ class LocalLog:
         self.delete_segment_files(to_delete, async_delete)
 
     def delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
-        """Rename every file to `.deleted` now; remove after `file_delete_delay_ms` if async."""
+        """Rename every file to `.deleted` now; remove after `file_delete_delay_ms` if async.
+
+        Strict (beyond Kafka's DUR-20, GAP-2): each segment's renames are made durable by a
+        directory fsync before the next segment's start, so a deleted segment never reappears
+        under its own name after a power loss, and a crash part-way loses segments in the
+        caller's order (never a hole); the later unlinks need no sync (RCV-3 removes leftovers).
+        """
         for segment in segments:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+                self.fs.fsync_dir(self.dir)
         if not async_delete:
             for segment in segments:
                 segment.delete_if_exists()

@@ -16,6 +16,7 @@ unclean shutdown `LogLoader` re-validates every segment from the recovery point 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -110,6 +111,9 @@ class Log:
         # LOG-1: the HW starts as message-only metadata at the LSO.
         self._hw_metadata = LogOffsetMetadata(log_start_offset)
         self._closed = False
+        # Called after a truncation cut something; `LogDir` installs one that rewrites the
+        # recovery-point checkpoint, as Kafka's LogManager.truncateTo does (DUR-26, CBUG-5).
+        self.on_truncated: Callable[[], None] | None = None
         # TXN-8: the cached first unstable offset (None = no open or unreplicated transaction).
         self._first_unstable_offset: int | None = None
         # PST-1: producer state; `open` loads it from the snapshots (PSR-3, PSR-5).
@@ -346,6 +350,10 @@ class Log:
             self.local_log.check_if_memory_mapped_buffer_closed()
             if new_log_start_offset <= self._log_start_offset:
                 return False
+            # Strict (GAP-9): the recovery point follows the log start up only over flushed
+            # data, so a checkpoint of it never vouches for bytes that were not fsynced.
+            if self.local_log.recovery_point < new_log_start_offset:
+                self._flush_to(min(new_log_start_offset, self.log_end_offset), including=False)
             self._update_log_start_offset(new_log_start_offset)
             self.leader_epoch_cache.truncate_from_start(new_log_start_offset)
             self.producer_state.on_log_start_offset_incremented(new_log_start_offset)  # PSR-12
@@ -556,8 +564,9 @@ class Log:
         self.producer_state.update_map_end_offset(new_segment.base_offset)
         self.producer_state.take_snapshot(sync=True)
         self._update_high_watermark_with_log_end_offset()
-        # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to LEO.
-        self._flush_to(min(new_segment.base_offset, self.log_end_offset), including=False)
+        # kafkalog flushes synchronously at the roll (docs/design.md "Async work"), clamped to
+        # LEO; LocalLog.roll already fsynced everything below the new base (strict, GAP-5).
+        self.local_log.mark_flushed(min(new_segment.base_offset, self.log_end_offset))
         return new_segment
 
     def flush(self, offset: int | None = None) -> int:
@@ -662,7 +671,13 @@ class Log:
             self._rebuild_producer_state(target_offset)  # PSR-10, before the HW (KAFKA-12153)
             if self.high_watermark >= self.log_end_offset:
                 self.update_high_watermark(self.log_end_offset_metadata)
+            self._truncated()
             return True
+
+    def _truncated(self) -> None:
+        """DUR-26: the lowered recovery point reaches its checkpoint before the caller goes on."""
+        if self.on_truncated is not None:
+            self.on_truncated()
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
         """Delete everything and start empty at `new_offset`: LSO = HW = LEO (LOG-41, BUG-38).
@@ -684,6 +699,7 @@ class Log:
         self._log_start_offset = new_offset
         self._rebuild_producer_state(new_offset)
         self.update_high_watermark(self.log_end_offset_metadata)
+        self._truncated()
 
     # --- epochs -----------------------------------------------------------------------------
 

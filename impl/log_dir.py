@@ -400,6 +400,10 @@ class LogDir:
                       checkpoint_problems=checkpoints.problems)
         try:
             log_dir._load_all(layout, checkpoints)
+            if not had_clean_shutdown:
+                # Strict (GAP-10, GAP-4): the partition directories served are durable entries
+                # of the log dir, also one whose mkdir a crash left in the page cache only.
+                fs.fsync_dir(layout.path)
         except BaseException:
             log_dir._close_logs_quietly()
             raise
@@ -424,13 +428,15 @@ class LogDir:
                   checkpoints: RootCheckpoints) -> Log:
         # FMT-41: a missing entry means 0; the HW is then clamped by the log (LOG-5).
         try:
-            return Log.open(
+            log = Log.open(
                 self.fs, partition_dir, self._config_for(tp.topic), self.time,
                 log_start_offset=checkpoints.log_start_offsets.get(tp, 0),
                 recovery_point=checkpoints.recovery_points.get(tp, 0),
                 high_watermark=checkpoints.high_watermarks.get(tp, 0),
                 had_clean_shutdown=self.had_clean_shutdown,
             )
+            log.on_truncated = self.checkpoint_recovery_points
+            return log
         except InvalidFileNameError as error:
             # The loader names the bare file; say which partition directory holds it.
             where = error.where or ""
@@ -455,6 +461,7 @@ class LogDir:
         self.fs.fsync_dir(self.path)
         log = Log.open(self.fs, partition_dir, self._config_for(tp.topic), self.time,
                        had_clean_shutdown=True)
+        log.on_truncated = self.checkpoint_recovery_points
         self.logs[tp] = log
         return log
 
@@ -468,6 +475,17 @@ class LogDir:
         """
         self._ensure_open()
         self._write_checkpoints(self._offsets_of_open_logs())
+
+    def checkpoint_recovery_points(self) -> None:
+        """Rewrite `recovery-point-offset-checkpoint` alone, as LogManager.truncateTo does right
+        after a truncation (DUR-26, CBUG-5): the lowered recovery point must be durable before
+        appends above the cut, or a crash trusts torn bytes below the old one (issue #10, 2)."""
+        if self.closed:
+            return
+        recovery_points = self._offsets_of_open_logs()[0]
+        OffsetCheckpointFile(self.fs, self.path / RECOVERY_POINT_CHECKPOINT_FILENAME,
+                             create_if_missing=False).write(
+            {(tp.topic, tp.partition): offset for tp, offset in recovery_points.items()})
 
     def _offsets_of_open_logs(self) -> tuple[OffsetMap, OffsetMap, OffsetMap]:
         return _offset_maps({tp: (log.offsets(), log.segments[0].base_offset)

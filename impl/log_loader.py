@@ -85,6 +85,8 @@ class LogLoader:
         self.segments = LogSegments()
         self._recovered: list[int] = []
         self._truncated_bytes = 0
+        self._dir_changed = False  # a delete, rename or new segment to make durable (GAP-4)
+        self._load_cut: int | None = None  # base of the first segment the index rebuild cut
 
     def load(self) -> LoadedLog:
         """Run REC-2..17 and return the loaded segments and offsets."""
@@ -97,15 +99,47 @@ class LogLoader:
         active = self.segments.active_segment()
         active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
         active.time_index.resize(self.config.segment_index_bytes)
-        self.epoch_cache.truncate_from_end(next_offset)  # REC-13
+        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
+        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
+        # trimming the start first makes every load agree.
+        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
+        self.epoch_cache.truncate_from_end(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
-        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)  # REC-15
+        self._make_recovery_durable()
         return LoadedLog(
             self.segments, log_start, recovery_point,
             LogOffsetMetadata(next_offset, active.base_offset, active.size()),
             tuple(self._recovered), self._truncated_bytes,
         )
+
+    # --- durability of the loader's own edits (strict, beyond Kafka's DUR-25) ---------------
+
+    def _delete(self, path: Path) -> None:
+        if self.fs.delete_if_exists(path):
+            self._dir_changed = True
+
+    def _rename(self, src: Path, dst: Path) -> None:
+        self.fs.rename(src, dst)
+        self._dir_changed = True
+
+    def _make_recovery_durable(self) -> None:
+        """GAP-4, CRP-12 (strict): fsync every segment recovery cut or rebuilt, rewrite the
+        epoch checkpoint after an unclean load, and fsync the directory after any delete or
+        rename, so a power loss after loading cannot undo the loader's edits and the next load
+        sees what this one served. The recovery point is not
+        raised (RCV-8): the value stays what Kafka computes."""
+        present = {s.base_offset: s for s in self.segments}
+        for base in dict.fromkeys(self._recovered):
+            segment = present.get(base)
+            if segment is not None:
+                segment.flush()
+        if not self.had_clean_shutdown:
+            # The cache served may be one the page cache held but the disk did not (a process
+            # crash before the checkpoint's rename was durable): write it through (GAP-4).
+            self.epoch_cache.flush()
+        if self._dir_changed or self._recovered:
+            self.fs.fsync_dir(self.dir)
 
     # --- REC-2..5: temporary files and swaps ------------------------------------------------
 
@@ -119,7 +153,7 @@ class LogLoader:
         for name in self._regular_files():
             if name.endswith(DELETED_FILE_SUFFIX):
                 if not name.endswith(".checkpoint" + DELETED_FILE_SUFFIX):
-                    self.fs.delete_if_exists(self.dir / name)
+                    self._delete(self.dir / name)
             elif name.endswith(CLEANED_FILE_SUFFIX):
                 min_cleaned = min(min_cleaned, offset_from_file_name(name))
                 cleaned.append(name)
@@ -128,11 +162,11 @@ class LogLoader:
         valid = []
         for name in swaps:
             if offset_from_file_name(name) >= min_cleaned:
-                self.fs.delete_if_exists(self.dir / name)  # KAFKA-6264: incomplete split
+                self._delete(self.dir / name)  # KAFKA-6264: incomplete split
             else:
                 valid.append(name)
         for name in cleaned:
-            self.fs.delete_if_exists(self.dir / name)
+            self._delete(self.dir / name)
         return valid
 
     def _complete_swaps(self, swap_files: list[str]) -> None:
@@ -152,9 +186,9 @@ class LogLoader:
                 except InvalidFileNameError:  # REC-4: names without an offset are skipped
                     continue
                 if min_swap <= offset < max_swap:
-                    self.fs.delete_if_exists(self.dir / name)
+                    self._delete(self.dir / name)
         for name in swap_files:
-            self.fs.rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
+            self._rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
 
     def _next_offset_of_log(self, path: Path, base_offset: int) -> int:
         """SEG-12 by a plain scan, so no index file is created for a swap segment."""
@@ -178,7 +212,7 @@ class LogLoader:
                 base = offset_from_file_name(name)
                 log_name = segment_file(self.dir, base, LOG_FILE_SUFFIX).name
                 if log_name not in present:
-                    self.fs.delete_if_exists(self.dir / name)  # KAFKA-670 orphan
+                    self._delete(self.dir / name)  # KAFKA-670 orphan
             elif name.endswith(LOG_FILE_SUFFIX):
                 base = offset_from_file_name(name)
                 time_index_new = (
@@ -191,8 +225,22 @@ class LogLoader:
                     segment.sanity_check(time_index_new)
                     self._check_index_shape(segment)
                 except (FileNotFoundError, CorruptIndexError):
-                    self._recover_segment(segment)
+                    if self._recover_or_empty(segment) > 0 and self._load_cut is None:
+                        self._load_cut = base
                 self.segments.add(segment)
+        if self._load_cut is not None:
+            self._drop_segments_after(self._load_cut)
+
+    def _drop_segments_after(self, base: int) -> None:
+        """GAP-5 (strict, defect 1 of issue #10): an index rebuild that cut a torn or corrupt
+        tail ends the log there, exactly like a cut by recovery (RCV-6): every later segment
+        goes, or the log would have a hole."""
+        for later in self.segments.values():
+            if later.base_offset > base:
+                self.segments.remove(later.base_offset)
+                self._truncated_bytes += later.size()
+                later.delete_if_exists()
+                self._dir_changed = True
 
     @staticmethod
     def _check_index_shape(segment: LogSegment) -> None:
@@ -230,6 +278,18 @@ class LogLoader:
         self._truncated_bytes += truncated
         return truncated
 
+    def _recover_or_empty(self, segment: LogSegment) -> int:
+        """Recover a segment; offsets going back (InvalidOffsetError) or an I/O error empty it
+        (RCV-6, KAFKA-905). Both the recovery pass and the load-time index rebuild come here:
+        the rebuild path must not let the error stop the load either (KAFKA-3919, CBUG-11)."""
+        try:
+            return self._recover_segment(segment)
+        except (InvalidOffsetError, KafkaStorageError):
+            truncated = segment.truncate_to(segment.base_offset)
+            self._truncated_bytes += truncated
+            self._recovered.append(segment.base_offset)
+            return truncated
+
     # --- REC-7..10: recovery ----------------------------------------------------------------
 
     def _load_deleted_dir(self) -> LoadedLog:
@@ -248,6 +308,7 @@ class LogLoader:
             self.segments.add(LogSegment.open(
                 self.fs, self.dir, self.log_start_offset_checkpoint, self.config, self.time
             ))
+            self._dir_changed = True
         if self.had_clean_shutdown and leo is not None:
             return leo, leo
         end = leo if leo is not None else self.segments.active_segment().read_next_offset()
@@ -256,17 +317,21 @@ class LogLoader:
     def _recover_unflushed_segments(self) -> None:
         """Recover from the segment holding the recovery point on; stop at the first cut."""
         unflushed = self.segments.values(self.recovery_point_checkpoint, _INT64_MAX)
+        if unflushed:
+            # CRP-12 (defect 4 of issue #10): recovery re-derives the epochs above the recovery
+            # point from the batches themselves (RCV-10 adds an epoch above the latest), so
+            # entries from there on are dropped first; otherwise what recovery adds depends on
+            # what the previous load's trims left, and reloads alternate. Entries below the
+            # recovery point describe flushed data and stay (a clean load keeps them too).
+            self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
         for i, segment in enumerate(unflushed):
-            try:
-                truncated = self._recover_segment(segment)
-            except (InvalidOffsetError, KafkaStorageError):
-                truncated = segment.truncate_to(segment.base_offset)  # KAFKA-905
-                self._truncated_bytes += truncated
+            truncated = self._recover_or_empty(segment)
             if truncated > 0:
                 for later in unflushed[i + 1 :]:
                     self.segments.remove(later.base_offset)
                     self._truncated_bytes += later.size()
                     later.delete_if_exists()
+                    self._dir_changed = True
                 return
 
     def _delete_segments_if_log_start_greater_than_log_end(self) -> int | None:
@@ -280,5 +345,6 @@ class LogLoader:
         for segment in self.segments.values():
             self.segments.remove(segment.base_offset)
             segment.delete_if_exists()
+            self._dir_changed = True
         self.epoch_cache.clear_and_flush()
         return None

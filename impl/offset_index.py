@@ -142,6 +142,8 @@ class OffsetIndex(AbstractIndex):
                     where=self.path)
             rel = self.relative_offset(offset)
             self.ENTRY.pack_into(self._buf(), self._entries * 8, rel, position)
+            if self._on_store is not None:
+                self._on_store(self._entries * 8, 8)
             self._entries += 1
             self._last_offset = offset
             if self._keys is not None:

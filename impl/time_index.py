@@ -125,6 +125,8 @@ class TimeIndex(AbstractIndex):
                         f"time index has no room for entry {self._entries}", where=self.path)
                 rel = self.relative_offset(offset)
                 self.ENTRY.pack_into(self._buf(), self._entries * 12, timestamp, rel)
+                if self._on_store is not None:
+                    self._on_store(self._entries * 12, 12)
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)
 

@@ -1,7 +1,6 @@
 """`close_and_reopen`: a clean shutdown then a load (FMT-44, REC-*, LOG-3, LOG-4).
 
-Re-exported by `log.py`. The crash counterpart is reserved in specs/log.md ("Reserved actions")
-and not yet modelled.
+Re-exported by `log.py`. The unclean counterpart (a crash, then a load) is `crash.py`.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ def _reopened(segment: Segment, now_ms: int) -> Segment:
                    roll_jitter_bounds=JITTER_UNCONSTRAINED)
 
 
-def _resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
+def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
     """REC-12: the last segment's indexes regain full capacity after load."""
     return replace(
         segment,
@@ -86,7 +85,7 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     # FMT-40: the log-start checkpoint holds an entry only when LSO > first base; missing = 0.
     lso_checkpoint = state.log_start_offset if state.log_start_offset > first_base else 0
     hw_checkpoint = state.high_watermark.message_offset
-    segments = (*closed[:-1], _resize_active(closed[-1], state.config.segment_index_bytes))
+    segments = (*closed[:-1], resize_active(closed[-1], state.config.segment_index_bytes))
     entries = state.epochs
     leo = segments[-1].next_offset
     truncated_fully = leo < lso_checkpoint
@@ -95,8 +94,11 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         segments = (new_segment(lso_checkpoint, state.config, now),)
         entries = ()
         leo = lso_checkpoint
-    entries = epoch_cache.truncate_from_end(entries, leo)
+    # kafkalog trims the start first, then the end (KL-RELOAD-2): Kafka's order (end, then start,
+    # RCV-10) leaves an entry at the LEO when LSO = LEO, which the next load removes (issue #10,
+    # defect 4); this order gives the same cache on every load.
     entries = epoch_cache.truncate_from_start(entries, lso_checkpoint)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(lso_checkpoint, segments[0].base_offset)
     producer_state = _reload_producer_state(state, segments, log_start, leo, truncated_fully)
     loaded = PartitionState(

@@ -63,6 +63,18 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 @click.option("--broken", default=None, help="Run against a broken implementation (broken.py).")
 @click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option(
+    "--crash-weight",
+    type=click.IntRange(min=0, max=8),
+    default=1,
+    show_default=True,
+    help="Copies of the crash rule among the state machine's rules (0: no crashes).",
+)
+@click.option(
+    "--crash-sweep",
+    is_flag=True,
+    help="At each crash, also load and check every crash point of the last action.",
+)
+@click.option(
     "--config-mix",
     default=None,
     help="Config families with weights, e.g. 'tiny=3,size_retention' (default: the runner's mix).",
@@ -215,6 +227,8 @@ def _plan(options: dict[str, Any]) -> Any:
         broken=options["broken"],
         time_limit_s=options["time_limit"],
         run_fn=run_fn,
+        crash_weight=options["crash_weight"],
+        crash_sweep=options["crash_sweep"],
     )
     return CampaignPlan(with_commit(spec), options["runs"], options["seed_base"], options["out"])
 

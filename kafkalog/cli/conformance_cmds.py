@@ -54,10 +54,14 @@ PROFILES: dict[str, dict[str, int]] = {
               help="With --wire: the broker's log file, quoted when it crashes.")
 @click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
               help="With --wire: leave this action out (repeatable), to look past a finding.")
+@click.option("--crash-weight", type=click.IntRange(min=0, max=8), default=1, show_default=True,
+              help="Copies of the crash rule among the machine's rules (0: no crashes).")
+@click.option("--crash-sweep", is_flag=True,
+              help="At each crash, also load and check every crash point of the last action.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
           max_failures: int, kafka_version: str, wire: str | None, broker_log: Path | None,
-          wire_exclude: tuple[str, ...]) -> None:
+          wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -93,7 +97,8 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
             family = mix[s % len(mix)]
             outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
                                time_limit_s=time_limit, broken=broken,
-                               kafka_version=kafka_version)
+                               kafka_version=kafka_version, crash_weight=crash_weight,
+                               crash_sweep=crash_sweep)
             outcomes.append(outcome)
             failures.extend(_save_failures([outcome], out))  # saved as soon as it is shrunk
             progress.update(task, advance=1, description=f"conformance ({len(failures)} failed)")
@@ -136,6 +141,11 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
     for name, count in sorted(actions.items()):
         table.add_row(name, str(count))
     echo(table)
+    crashes: Counter[str] = Counter()
+    for o in outcomes:
+        crashes.update(o.crashes)
+    echo(f"crash points explored: {sum(crashes.values())}  "
+         + "  ".join(f"{fault}: {n}" for fault, n in sorted(crashes.items())))
     known = all_rule_ids()
     never = sorted(known - rules)
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"
@@ -214,7 +224,10 @@ def _without_broken(header: object) -> object:
 @click.option("--broken", default=None, metavar="NAME",
               help="Serve a deliberately broken implementation instead of the real one.")
 @click.option("--model", "serve_model", is_flag=True, help="Serve the model itself.")
-def serve_adapter(broken: str | None, serve_model: bool) -> None:
+@click.option("--kill-only", is_flag=True,
+              help="Declare `crash_kill` instead of `crash`: every crash is a process crash after "
+                   "the last action, as an adapter that can only kill and reopen does.")
+def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> None:
     """Serve the built-in log over the JSON-lines adapter protocol on stdin/stdout."""
     from kafkalog import __version__
     from kafkalog.conformance.server import serve
@@ -232,4 +245,5 @@ def serve_adapter(broken: str | None, serve_model: bool) -> None:
         from kafkalog.conformance.impl_sut import ImplSut
 
         factory, name = ImplSut, f"kafkalog-impl {__version__}"
-    sys.exit(serve(factory, name, frozenset(FEATURES)))
+    features = frozenset(FEATURES) - ({"crash"} if kill_only else {"crash_kill"})
+    sys.exit(serve(factory, name, features))

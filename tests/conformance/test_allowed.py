@@ -100,7 +100,8 @@ def test_machine__impl_with_random_jitter__conforms_on_the_time_roll_family(
         return done
 
     monkeypatch.setattr(lockstep.Lockstep, "step", step)
-    session = Session(TIME_ROLL, ImplSut, frozenset(FEATURES), max_steps=80)
+    # crash_weight=0: the seed was chosen for the machine without crash steps (issue #10)
+    session = Session(TIME_ROLL, ImplSut, frozenset(FEATURES), max_steps=80, crash_weight=0)
     run_state_machine_as_test(seed(4)(make_machine(session)), settings=run_settings(80))
     assert session.best is None, session.best_signature
     assert choices == ["roll_jitter=1"]  # the seed reaches a decision only Kafka's draw explains

@@ -94,8 +94,8 @@ def test_serve__actions_before_handshake_or_open__are_protocol_errors() -> None:
 
 
 def test_serve__wrong_protocol_version__is_refused() -> None:
-    """A client asking for version 2 gets ProtocolError."""
-    replies = session([{"id": 1, "action": "handshake", "args": {"protocol_version": 2}}])
+    """A client asking for version 3 (this adapter speaks 1 and 2) gets ProtocolError."""
+    replies = session([{"id": 1, "action": "handshake", "args": {"protocol_version": 3}}])
     assert replies[0]["error"]["code"] == "ProtocolError"
 
 

@@ -32,6 +32,23 @@ def test_corpus__holds_a_trace_for_every_broken_implementation() -> None:
     assert set(BROKEN) <= named
 
 
+def test_corpus__holds_a_trace_for_every_crash_bug_the_checker_can_reach() -> None:
+    """Issue #10: each seeded crash-recovery bug (conformance/broken_crash.py) is pinned by a
+    trace `kafkalog check` found, except those make_crash_traces.py lists as unreachable."""
+    import importlib.util
+
+    from kafkalog.conformance.broken_crash import BROKEN_CRASH
+
+    spec = importlib.util.spec_from_file_location("make_crash_traces",
+                                                  CORPUS / "make_crash_traces.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    named = {read_trace(path).header.broken for path in TRACES}
+    assert set(BROKEN_CRASH) - maker.NOT_REACHABLE <= named
+    assert any(step.action == "crash" for p in TRACES for step in read_trace(p).steps)
+
+
 @pytest.mark.parametrize("path", TRACES, ids=lambda p: p.stem)
 def test_trace__replayed_on_the_builtin_implementation__conforms(path: Path) -> None:
     """The real implementation agrees with the model on every step of the trace."""

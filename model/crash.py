@@ -1,0 +1,339 @@
+"""The crash action: which states a crash followed by a load may leave (specs/log.md §15).
+
+The model keeps, beside the logical state, what is durable (`Durable`, CRP-2): the flushed
+frontier, the content of each checkpoint file, and (kafka mode) the earlier segment layouts a
+crash may resurrect. `observe` advances it after every completed action, from the action's name
+and the states before and after. `crash_states` is the set of post-crash-and-load states for one
+crash point (after an action, or inside one) and fault model; `crash_allows` is its membership
+predicate on the observable view. Two modes (KL-CRASH-1):
+
+- **strict**: what kafkalog's implementation promises (truncation, deletion, index trims and
+  recovery's own cuts are durable before the action returns; the recovery-point checkpoint is
+  rewritten after a truncation; epoch-cache writes are synchronous);
+- **kafka**: the outcomes Kafka's own fsync choices allow on top (GAP-1 truncated batches come
+  back, GAP-2 deleted segments come back, DUR-15 epoch truncations not yet written).
+
+Pure and stdlib-only like the rest of the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from .helpers import floor_index
+from .log import view
+from .recovery import Checkpoints, load_unclean
+from .state import PartitionState, Segment
+from .values import EpochEntry, LogStateView
+
+__all__ = [
+    "CrashMode",
+    "Durable",
+    "FaultModel",
+    "crash_allows",
+    "crash_between",
+    "crash_states",
+    "durable_after",
+    "initial_durable",
+    "log_start_checkpoint",
+    "observe",
+]
+
+#: Earlier layouts kept for kafka mode (GAP-1, GAP-2); older ones are assumed overwritten.
+_MAX_LAYOUTS = 4
+_TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
+
+
+class CrashMode(StrEnum):
+    """KL-CRASH-1: whose durability promises the allowed set follows."""
+
+    STRICT = "strict"
+    KAFKA = "kafka"
+
+
+class FaultModel(StrEnum):
+    """FLT-1..FLT-5 as kafkalog's fault-injecting file system names them (impl/fault_fs.py)."""
+
+    PROCESS_CRASH = "process_crash"  # FLT-1: the page cache survives
+    POWER_LOSS = "power_loss"  # FLT-2: unsynced writes lost
+    POWER_LOSS_PREFIX = "power_loss_prefix"  # FLT-3: a prefix of unsynced appends kept
+    POWER_LOSS_TORN = "power_loss_torn"  # FLT-3, FLT-7: pages kept, lost, zeroed or garbage
+
+
+@dataclass(frozen=True)
+class Durable:
+    """What a power loss cannot take away (CRP-2).
+
+    `flushed` is F: every batch below it is durable, with every directory entry of its segment.
+    `checkpoints` is what each checkpoint file holds; `epoch_options` are the contents the
+    leader-epoch-checkpoint may hold (one in strict mode; kafka mode adds contents an
+    asynchronous truncation had not replaced yet, DUR-15). `layouts` (kafka mode only) are
+    earlier segment layouts whose removal was never made durable (GAP-1, GAP-2).
+    """
+
+    flushed: int
+    checkpoints: Checkpoints
+    epoch_options: tuple[tuple[EpochEntry, ...], ...] = ((),)
+    layouts: tuple[tuple[Segment, ...], ...] = ()
+
+
+def initial_durable(state: PartitionState) -> Durable:
+    """A new log: nothing checkpointed yet (every root checkpoint reads as 0, RCV-2)."""
+    return Durable(flushed=state.log_end_offset, checkpoints=Checkpoints(),
+                   epoch_options=(state.epochs,))
+
+
+def log_start_checkpoint(state: PartitionState) -> int:
+    """FMT-40: the log-start file holds the LSO only when it is above the first segment's base."""
+    first = state.segments[0].base_offset
+    return state.log_start_offset if state.log_start_offset > first else 0
+
+
+def _root_checkpoints(state: PartitionState) -> Checkpoints:
+    """The three root checkpoints written from `state` (LogDir._write_checkpoints, DUR-14)."""
+    return Checkpoints(recovery_point=state.recovery_point,
+                       log_start=log_start_checkpoint(state),
+                       high_watermark=state.high_watermark.message_offset,
+                       epochs=state.epochs)
+
+
+def _rolled_to(before: PartitionState, after: PartitionState) -> int | None:
+    """The offset a roll inside this action flushed to (KL-ROLL-7), or None without a roll."""
+    if after.active.base_offset == before.active.base_offset:
+        return None
+    if after.active.base_offset < before.active.base_offset:
+        return None  # a truncation or deletion, not a roll
+    return min(after.active.base_offset, before.log_end_offset)
+
+
+def observe(durable: Durable, action: str, before: PartitionState, after: PartitionState,
+            mode: CrashMode = CrashMode.STRICT) -> Durable:
+    """What is durable once `action` has returned (taking `before` to `after`).
+
+    Spec: KL-CRASH-2, KL-CRASH-3, KL-CRASH-4. Actions that do not change the log leave it as is.
+    """
+    flushed = durable.flushed
+    checkpoints = durable.checkpoints
+    layouts = durable.layouts
+    rolled = _rolled_to(before, after)
+    if rolled is not None:
+        flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
+    # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it raises
+    # the recovery point (Kafka does not, GAP-9).
+    raised = action not in _TRUNCATIONS and after.recovery_point > before.recovery_point
+    if raised and (mode is CrashMode.STRICT or action == "flush"):
+        flushed = max(flushed, after.recovery_point)
+    if action == "close_and_reopen":
+        # KL-CRASH-4: a clean shutdown flushes everything and writes every checkpoint.
+        return Durable(flushed=after.log_end_offset,
+                       # Written before the load: rp = the LEO flushed to (which a truncation
+                       # into a gap may leave above the data), the pre-close LSO and HW.
+                       checkpoints=replace(_root_checkpoints(after),
+                                           recovery_point=before.log_end_offset,
+                                           log_start=log_start_checkpoint(before),
+                                           high_watermark=before.high_watermark.message_offset),
+                       epoch_options=(after.epochs,))
+    cut = action == "truncate_fully_and_start_at" or (
+        action == "truncate_to" and after.log_end_offset < before.log_end_offset)
+    if cut:
+        if mode is CrashMode.STRICT:
+            # KL-CRASH-3: the cut and the removals are durable; the recovery point follows.
+            flushed = after.log_end_offset
+        else:
+            flushed = min(flushed, after.log_end_offset)
+            layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-1
+        checkpoints = replace(checkpoints, recovery_point=after.recovery_point)  # DUR-26
+    elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments):
+        layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-2: retention's renames
+    if flushed > durable.flushed:
+        layouts = ()  # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1)
+    options = durable.epoch_options
+    if after.epochs != before.epochs:
+        grew = bool(after.epochs) and after.epochs[-1] not in before.epochs
+        if mode is CrashMode.STRICT or grew:
+            options = (after.epochs,)  # KL-EPOCH-6 / DUR-15: a synchronous write
+        else:
+            options = tuple(dict.fromkeys((*options, after.epochs)))  # an asynchronous trim
+    return Durable(flushed, checkpoints, options, layouts)
+
+
+def durable_after(state: PartitionState, checkpoints: Checkpoints) -> Durable:
+    """After a crash and load: everything on disk is durable (it is what the crash left); the
+    root checkpoint files keep their content, the epoch file holds the loaded cache (KL-CRASH-7).
+    """
+    return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
+                   epoch_options=(state.epochs,))
+
+
+# --- the allowed set ---------------------------------------------------------------------------
+
+
+def _cut(segment: Segment, count: int) -> Segment:
+    """The segment with its first `count` batches (a batch-aligned valid prefix)."""
+    kept = segment.batches[:count]
+    return replace(segment, batches=kept, size=sum(b.size for b in kept))
+
+
+def _layouts_after_power_loss(segments: tuple[Segment, ...],
+                              flushed: int) -> Iterator[tuple[Segment, ...]]:
+    """KL-CRASH-2 (CRP-6): every batch-aligned prefix ending at or above F.
+
+    Segments below the one holding F survive whole. From there on, a layout is a prefix of the
+    segments, the last one cut after any number of its batches (ending at or above F) or gone
+    entirely when its directory entry was not durable.
+    """
+    start = max(floor_index([s.base_offset for s in segments], flushed), 0)
+    if start > 0 and segments[start].base_offset >= flushed:
+        yield segments[:start]  # the segment F starts was created but its entry not durable
+    for i in range(start, len(segments)):
+        if i > start:
+            yield segments[:i]
+        segment = segments[i]
+        for count in range(len(segment.batches) + 1):
+            end = segment.batches[count - 1].next_offset if count else segment.base_offset
+            if i > start or end >= flushed or count == len(segment.batches):
+                yield (*segments[:i], _cut(segment, count))
+
+
+def _surviving_layouts(state: PartitionState, durable: Durable, fault: FaultModel,
+                       mode: CrashMode) -> list[tuple[Segment, ...]]:
+    if fault is FaultModel.PROCESS_CRASH:
+        return [state.segments]  # FLT-1: every completed operation persists
+    found: list[tuple[Segment, ...]] = []
+    sources = [state.segments]
+    if mode is CrashMode.KAFKA:
+        sources += list(durable.layouts)  # GAP-1, GAP-2: removals that were never durable
+    for source in sources:
+        for layout in _layouts_after_power_loss(source, durable.flushed):
+            if layout and layout not in found:
+                found.append(layout)
+    return found
+
+
+def _touched_variants(layout: tuple[Segment, ...],
+                      state: PartitionState) -> list[frozenset[int]]:
+    """Whether recovery cut the last segment's `.log` (a torn tail) or found it whole.
+
+    A cut stamps the segment's last-modified time (RCV-6 step 4), which only time retention of
+    a segment without timestamps can observe (SEG-19); both are legal after a power loss or
+    with a torn tail left behind (KL-CRASH-9).
+    """
+    if not layout:
+        return [frozenset()]
+    last = layout[-1]
+    if last.max_timestamp_and_offset[0] >= 0:
+        return [frozenset()]
+    return [frozenset(), frozenset({last.base_offset})]
+
+
+Outcome = tuple[PartitionState, Durable]
+
+
+def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]]:
+    """The producer snapshot files a crash may leave: all, all but the newest, or none (a
+    snapshot is written without an fsync at a roll, DUR-29)."""
+    snapshots = state.producer_state.snapshots
+    return list(dict.fromkeys([snapshots, snapshots[:-1], ()]))
+
+
+def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
+                 mode: CrashMode = CrashMode.STRICT,
+                 extra_layouts: tuple[tuple[Segment, ...], ...] = ()
+                 ) -> tuple[Outcome, ...]:
+    """Every state a crash after the last completed action, then a load, may leave.
+
+    Spec: KL-CRASH-1, KL-CRASH-2, KL-CRASH-5, KL-CRASH-6, KL-CRASH-7. Checkpoints keep their
+    durable content (the in-memory recovery point, LSO and HW are lost, GAP-12); the load is
+    unclean (the marker was consumed when the log was opened).
+    """
+    layouts = _surviving_layouts(state, durable, fault, mode)
+    for extra in extra_layouts:  # intermediate layouts lose unsynced data like the others
+        more = ([extra] if not extra or fault is FaultModel.PROCESS_CRASH
+                else list(_layouts_after_power_loss(extra, durable.flushed)))
+        layouts += [layout for layout in more if layout not in layouts]
+    out: dict[Outcome, None] = {}
+    for layout in layouts:
+        for epochs in durable.epoch_options:
+            checkpoints = replace(durable.checkpoints, epochs=epochs)
+            for touched in _touched_variants(layout, state):
+                # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
+                # be there or not; the load rebuilds from whatever is (KL-PROD-12).
+                for snapshots in _snapshot_options(state):
+                    loaded = load_unclean(layout, checkpoints, state.config, state.now_ms,
+                                          touched, snapshots)
+                    out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+    return tuple(out)
+
+
+def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
+                  durable_after_action: Durable, action: str, fault: FaultModel,
+                  mode: CrashMode = CrashMode.STRICT) -> tuple[Outcome, ...]:
+    """A crash inside `action`: a state of the allowed set of the log before or after it.
+
+    Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
+    of the two); each checkpoint is its old or its new content (CRP-8). A crash inside a clean
+    shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
+    """
+    low = min(durable_before.flushed, durable_after_action.flushed)
+    removing = action in _TRUNCATIONS or action == "delete_old_segments"
+    if fault is FaultModel.PROCESS_CRASH:
+        # FLT-1: what the action had not written yet is all a process crash can lose: the
+        # prefixes from there, as a power loss with that frontier would leave them. An action
+        # that removes segments may have removed any of them already.
+        if not removing:
+            low = max(low, min(before.log_end_offset, after.log_end_offset))
+        fault = FaultModel.POWER_LOSS
+    # A full truncation (also inside truncate_to) removes the old segments before it creates
+    # the new one (LOC-9), and removes them highest first; an
+    # action that rolls and then removes (retention, KL-RET-6) may stop between the two.
+    fully = action == "truncate_fully_and_start_at" or (
+        action == "truncate_to"
+        and after.segments[0].base_offset not in {s.base_offset for s in before.segments})
+    extra: tuple[tuple[Segment, ...], ...] = ((),) if fully else ()
+    rolled = tuple(s for s in after.segments if s.base_offset > before.active.base_offset)
+    union = (*before.segments, *rolled)
+    # Retention removes the oldest segments one by one (LOC-11): any number of them may be gone.
+    removed = sum(1 for s in before.segments if s.base_offset < after.segments[0].base_offset)
+    for k in range(removed + 1):
+        for layout in (union[k:], before.segments[k:]):
+            if layout and layout not in (before.segments, after.segments):
+                extra = (*extra, layout)
+    if action in _TRUNCATIONS:
+        # Removed highest first: any number of the top segments may be gone already.
+        for k in range(1, len(before.segments)):
+            layout = before.segments[:k]
+            if fully or layout[-1].next_offset >= after.log_end_offset:
+                extra = (*extra, layout)
+    out: dict[Outcome, None] = {}
+    if action == "close_and_reopen":
+        out[(after, durable_after_action)] = None
+    options = tuple(dict.fromkeys(
+        (*durable_after_action.epoch_options, *durable_before.epoch_options)))
+    for state in (after, before):
+        for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
+            merged = Durable(low, checkpoints, options,
+                             durable_before.layouts + durable_after_action.layouts)
+            for outcome in crash_states(state, merged, fault, mode, extra):
+                out.setdefault(outcome, None)
+    return tuple(out)
+
+
+def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
+    """CRP-8: each checkpoint file is its old or its new content, independently of the others."""
+    out: dict[Checkpoints, None] = {}
+    for rp in {old.recovery_point, new.recovery_point}:
+        for lso in {old.log_start, new.log_start}:
+            for hw in {old.high_watermark, new.high_watermark}:
+                out.setdefault(Checkpoints(rp, lso, hw, new.epochs), None)
+    return list(out)
+
+
+def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView) -> bool:
+    """CRP-1: the recovered observable state is the view of some state of the allowed set.
+
+    Spec: KL-CRASH-1.
+    """
+    return any(view(state) == recovered for state, _ in candidates)

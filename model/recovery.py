@@ -1,0 +1,157 @@
+"""Unclean loading: what the loader makes of a directory a crash left (REC-*, RCV-*).
+
+`load_unclean` is the load half of the crash action (crash.py): given the segments that
+survived (a layout), the checkpoints that were durable and the clock, it returns every state the
+loader may produce. It differs from `reload.close_and_reopen` (a clean load) in that recovery runs
+from the checkpointed recovery point: indexes are rebuilt, epochs re-added from the batches, and
+the recovery point falls back to its checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import epochs as epoch_cache
+from .errors import KafkalogError
+from .helpers import floor_index
+from .local_log import clamped_high_watermark
+from .producer_state import Producers, ProducerState, rebuild, remove_stray_snapshots
+from .reload import resize_active
+from .segment import append_batches, become_inactive, new_segment
+from .state import PartitionState, Segment
+from .values import EpochEntry, LogConfig, LogOffsetMetadata
+
+#: Index capacity while rebuilding: recovery appends to a reset index that has the full
+#: preallocated size; the rebuilt index is trimmed afterwards (SEG-15 step 4).
+_UNBOUNDED = 2**31
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """The content of every checkpoint file a load reads (FMT-36..FMT-41, DUR-14).
+
+    A missing entry reads as 0 (RCV-2); the log-start file holds an entry only when the log
+    start offset is above the first segment's base (FMT-40).
+    """
+
+    recovery_point: int = 0
+    log_start: int = 0
+    high_watermark: int = 0
+    epochs: tuple[EpochEntry, ...] = ()
+
+
+def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
+                    last_modified_ms: int) -> Segment | None:
+    """RCV-6 / SEG-15: reset both indexes, re-add an entry every `index_interval_bytes`, append
+    the final time-index entry and trim. None when an index append fails (an offset below the
+    base, ERR-2): the loader then empties the segment (RCV-6, KAFKA-905).
+
+    Spec: KL-CRASH-5.
+    """
+    reset = replace(segment, batches=(), size=0, offset_index=(), time_index=(),
+                    offset_index_max_entries=_UNBOUNDED, time_index_max_entries=_UNBOUNDED,
+                    bytes_since_last_index_entry=0)
+    try:
+        filled = append_batches(reset, segment.batches, last_modified_ms,
+                                config.index_interval_bytes)
+    except KafkalogError:
+        return None
+    return replace(become_inactive(filled), created_ms=now_ms, bytes_since_last_index_entry=0,
+                   last_modified_ms=last_modified_ms)
+
+
+def _emptied(segment: Segment, config: LogConfig, now_ms: int) -> Segment:
+    """RCV-6: `truncateTo(base)` after an index rebuild failure; trimmed like a recovered one."""
+    return become_inactive(replace(new_segment(segment.base_offset, config, now_ms),
+                                   roll_jitter_ms=segment.roll_jitter_ms))
+
+
+def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: LogConfig,
+                      now_ms: int, touched: frozenset[int],
+                      entries: tuple[EpochEntry, ...]
+                      ) -> tuple[tuple[Segment, ...], tuple[EpochEntry, ...]]:
+    """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
+
+    `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
+    The cache is first truncated at the recovery point; then batches with an epoch above
+    the latest add cache entries (RCV-10). An emptied segment ends the log.
+    """
+    first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
+    if first < len(layout):
+        # The epochs above the recovery point are re-derived from the batches (kafkalog: this
+        # makes a second load equal the first, KL-CRASH-7).
+        entries = epoch_cache.truncate_from_end(entries, recovery_point)
+    out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
+    for segment in layout[first:]:
+        modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
+        rebuilt = rebuilt_segment(segment, config, now_ms, modified)
+        if rebuilt is None:
+            out.append(_emptied(segment, config, now_ms))
+            break
+        for batch in rebuilt.batches:
+            latest = epoch_cache.latest_epoch(entries)
+            if batch.partition_leader_epoch >= 0 and (
+                latest is None or batch.partition_leader_epoch > latest
+            ):
+                entries = epoch_cache.assign(entries, batch.partition_leader_epoch,
+                                             batch.base_offset)
+        out.append(rebuilt)
+    return tuple(out), entries
+
+
+def _reload_producers(snapshots: tuple[tuple[int, Producers], ...],
+                      segments: tuple[Segment, ...], log_start: int, leo: int,
+                      config: LogConfig, now_ms: int) -> ProducerState:
+    """PSR-3, PSR-5 after an unclean start: the snapshot files that survived, strays removed,
+    then the state rebuilt from the batches above the latest usable snapshot (KL-PROD-12)."""
+    from .reload import segment_producer_batches
+
+    fresh = ProducerState(
+        snapshots=tuple(s for s in snapshots if s[0] <= leo),
+        expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,
+    )
+    fresh = remove_stray_snapshots(fresh, (s.base_offset for s in segments))
+    return rebuild(fresh, segment_producer_batches(segments), log_start, leo, now_ms,
+                   config.producer_id_expiration_ms, clean_shutdown=False)
+
+
+def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
+                 now_ms: int, touched: frozenset[int] = frozenset(),
+                 snapshots: tuple[tuple[int, Producers], ...] = ()) -> PartitionState:
+    """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
+
+    `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
+    every later segment, RCV-6, and in kafkalog also in the index-rebuild path, KL-CRASH-5).
+    `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
+    RCV-5), so nothing is pending afterwards, whatever leftovers the crash left (KL-CRASH-9).
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9.
+    """
+    segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
+                                          touched, checkpoints.epochs)
+    if not segments:
+        segments = (new_segment(checkpoints.log_start, config, now_ms),)
+    leo = segments[-1].next_offset
+    if leo < checkpoints.log_start:
+        snapshots = ()
+        # RCV-7 (REC-9, KAFKA-8306): data below the checkpointed LSO is gone; start empty there.
+        segments = (new_segment(checkpoints.log_start, config, now_ms),)
+        entries = ()
+        leo = checkpoints.log_start
+    segments = (*segments[:-1], resize_active(segments[-1], config.segment_index_bytes))
+    entries = epoch_cache.truncate_from_start(entries, checkpoints.log_start)
+    entries = epoch_cache.truncate_from_end(entries, leo)
+    log_start = max(checkpoints.log_start, segments[0].base_offset)
+    loaded = PartitionState(
+        config=config,
+        segments=segments,
+        log_start_offset=log_start,
+        high_watermark=LogOffsetMetadata(log_start),
+        log_end_offset=leo,
+        # RCV-8, then LOG-3 step 1: the loaded LSO raises the recovery point to itself.
+        recovery_point=max(min(checkpoints.recovery_point, leo), log_start),
+        epochs=entries,
+        now_ms=now_ms,
+        producer_state=_reload_producers(snapshots, segments, log_start, leo, config, now_ms),
+    )
+    hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
+    return replace(loaded, high_watermark=hw)

@@ -1,0 +1,231 @@
+"""The crash action: the allowed set of post-crash-and-load states (specs/log.md §15)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from kafkalog.model import crash, log
+from kafkalog.model.crash import CrashMode, Durable, FaultModel
+from kafkalog.model.crash_invariants import crash_violations
+from kafkalog.model.recovery import Checkpoints, load_unclean
+from kafkalog.model.state import PartitionState
+from kafkalog.model.values import EpochEntry, LogConfig, Record
+
+CONFIG = LogConfig(segment_bytes=300, index_interval_bytes=100, segment_index_bytes=48,
+                   file_delete_delay_ms=1000)
+POWER = (FaultModel.POWER_LOSS, FaultModel.POWER_LOSS_PREFIX, FaultModel.POWER_LOSS_TORN)
+
+
+class Tracked:
+    """A model log with its durability, advanced by `observe` like the checker's ModelSut."""
+
+    def __init__(self, mode: CrashMode = CrashMode.STRICT) -> None:
+        self.mode = mode
+        self.state = log.empty_log(CONFIG)
+        self.durable = crash.initial_durable(self.state)
+
+    def do(self, action: str, *args: Any) -> Any:
+        before = self.state
+        self.state, result = getattr(log, action)(self.state, *args)
+        self.durable = crash.observe(self.durable, action, before, self.state, self.mode)
+        return result
+
+    def append(self, n: int = 1, epoch: int = 0, ts: int = 100) -> None:
+        for _ in range(n):
+            self.do("append_as_leader", (Record(None, b"test", ts),), epoch)
+
+    def outcomes(self, fault: FaultModel) -> tuple[crash.Outcome, ...]:
+        return crash.crash_states(self.state, self.durable, fault, self.mode)
+
+    def leos(self, fault: FaultModel) -> set[int]:
+        return {s.log_end_offset for s, _ in self.outcomes(fault)}
+
+
+def test_process_crash__keeps_every_batch_and_falls_back_to_the_checkpointed_offsets() -> None:
+    """FLT-1: the page cache survives; rp/HW from checkpoints. Spec: KL-CRASH-2, KL-CRASH-4"""
+    t = Tracked()
+    t.append(3)
+    t.do("update_high_watermark", 3)
+    (state, _), = t.outcomes(FaultModel.PROCESS_CRASH)
+    assert state.log_end_offset == 3 and state.recovery_point == 0
+    assert state.high_watermark.message_offset == 0  # never checkpointed (GAP-12)
+
+
+def test_power_loss__unflushed_tail_may_end_at_any_batch_boundary_at_or_above_f() -> None:
+    """CRP-6: every batch-aligned prefix from F up. Spec: KL-CRASH-2"""
+    t = Tracked()
+    t.append(2)
+    assert t.do("flush", None) == 2
+    t.append(2)
+    for fault in POWER:
+        assert t.leos(fault) == {2, 3, 4}
+
+
+def test_roll__flushes_the_previous_segment_so_its_batches_survive_power_loss() -> None:
+    """KL-ROLL-7's flush is synchronous. Spec: KL-CRASH-2"""
+    t = Tracked()
+    t.append(2)
+    t.do("roll", None)
+    t.append(1)
+    assert t.durable.flushed == 2
+    assert t.leos(FaultModel.POWER_LOSS) == {2, 3}
+
+
+def test_strict_truncation__never_resurrects_truncated_batches_kafka_mode_may() -> None:
+    """GAP-1: Kafka's truncation is not durable; kafkalog's is. Spec: KL-CRASH-3, KL-CRASH-10"""
+    for mode, resurrect in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(4)
+        t.do("flush", None)
+        t.do("truncate_to", 2)
+        t.append(1, epoch=1)
+        leos = {s.log_end_offset for s, _ in t.outcomes(FaultModel.POWER_LOSS)}
+        assert (4 in leos) is resurrect, mode
+        assert t.durable.checkpoints.recovery_point == 2  # DUR-26: written after the cut
+
+
+def test_retention__kafka_mode_may_bring_deleted_segments_back_strict_does_not() -> None:
+    """GAP-2: retention's `.deleted` renames are not durable in Kafka. Spec: KL-CRASH-3"""
+    for mode, resurrect in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(6)
+        t.do("update_high_watermark", 6)
+        t.do("maybe_increment_log_start_offset", 4)
+        assert t.do("delete_old_segments") > 0
+        firsts = {s.segments[0].base_offset for s, _ in t.outcomes(FaultModel.POWER_LOSS)}
+        assert (0 in firsts) is resurrect, mode
+
+
+def test_lso_advance__is_undone_by_a_crash_before_any_checkpoint() -> None:
+    """GAP-12 / DUR-16: DeleteRecords without a checkpoint is lost. Spec: KL-CRASH-4"""
+    t = Tracked()
+    t.append(3)
+    t.do("update_high_watermark", 3)
+    t.do("maybe_increment_log_start_offset", 2)
+    (state, _), = t.outcomes(FaultModel.PROCESS_CRASH)
+    assert state.log_start_offset == 0
+
+
+def test_clean_shutdown__makes_everything_durable_and_checkpointed() -> None:
+    """CRP-13 forward progress. Spec: KL-CRASH-4, KL-CRASH-7"""
+    t = Tracked()
+    t.append(3)
+    t.do("update_high_watermark", 2)
+    t.do("close_and_reopen")
+    for fault in (FaultModel.PROCESS_CRASH, *POWER):
+        states = {(s.log_end_offset, s.recovery_point, s.high_watermark.message_offset)
+                  for s, _ in t.outcomes(fault)}
+        assert states == {(3, 3, 2)}
+
+
+def test_unclean_load__rebuilds_indexes_and_re_adds_epochs_above_the_checkpoint() -> None:
+    """RCV-6, RCV-10: recovery re-derives indexes and epochs. Spec: KL-CRASH-5, KL-CRASH-6"""
+    t = Tracked()
+    t.append(2, epoch=0)
+    t.append(2, epoch=3)
+    stale = crash.Durable(t.durable.flushed, t.durable.checkpoints, ((),))
+    (state, _), = crash.crash_states(t.state, stale, FaultModel.PROCESS_CRASH)
+    assert state.epochs == (EpochEntry(0, 0), EpochEntry(3, 2))
+    active = state.segments[-1]
+    assert active.offset_index_max_entries == 6  # REC-12: full capacity again
+    assert all(k >= active.base_offset for k, _ in active.offset_index)
+
+
+def test_unclean_load__log_end_below_the_log_start_checkpoint_starts_empty_there() -> None:
+    """RCV-7 (KAFKA-8306). Spec: KL-CRASH-6"""
+    empty = (log.empty_log(CONFIG).segments[0],)
+    loaded = load_unclean(empty, Checkpoints(recovery_point=0, log_start=4), CONFIG, 0)
+    assert (loaded.log_start_offset, loaded.log_end_offset, loaded.epochs) == (4, 4, ())
+    assert [s.base_offset for s in loaded.segments] == [4]
+
+
+def test_crash_right_after_a_load__recovers_the_same_state() -> None:
+    """CRP-12 idempotence, also for issue #10 item 4 (LSO = LEO = 10). Spec: KL-CRASH-7"""
+    t = Tracked()
+    t.append(10, epoch=1)
+    t.do("update_high_watermark", 10)
+    t.do("maybe_increment_log_start_offset", 10)
+    t.do("close_and_reopen")
+    for fault in (FaultModel.PROCESS_CRASH, *POWER):
+        for state, durable in t.outcomes(fault):
+            again = crash.crash_states(state, durable, fault)
+            assert {log.view(s) for s, _ in again} == {log.view(state)}
+
+
+def test_crash_inside_an_action__is_a_state_of_the_set_before_or_after_it() -> None:
+    """FLT-11 / CRP-8. Spec: KL-CRASH-8"""
+    t = Tracked()
+    t.append(3)
+    t.do("flush", None)
+    before, durable_before = t.state, t.durable
+    t.do("truncate_to", 1)
+    inside = crash.crash_between(before, durable_before, t.state, t.durable, "truncate_to",
+                                 FaultModel.POWER_LOSS)
+    assert {s.log_end_offset for s, _ in inside} == {1, 2, 3}
+    t.do("close_and_reopen")
+    assert any(s.recovery_point == s.log_end_offset == 1 for s, _ in inside)
+
+
+def test_torn_tail_cut__may_stamp_the_last_modified_time_of_a_segment_without_timestamps() -> None:
+    """SEG-19: only visible to time retention without timestamps. Spec: KL-CRASH-9"""
+    t = Tracked()
+    t.append(2, ts=-1)
+    t.do("advance_clock", 500)
+    stamps = {s.segments[-1].last_modified_ms for s, _ in t.outcomes(FaultModel.PROCESS_CRASH)}
+    assert stamps == {0, 500}
+    assert crash.crash_allows(t.outcomes(FaultModel.PROCESS_CRASH),
+                              log.view(t.outcomes(FaultModel.PROCESS_CRASH)[0][0]))
+
+
+ACTIONS = ("append", "append", "append", "flush", "roll", "truncate_to", "truncate_fully",
+           "hw", "lso", "retain", "reopen", "clock", "crash")
+
+
+def _random_walk(rng: random.Random, mode: CrashMode) -> list[tuple[PartitionState, Durable,
+                                                                   PartitionState]]:
+    t = Tracked(mode)
+    checked = []
+    for _ in range(14):
+        name = rng.choice(ACTIONS)
+        leo = t.state.log_end_offset
+        if name == "append":
+            t.append(rng.randint(1, 2), epoch=rng.randint(0, 2), ts=rng.choice((-1, 100, 200)))
+        elif name == "flush":
+            t.do("flush", rng.randint(0, leo))
+        elif name == "roll":
+            t.do("roll", None)
+        elif name == "truncate_to":
+            t.do("truncate_to", rng.randint(0, leo))
+        elif name == "truncate_fully":
+            t.do("truncate_fully_and_start_at", rng.randint(0, leo + 2))
+        elif name == "hw":
+            t.do("update_high_watermark", leo)
+        elif name == "lso":
+            t.do("maybe_increment_log_start_offset", t.state.high_watermark.message_offset)
+        elif name == "retain":
+            t.do("advance_clock", 200_000)
+            t.do("delete_old_segments")
+        elif name == "reopen":
+            t.do("close_and_reopen")
+        elif name == "clock":
+            t.do("advance_clock", 1000)
+        else:
+            fault = rng.choice(list(FaultModel))
+            for state, _ in t.outcomes(fault):
+                checked.append((t.state, t.durable, state))
+            t.state, t.durable = rng.choice(t.outcomes(fault))
+    return checked
+
+
+@pytest.mark.parametrize("mode", list(CrashMode))
+def test_every_member_of_the_allowed_set__satisfies_the_crash_invariants(mode: CrashMode) -> None:
+    """CRP-4, CRP-6, CRP-9, CRP-11, CRP-15 over random walks. Spec: KL-CRASH-10, KL-CRASH-1"""
+    rng = random.Random(10)
+    seen = 0
+    for _ in range(60):
+        for before, durable, after in _random_walk(rng, mode):
+            assert crash_violations(before, durable, after, mode) == [], (before, after)
+            seen += 1
+    assert seen > 50
