@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
+from kafkalog.impl.sparse_image import SparseImage
 
 PAGE = 4096  # FLT-7: the unit of write-back for the torn model
 SECTOR = 512  # FLT-10 L-prefix: granularity of a partially persisted write
@@ -78,29 +79,36 @@ def _parent(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def _apply_data(buf: bytearray, op: Op) -> None:
+def _apply_data(image: SparseImage, op: Op) -> None:
     """Apply a write/store/truncate to a file image (writes past the end extend with zeros)."""
     if op.kind == "truncate":
-        if op.offset < len(buf):
-            del buf[op.offset:]
-        else:
-            buf.extend(bytes(op.offset - len(buf)))
-        return
-    end = op.offset + len(op.data)
-    if end > len(buf):
-        buf.extend(bytes(end - len(buf)))
-    buf[op.offset:end] = op.data
+        image.truncate(op.offset)
+    else:
+        image.write(op.offset, op.data)
+
+
+def _read_image(path: Path, chunk: int = 1 << 20) -> SparseImage:
+    """A file's image read in chunks; all-zero chunks at the end stay a hole (O(data) memory)."""
+    image = SparseImage()
+    zeros = bytes(chunk)
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            if block == zeros[:len(block)]:
+                image.truncate(image.size + len(block))
+            else:
+                image.write(image.size, block)
+    return image
 
 
 @dataclass
 class _Inode:
-    volatile: bytearray
-    durable: bytearray
+    volatile: SparseImage
+    durable: SparseImage
     pending: list[Op] = field(default_factory=list)  # data ops since the last fsync, in order
     mtime_ms: int | None = None
 
     def copy(self) -> _Inode:
-        return _Inode(bytearray(self.volatile), bytearray(self.durable), list(self.pending),
+        return _Inode(self.volatile.copy(), self.durable.copy(), list(self.pending),
                       self.mtime_ms)
 
 
@@ -128,7 +136,7 @@ class _Disk:
             inode.pending.append(op)
         elif kind == "fsync":
             inode = self.inodes[op.inode]
-            inode.durable = bytearray(inode.volatile)
+            inode.durable = inode.volatile.copy()
             inode.pending.clear()
         elif kind == "msync":
             self._msync(self.inodes[op.inode])
@@ -138,7 +146,7 @@ class _Disk:
             self._fsync_dir(op.path)
         else:
             if kind == "create":
-                self.inodes[op.inode] = _Inode(bytearray(), bytearray())
+                self.inodes[op.inode] = _Inode(SparseImage(), SparseImage())
             _apply_entry(self.files, self.dirs, op)
             self.pending_dir_ops.append(op)
 
@@ -148,8 +156,9 @@ class _Disk:
         keep: list[Op] = []
         for op in inode.pending:
             if op.kind == "store":
-                room = max(0, min(len(op.data), len(inode.durable) - op.offset))
-                inode.durable[op.offset:op.offset + room] = op.data[:room]
+                room = max(0, min(len(op.data), inode.durable.size - op.offset))
+                if room:
+                    inode.durable.write(op.offset, op.data[:room])
             else:
                 keep.append(op)
         inode.pending = keep
@@ -340,9 +349,9 @@ class RecordingFileSystem(FileSystem):
                 disk.durable_dirs.add(path)
             for name in filenames:
                 path = f"{rel}/{name}" if rel else name
-                data = Path(dirpath, name).read_bytes()
+                data = _read_image(Path(dirpath, name))
                 inode = self._new_inode()
-                disk.inodes[inode] = _Inode(bytearray(data), bytearray(data),
+                disk.inodes[inode] = _Inode(data, data.copy(),
                                             mtime_ms=os.stat(Path(dirpath, name)).st_mtime_ns
                                             // 1_000_000)
                 disk.files[path] = inode
@@ -353,14 +362,14 @@ class RecordingFileSystem(FileSystem):
         """Make the initial disk's durable image `durable_root`: content that differs is one
         pending rewrite, entries that differ are pending creates or unlinks (FLT-3, FLT-5)."""
         disk = self._initial
-        durable_files: dict[str, bytes] = {}
+        durable_files: dict[str, SparseImage] = {}
         durable_dirs = {""}
         for dirpath, dirnames, filenames in os.walk(durable_root):
             rel = os.path.relpath(dirpath, durable_root).replace(os.sep, "/")
             rel = "" if rel == "." else rel
             durable_dirs.update(f"{rel}/{d}" if rel else d for d in dirnames)
             for name in filenames:
-                durable_files[f"{rel}/{name}" if rel else name] = Path(dirpath, name).read_bytes()
+                durable_files[f"{rel}/{name}" if rel else name] = _read_image(Path(dirpath, name))
         disk.durable_dirs = durable_dirs & disk.dirs
         disk.pending_dir_ops = [Op("mkdir", d) for d in sorted(disk.dirs - durable_dirs)]
         disk.durable_files = {}
@@ -368,7 +377,7 @@ class RecordingFileSystem(FileSystem):
             node = disk.inodes[inode]
             if _written_atomically(path):
                 # Its data was fsynced before the rename (FMT-36): only the name may be pending.
-                node.durable = bytearray(node.volatile)
+                node.durable = node.volatile.copy()
                 if path not in durable_files:
                     disk.pending_dir_ops.append(Op("create", path, inode))
                 elif durable_files[path] != node.volatile:
@@ -377,27 +386,27 @@ class RecordingFileSystem(FileSystem):
                     disk.durable_files[path] = inode
                 continue
             if path in durable_files:
-                node.durable = bytearray(durable_files[path])
+                node.durable = durable_files[path].copy()
                 disk.durable_files[path] = inode
             else:
-                node.durable = bytearray()
+                node.durable = SparseImage()
                 disk.pending_dir_ops.append(Op("create", path, inode))
             if node.durable != node.volatile:
-                node.pending = [Op("truncate", "", inode, len(node.volatile)),
-                                Op("write", "", inode, 0, bytes(node.volatile))]
+                node.pending = [Op("truncate", "", inode, node.volatile.size),
+                                Op("write", "", inode, 0, bytes(node.volatile.data))]
         for path in sorted(set(durable_files) - set(disk.files)):
             inode = self._new_inode()
-            disk.inodes[inode] = _Inode(bytearray(), bytearray(durable_files[path]))
+            disk.inodes[inode] = _Inode(SparseImage(), durable_files[path].copy())
             disk.durable_files[path] = inode
             disk.pending_dir_ops.append(Op("unlink", path))
 
-    def _pending_replace(self, path: str, inode: int, old: bytes) -> None:
+    def _pending_replace(self, path: str, inode: int, old: SparseImage) -> None:
         """An atomically written file (FMT-36) whose new version is not durable yet: the
         durable disk has the old file plus the new one under `.tmp`, and the rename is pending."""
         disk = self._initial
-        disk.inodes[inode].durable = bytearray(disk.inodes[inode].volatile)
+        disk.inodes[inode].durable = disk.inodes[inode].volatile.copy()
         previous = self._new_inode()
-        disk.inodes[previous] = _Inode(bytearray(), bytearray(old))
+        disk.inodes[previous] = _Inode(SparseImage(), old.copy())
         disk.durable_files[path] = previous
         disk.durable_files[path + ".tmp"] = inode
         disk.pending_dir_ops.append(Op("rename", path + ".tmp", dst=path))
@@ -491,7 +500,7 @@ class RecordingFileSystem(FileSystem):
         rng = random.Random(f"{seed}:{crash_point + self._compacted}:{fault.value}")
         if fault is FaultModel.PROCESS_CRASH:
             files, dirs = disk.files, disk.dirs
-            contents = {i: bytes(disk.inodes[i].volatile) for i in set(files.values())}
+            contents = {i: disk.inodes[i].volatile.copy() for i in set(files.values())}
         else:
             files, dirs = dict(disk.durable_files), set(disk.durable_dirs)
             coins = [rng.random() < 0.5 for _ in disk.pending_dir_ops]
@@ -504,12 +513,12 @@ class RecordingFileSystem(FileSystem):
         _write_tree(Path(target_root), files, dirs, contents, disk.inodes)
 
 
-def _power_loss_image(inode: _Inode, fault: FaultModel, rng: random.Random) -> bytes:
+def _power_loss_image(inode: _Inode, fault: FaultModel, rng: random.Random) -> SparseImage:
     """One file's content after a power loss (FLT-3, FLT-4, FLT-7)."""
     if not inode.pending or fault is FaultModel.POWER_LOSS:
-        return bytes(inode.durable)
+        return inode.durable.copy()
     if fault is FaultModel.POWER_LOSS_PREFIX:
-        image = bytearray(inode.durable)
+        image = inode.durable.copy()
         kept = rng.randint(0, len(inode.pending))
         for op in inode.pending[:kept]:
             _apply_data(image, op)
@@ -518,19 +527,21 @@ def _power_loss_image(inode: _Inode, fault: FaultModel, rng: random.Random) -> b
             cut = rng.randint(0, len(op.data) // SECTOR) * SECTOR
             if cut:
                 _apply_data(image, op._replace(data=op.data[:cut]))
-        return bytes(image)
-    return _torn_image(bytes(inode.durable), bytes(inode.volatile), rng)
+        return image
+    return _torn_image(inode.durable, inode.volatile, rng)
 
 
-def _torn_image(old: bytes, new: bytes, rng: random.Random) -> bytes:
+def _torn_image(old: SparseImage, new: SparseImage, rng: random.Random) -> SparseImage:
     """Size old or new; each 4 KiB page that changed is old, new, zeros or garbage (only the
-    bytes that differ are replaced: synced bytes sharing the page survive, FLT-2)."""
-    size = rng.choice((len(old), len(new)))
-    out = bytearray(size)
-    for start in range(0, size, PAGE):
-        end = min(size, start + PAGE)
-        o = old[start:end].ljust(end - start, b"\0")
-        n = new[start:end].ljust(end - start, b"\0")
+    bytes that differ are replaced: synced bytes sharing the page survive, FLT-2). Pages past
+    both written prefixes are zeros on both sides, so they are never visited."""
+    size = rng.choice((old.size, new.size))
+    written = min(size, max(len(old.data), len(new.data)))
+    out = bytearray(written)
+    for start in range(0, written, PAGE):
+        end = min(written, start + PAGE)
+        o = old.page(start, end)
+        n = new.page(start, end)
         if o == n:
             out[start:end] = o
             continue
@@ -542,10 +553,11 @@ def _torn_image(old: bytes, new: bytes, rng: random.Random) -> bytes:
         else:
             fill = bytes(end - start) if choice == 2 else rng.randbytes(end - start)
             out[start:end] = bytes(f if a != b else a for a, b, f in zip(o, n, fill, strict=True))
-    return bytes(out)
+    return SparseImage(out, size)
 
 
-def _write_tree(target: Path, files: dict[str, int], dirs: set[str], contents: dict[int, bytes],
+def _write_tree(target: Path, files: dict[str, int], dirs: set[str],
+                contents: dict[int, SparseImage],
                 inodes: dict[int, _Inode]) -> None:
     """Create the directories whose ancestors all exist, then the files inside them."""
     target.mkdir(parents=True, exist_ok=True)
@@ -566,7 +578,10 @@ def _write_tree(target: Path, files: dict[str, int], dirs: set[str], contents: d
         if not reachable(_parent(path)):
             continue
         out = target / path
-        out.write_bytes(contents[inode])
+        image = contents[inode]
+        out.write_bytes(bytes(image.data))
+        if image.size > len(image.data):
+            os.truncate(out, image.size)  # the zero tail stays a hole
         mtime = inodes[inode].mtime_ms
         if mtime is not None:
             os.utime(out, ns=(mtime * 1_000_000, mtime * 1_000_000))

@@ -7,45 +7,25 @@ conforms on the real one. Spec: KL-TXN-2, KL-TXN-4, KL-TXN-6, KL-TXN-9 (the rule
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
 import pytest
 from kafkalog.conformance.broken import broken_class
 from kafkalog.conformance.broken_txn import TXN_BROKEN, TXN_BROKEN_FAMILY
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.trace import Trace, loads_trace, read_trace
+from kafkalog.conformance.trace import read_trace
+from pinned_search import caught
 
 MAX_TRACE_STEPS = 10  # the truncation scenario alone is 7 steps; slack for a loaded machine
 SEEDS = range(24)
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 
 
-def caught(name: str) -> tuple[Trace | None, list[str]]:
-    """The first seed's shrunk trace that pins transaction bug `name`, and what each seed gave."""
-    tried: list[str] = []
-    for seed in SEEDS:
-        outcome = run_seed(seed, steps=40, config_family=TXN_BROKEN_FAMILY[name],
-                           broken=name, time_limit_s=4)
-        tried.append(f"seed {seed}: {outcome.outcome} {outcome.signature}")
-        if outcome.outcome != "diverged" or outcome.trace_jsonl is None:
-            continue
-        trace = loads_trace(outcome.trace_jsonl)
-        if len(trace.steps) > MAX_TRACE_STEPS:
-            continue
-        real = Trace(dataclasses.replace(trace.header, broken=None), trace.steps)
-        if not replay_trace(trace).conformed and replay_trace(real).conformed:
-            return trace, tried
-    return None, tried
-
-
 @pytest.mark.parametrize("name", sorted(TXN_BROKEN))
 def test_check__txn_broken_impl__is_caught_with_a_short_pinned_trace(name: str) -> None:
     """The bug is found and shrunk to <= 10 steps; the real implementation passes that trace."""
     started = time.monotonic()
-    trace, tried = caught(name)
+    trace, tried = caught(name, TXN_BROKEN_FAMILY[name], SEEDS, MAX_TRACE_STEPS)
     assert trace is not None, f"{name} not pinned:\n" + "\n".join(tried)
     assert trace.header.broken == name
     print(f"{name}: {len(trace.steps)} steps in {time.monotonic() - started:.1f} s")
