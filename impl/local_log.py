@@ -333,6 +333,13 @@ class LocalLog:
             for segment in segments:
                 segment.delete_if_exists()
             return
+        self.schedule_deletion(segments)
+
+    def schedule_deletion(self, segments: list[LogSegment]) -> None:
+        """LOC-11: remove segments already renamed `.deleted` after `file_delete_delay_ms`; they
+        count as pending deletions until then (also the loader's dropped segments, REC-9)."""
+        if not segments:
+            return
         with self._pending_lock:
             self._pending_deletions.update(s.base_offset for s in segments)
             self._pending_segments.extend(segments)

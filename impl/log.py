@@ -158,18 +158,22 @@ class Log:
         local = LocalLog(
             fs, d, config, loaded.segments, loaded.recovery_point, loaded.next_offset_metadata, time
         )
+        local.schedule_deletion(list(loaded.dropped_segments))  # REC-9, KL-RELOAD-3
         log = cls(local, epoch_cache, loaded.log_start_offset, time)
-        log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point)
+        dropped = tuple(s.base_offset for s in loaded.dropped_segments)
+        log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point, dropped)
         log.update_high_watermark(high_watermark if high_watermark is not None else 0)
         return log
 
     # --- producer state (PST, PSR) ------------------------------------------------------------
 
     def _load_producer_state(self, had_clean_shutdown: bool, log_start_checkpoint: int,
-                             recovery_point: int) -> None:
+                             recovery_point: int, dropped: tuple[int, ...] = ()) -> None:
         """LDR: after an unclean shutdown, per-segment recovery of producer state from the
-        recovery point (PSR-7); then remove stray snapshots and rebuild up to the LEO (LDR:235,
-        PSR-3, PSR-5)."""
+        recovery point (PSR-7); if the loader dropped every segment (REC-9), their snapshots go
+        asynchronously and the rest at once (LDR deleteSegmentsIfLogStartGreaterThanLogEnd:
+        deleteProducerSnapshotsAsync, then truncateFullyAndStartAt); then remove stray
+        snapshots and rebuild up to the LEO (LDR:235, PSR-3, PSR-5)."""
         segments = self.local_log.segments.values()
         if not had_clean_shutdown:
             recover_producer_state(
@@ -178,6 +182,9 @@ class Log:
                                              self.config.file_delete_delay_ms),
                 segments, log_start_checkpoint, recovery_point, self.time.milliseconds())
             self.producer_state.snapshots = self.producer_state._list_snapshots()
+        if dropped:
+            self.producer_state.delete_snapshots_async(dropped)
+            self.producer_state.truncate_fully_and_start_at(log_start_checkpoint)
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
         self._maybe_increment_first_unstable_offset()  # UL:481

@@ -57,6 +57,9 @@ class LoadedLog:
     next_offset_metadata: LogOffsetMetadata
     recovered_segments: tuple[int, ...] = ()  # base offsets whose indexes were rebuilt
     truncated_bytes: int = 0  # bytes cut from torn or corrupt tails during recovery
+    # REC-9: segments renamed `.deleted` because the LEO was below the log-start checkpoint;
+    # `Log.open` schedules their removal (LDR removeAndDeleteSegmentsAsync, KL-RELOAD-3).
+    dropped_segments: tuple[LogSegment, ...] = ()
 
 
 class LogLoader:
@@ -85,6 +88,7 @@ class LogLoader:
         self.segments = LogSegments()
         self._recovered: list[int] = []
         self._truncated_bytes = 0
+        self._dropped: list[LogSegment] = []
         self._dir_changed = False  # a delete, rename or new segment to make durable (GAP-4)
         self._load_cut: int | None = None  # base of the first segment the index rebuild cut
 
@@ -110,7 +114,7 @@ class LogLoader:
         return LoadedLog(
             self.segments, log_start, recovery_point,
             LogOffsetMetadata(next_offset, active.base_offset, active.size()),
-            tuple(self._recovered), self._truncated_bytes,
+            tuple(self._recovered), self._truncated_bytes, tuple(self._dropped),
         )
 
     # --- durability of the loader's own edits (strict, beyond Kafka's DUR-25) ---------------
@@ -335,7 +339,14 @@ class LogLoader:
                 return
 
     def _delete_segments_if_log_start_greater_than_log_end(self) -> int | None:
-        """REC-9 (KAFKA-8306): data entirely below the checkpointed log start is dropped."""
+        """REC-9 (KAFKA-8306): data entirely below the checkpointed log start is dropped.
+
+        As Kafka's removeAndDeleteSegmentsAsync: every segment leaves the map and its files are
+        renamed `.deleted` now; `Log.open` schedules their removal after file_delete_delay_ms.
+        Strict (beyond Kafka): the renames are made durable before the empty segment at the
+        checkpoint is created, so a power loss never leaves the old segments beside the new one
+        (which would end the log at the checkpoint and keep them).
+        """
         last = self.segments.last_segment()
         if last is None:
             return None
@@ -344,7 +355,10 @@ class LogLoader:
             return log_end
         for segment in self.segments.values():
             self.segments.remove(segment.base_offset)
-            segment.delete_if_exists()
+            if not segment.has_suffix(DELETED_FILE_SUFFIX):
+                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+            self._dropped.append(segment)
             self._dir_changed = True
+        self.fs.fsync_dir(self.dir)
         self.epoch_cache.clear_and_flush()
         return None

@@ -487,7 +487,11 @@ def check_partition_offsets(tp: TopicPartition, checkpoints: RootCheckpoints, lo
                                "LOG-2"))
     start = checkpoints.log_start_offsets.get(tp)
     if start is not None and start > log_end:
-        findings.append(strict("log_start_beyond_log_end", root, None,
+        # Legal when a truncation's batch-aligned cut landed below the LSO (LOC-8, KL-TRUNC-2):
+        # the checkpointed LEO (recovery point) still reaches the LSO and the load drops the data
+        # asynchronously (REC-9, KL-RELOAD-3). Above that LEO no Kafka log can be.
+        reached = recovery is not None and start <= recovery
+        findings.append((_note if reached else strict)("log_start_beyond_log_end", root, None,
                                f"{tp} log start offset {start} > log end offset {log_end}",
                                "REC-9"))
     return findings

@@ -53,10 +53,12 @@ def epochs_consistent(before: PartitionState, durable: Durable, after: Partition
 
 def offsets_bounded(before: PartitionState, durable: Durable, after: PartitionState,
                     mode: CrashMode) -> bool:
-    """CRP-11, RCV-3: 0 <= LSO <= HW <= LEO, recovery point <= LEO, nothing pending."""
+    """CRP-11, RCV-3: 0 <= LSO <= HW <= LEO, recovery point <= LEO; no leftover is pending, only
+    the segments a LEO below the log-start checkpoint dropped (RCV-7), all below the LSO."""
     return (0 <= after.log_start_offset <= after.high_watermark.message_offset
             <= after.log_end_offset and after.recovery_point <= after.log_end_offset
-            and not after.deleted_files and not after.deletion_timers)
+            and all(b < after.log_start_offset for b in after.deleted_files)
+            and len(after.deletion_timers) == len(after.deleted_files))
 
 
 CRASH_INVARIANTS: dict[str, Callable[[PartitionState, Durable, PartitionState, CrashMode], bool]]

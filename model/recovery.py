@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from . import epochs as epoch_cache
 from .errors import KafkalogError
 from .helpers import floor_index
-from .local_log import clamped_high_watermark
+from .local_log import clamped_high_watermark, schedule_deletion
 from .producer_state import Producers, ProducerState, rebuild, remove_stray_snapshots
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
@@ -123,7 +123,8 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
     every later segment, RCV-6, and in kafkalog also in the index-rebuild path, KL-CRASH-5).
     `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
-    RCV-5), so nothing is pending afterwards, whatever leftovers the crash left (KL-CRASH-9).
+    RCV-5), so no leftover is pending afterwards, whatever the crash left (KL-CRASH-9); only a
+    LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
@@ -131,9 +132,12 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     if not segments:
         segments = (new_segment(checkpoints.log_start, config, now_ms),)
     leo = segments[-1].next_offset
+    dropped: tuple[Segment, ...] = ()
     if leo < checkpoints.log_start:
         snapshots = ()
         # RCV-7 (REC-9, KAFKA-8306): data below the checkpointed LSO is gone; start empty there.
+        # Kafka deletes the old segments asynchronously: `.deleted` now, removed after the delay.
+        dropped = segments
         segments = (new_segment(checkpoints.log_start, config, now_ms),)
         entries = ()
         leo = checkpoints.log_start
@@ -154,4 +158,4 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         producer_state=_reload_producers(snapshots, segments, log_start, leo, config, now_ms),
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
-    return replace(loaded, high_watermark=hw)
+    return schedule_deletion(replace(loaded, high_watermark=hw), dropped)

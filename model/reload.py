@@ -13,7 +13,7 @@ from .helpers import (
     TIME_INDEX_ENTRY_SIZE,
     index_max_entries,
 )
-from .local_log import clamped_high_watermark
+from .local_log import clamped_high_watermark, schedule_deletion
 from .producer_state import (
     ProducerBatch,
     ProducerState,
@@ -77,7 +77,8 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     """Clean shutdown (flush to LEO, close segments, checkpoints) then load (REC-*).
 
     Spec: KL-RELOAD-1, KL-RELOAD-2, KL-RELOAD-3, KL-RELOAD-4, KL-RELOAD-5, KL-PROD-12.
-    Pending `.deleted` files are removed by the load (REC-2) and their timers are gone.
+    Pending `.deleted` files are removed by the load (REC-2) and their timers are gone. A LEO
+    below the log-start checkpoint deletes every loaded segment asynchronously (REC-9).
     """
     now = state.now_ms
     closed = tuple(_reopened(become_inactive(s), now) for s in state.segments)
@@ -89,8 +90,11 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     entries = state.epochs
     leo = segments[-1].next_offset
     truncated_fully = leo < lso_checkpoint
+    dropped: tuple[Segment, ...] = ()
     if truncated_fully:
-        # REC-9 (KAFKA-8306): data below the checkpointed LSO is gone; start empty there.
+        # REC-9 (KAFKA-8306): data below the checkpointed LSO is gone; start empty there. Kafka
+        # renames the old segments `.deleted` and removes them after the delay (KL-RELOAD-3).
+        dropped = segments
         segments = (new_segment(lso_checkpoint, state.config, now),)
         entries = ()
         leo = lso_checkpoint
@@ -115,4 +119,5 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     # TXN-8/TXN-13 (KL-TXN-7): the loaded log computes its FUO from the reloaded producer state
     # (open transactions from the snapshot, no unreplicated ones) at its HW assignment.
     loaded = replace(loaded, high_watermark=clamped_high_watermark(loaded, hw_checkpoint))
+    loaded = schedule_deletion(loaded, dropped)
     return on_high_watermark_updated(loaded), None
