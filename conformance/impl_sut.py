@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,8 @@ class ImplSut:
         self.log.on_truncated = self.log_dir.checkpoint_recovery_points
         self.abandoned = False
         self.action_mark = self.fs.mark()
-        self.closed_dir_findings = leftovers_after_load(self.partition_dir)
+        self.closed_dir_findings = leftovers_after_load(self.partition_dir,
+                                                        self.log.state().pending_deletions)
         return ops - kept
 
     def crash_sweep(self, fault: str, seed: int) -> list[tuple[int, v.LogStateView | str]]:
@@ -318,13 +320,18 @@ class ImplSut:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def leftovers_after_load(partition_dir: Path) -> list[str]:
+def leftovers_after_load(partition_dir: Path, pending: Iterable[int] = ()) -> list[str]:
     """CRP-10 / RCV-3 / RCV-5: after a load no `.deleted`, `.cleaned` or `.swap` file and no index
-    without its `.log` remains (`.tmp` checkpoints are ignored, CRP-8). Reported by `check()`."""
+    without its `.log` remains (`.tmp` checkpoints are ignored, CRP-8). Reported by `check()`.
+    The exception is the load's own work: `.deleted` files of the bases it dropped because the
+    LEO was below the log-start checkpoint, pending deletion (`pending`, REC-9, KL-RELOAD-3)."""
     names = set(os.listdir(partition_dir)) if partition_dir.is_dir() else set()
+    dropped = {f"{base:020d}" for base in pending}
     found = []
     for name in sorted(names):
         stem, _, suffix = name.partition(".")
+        if name.endswith(".deleted") and stem in dropped:
+            continue
         if name.endswith((".deleted", ".cleaned", ".swap")):
             found.append(f"leftover after load: {name} (RCV-3)")
         elif suffix in ("index", "timeindex") and f"{stem}.log" not in names:

@@ -4,13 +4,17 @@ asynchronously, as Kafka's `LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kafkalog.conformance.impl_sut import ImplSut
 from kafkalog.conformance.lockstep import Lockstep
 from kafkalog.conformance.scripted import scripted_trace
+from kafkalog.conformance.session import Session
 from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.wire import FEATURES
 from kafkalog.conformance.trace import read_trace
 from kafkalog.model import values as v
 
@@ -32,26 +36,33 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 TRACE_CALLS = [*CALLS, ("advance_clock", {"ms": 999}), ("advance_clock", {"ms": 1})]
 
 
-def _views(calls: list[tuple[str, dict[str, Any]]]) -> tuple[v.LogStateView, v.LogStateView]:
-    """(model view, implementation view) after `calls` run in lockstep with no divergence."""
+def _views(calls: list[tuple[str, dict[str, Any]]]
+           ) -> tuple[tuple[v.LogStateView, v.LogStateView], list[str]]:
+    """(model view, implementation view) after `calls` run in lockstep with no divergence, and
+    the implementation's `.deleted` file names on disk."""
     impl = ImplSut(CONFIG, 1700000000000, 0)
     try:
         lockstep = Lockstep(ModelSut(CONFIG, 1700000000000, 0), impl, 1)
         for action, args in calls:
             lockstep.step(action, args)
-        return lockstep.model.state(), impl.state()
+        deleted = sorted(p.name for p in impl.log.dir.iterdir() if p.name.endswith(".deleted"))
+        return (lockstep.model.state(), impl.state()), deleted
     finally:
         impl.close()
 
 
 def test_reload_below_log_start__old_segment_pending_deletion_until_the_delay_passes() -> None:
     """Model and implementation agree: segment 0 is pending deletion, gone after the delay."""
-    for view in _views([*CALLS, ("advance_clock", {"ms": 999})]):
+    views, deleted = _views([*CALLS, ("advance_clock", {"ms": 999})])
+    for view in views:
         assert view.pending_deletions == (0,)
         assert view.log_start_offset == view.log_end_offset == 2  # one empty segment at 2
         assert [s.base_offset for s in view.segments] == [2]
-    for view in _views([*CALLS, ("advance_clock", {"ms": 1000})]):
-        assert view.pending_deletions == ()
+        assert view.producer_snapshots == (2,)  # truncateFullyAndStartAt, then the rebuild
+    assert deleted == [f"{0:020d}{suffix}.deleted" for suffix in (".index", ".log", ".timeindex")]
+    views, deleted = _views([*CALLS, ("advance_clock", {"ms": 1000})])
+    assert [view.pending_deletions for view in views] == [(), ()]
+    assert deleted == []
 
 
 def test_reload_below_log_start__the_recorded_trace_matches_a_fresh_run() -> None:
@@ -60,3 +71,27 @@ def test_reload_below_log_start__the_recorded_trace_matches_a_fresh_run() -> Non
     fresh = scripted_trace(CONFIG, TRACE_CALLS)
     assert trace.header.outcome == fresh.header.outcome == "conformed"
     assert [s.action for s in trace.steps] == [a for a, _ in TRACE_CALLS]
+
+
+@pytest.mark.parametrize("fault", ["process_crash", "power_loss"])
+def test_crash_inside_or_after_reload_below_log_start__recovers_a_state_the_model_allows(
+        fault: str) -> None:
+    """KL-CRASH-8, KL-CRASH-9: a crash at every third point of the dropping load's operations,
+    and one after it, recovers a state the model allows: earlier `.deleted` leftovers go, and an
+    unclean load that itself drops the segments deletes them asynchronously too."""
+    logging.disable(logging.WARNING)  # recovery logs the segments it drops
+    try:
+        for point in [*range(0, 72, 3), 1 << 20]:
+            lockstep = Session(CONFIG, ImplSut, frozenset(FEATURES), verify_every=1).start()
+            try:
+                for action, args in CALLS:
+                    lockstep.step(action, args)
+                _, impl = lockstep.step("crash", {"point": point, "fault": fault,
+                                                  "seed": point, "leftover": "none"})
+                assert impl.value >= 0
+                view = lockstep.sut.state()  # only a load that dropped segment 0 leaves it
+                assert view.pending_deletions in ((), (0,))
+            finally:
+                lockstep.sut.close()
+    finally:
+        logging.disable(logging.NOTSET)

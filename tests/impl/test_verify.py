@@ -432,3 +432,22 @@ def test_parse_index__one_entry_file_of_zeros__is_a_real_entry_not_zero_fill() -
     assert (entries, left_over, zeros) == ([(0, 0)], 0, 0)
     entries, _, zeros = parse_index(bytes(3 * TIME_INDEX_ENTRY.size), TIME_INDEX_ENTRY)
     assert (entries, zeros) == ([], 3)
+
+
+def test_check_partition_offsets__log_start_above_data_but_reached_by_the_leo__only_a_note(
+) -> None:
+    """Spec: REC-9, KL-RELOAD-3"""
+    # LSO 2, then truncate_to(3) cut the batch 0-4: the data ends at 0, the clean close's LEO
+    # (recovery point) is 3 >= the LSO; the load drops the data and starts empty at 2.
+    cps = RootCheckpoints({TP: 3}, {TP: 2}, {TP: 3})
+    found = [f for f in check_partition_offsets(TP, cps, 2, 0, "r", clean=True)
+             if f.kind == "log_start_beyond_log_end"]
+    assert [f.severity for f in found] == [Severity.NOTE]
+
+
+def test_check_partition_offsets__log_start_above_the_checkpointed_leo__problem() -> None:
+    """Spec: REC-9, LOG-2"""
+    cps = RootCheckpoints({TP: 1}, {TP: 2}, {TP: 1})
+    found = [f for f in check_partition_offsets(TP, cps, 2, 0, "r", clean=True)
+             if f.kind == "log_start_beyond_log_end"]
+    assert [f.severity for f in found] == [Severity.PROBLEM]
