@@ -14,8 +14,8 @@ from kafkalog.conformance.lockstep import Lockstep
 from kafkalog.conformance.scripted import scripted_trace
 from kafkalog.conformance.session import Session
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import FEATURES
 from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.wire import FEATURES
 from kafkalog.model import values as v
 
 TRACE = (Path(__file__).resolve().parents[1] / "regressions"
