@@ -169,12 +169,16 @@ class Lockstep:
         fault = str(args["fault"])
         points = self.sut.crash_sweep(fault, int(args["seed"]))  # type: ignore[attr-defined]
         self.crashes[fault] += max(0, len(points) - 1)  # the crash step itself counts one more
-        allowed: dict[bool, set[Any]] = {}
+        allowed: dict[bool, list[Any]] = {}
         for ops_lost, recovered in points:
             inside = ops_lost > 0
             if inside not in allowed:
-                allowed[inside] = {view(o[0]) for o in self._all_outcomes(fault, ops_lost)}
-            if isinstance(recovered, str) or recovered not in allowed[inside]:
+                allowed[inside] = [view(o[0]) for o in self._all_outcomes(fault, ops_lost)]
+            # Compared as a crash step compares (observe.comparable): the sweep's loads report no
+            # index entries, so a plain equality never matched and only the first point counted.
+            if isinstance(recovered, str) or not any(
+                    ours == theirs for ours, theirs in
+                    (comparable(member, recovered) for member in allowed[inside])):
                 total = points[0][0]
                 return {**args, "point": total - ops_lost, "leftover": "none"}
         return args
