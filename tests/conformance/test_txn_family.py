@@ -33,7 +33,7 @@ def test_transactions_family__over_serve_adapter__conforms() -> None:
     assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
 
 
-@pytest.mark.parametrize("seed", [54, 153])  # the campaign seeds that drew crash steps here
+@pytest.mark.parametrize("seed", [3, 54])  # seeds that drew crash steps here before the fix
 def test_transactions_family__with_crash_weight__never_generates_a_crash_step(seed: int) -> None:
     """Transaction state is not in the crash model (specs/log.md §15): no crash step is drawn."""
     outcome = run_seed(seed, steps=60, config_family="transactions", time_limit_s=30,
@@ -45,7 +45,7 @@ def test_transactions_family__with_crash_weight__never_generates_a_crash_step(se
 def test_transactions_family__over_serve_adapter_with_crash_weight__never_crashes() -> None:
     """The serve-adapter path (which speaks `crash`) draws no crash step in this family either."""
     adapter = f"{shlex.quote(str(Path(sys.executable).parent / 'kafkalog'))} serve-adapter"
-    outcome = run_seed(153, steps=30, config_family="transactions", adapter=adapter,
+    outcome = run_seed(0, steps=60, config_family="transactions", adapter=adapter,
                        time_limit_s=60, crash_weight=5)
     assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
     assert outcome.crashes == {}
