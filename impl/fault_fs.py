@@ -67,6 +67,7 @@ class Op(NamedTuple):
     offset: int = 0  # write/store offset, truncate size, mtime ms
     data: bytes = b""
     dst: str = ""  # rename destination
+    created_mtime_ms: int | None = None  # create: the time stamped with it (see set_mtime_ms)
 
 
 def _written_atomically(path: str) -> bool:
@@ -146,7 +147,8 @@ class _Disk:
             self._fsync_dir(op.path)
         else:
             if kind == "create":
-                self.inodes[op.inode] = _Inode(SparseImage(), SparseImage())
+                self.inodes[op.inode] = _Inode(SparseImage(), SparseImage(),
+                                               mtime_ms=op.created_mtime_ms)
             _apply_entry(self.files, self.dirs, op)
             self.pending_dir_ops.append(op)
 
@@ -470,10 +472,17 @@ class RecordingFileSystem(FileSystem):
             self._record(Op("fsync_dir", rel))
 
     def set_mtime_ms(self, path: PathLike, ms: int) -> None:
+        """A stamp right after the file's create is its creation time: an OS stamps a new file
+        atomically with its creation, so it joins the create (no crash point between them)."""
         super().set_mtime_ms(path, ms)
         rel = self._rel(path)
         if rel is not None and rel in self._live.files:
-            self._record(Op("mtime", rel, self._live.files[rel], ms))
+            inode = self._live.files[rel]
+            last = self._journal[-1] if self._journal else None
+            if last is not None and last.kind == "create" and last.inode == inode:
+                self._journal[-1] = last._replace(created_mtime_ms=ms)
+            else:
+                self._record(Op("mtime", rel, inode, ms))
 
     # --- materialising a crash ---
 

@@ -209,7 +209,10 @@ class LogSegment:
             roll_jitter_ms(config, base_offset), time, config.segment_index_bytes,
         )
         if not file_already_exists:
+            # The file system's clock is the log's (SEG-19): a new `.log` carries the time it
+            # was created, so a load after a crash reads it, not the host's wall clock.
             segment.last_modified_ms = time.milliseconds()
+            log.set_last_modified_ms(segment.last_modified_ms)
         return segment
 
     # --- accessors --------------------------------------------------------------------------

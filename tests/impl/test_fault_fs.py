@@ -245,3 +245,18 @@ def test_a_preallocated_file_stays_a_hole_in_memory_and_on_the_crash_image(
     assert os.stat(target / "i").st_blocks * 512 < 1 << 20  # still sparse on disk
     with open(target / "i", "rb") as f:
         assert f.read(16) == b"\x01" * 8 + bytes(8)
+
+
+def test_a_stamp_right_after_a_create_is_the_files_creation_time_on_every_image(
+        tmp_path: Path) -> None:
+    """A new file's stamped time joins its create (no extra crash point) and comes back after a
+    crash, instead of the host's clock at materialise (KL-RET-5 trace)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    fs = RecordingFileSystem(root)
+    fs.open_file(root / "a.log", create=True).close()
+    fs.set_mtime_ms(root / "a.log", 1_700_000_000_000)
+    assert fs.crash_points() == 1
+    target = tmp_path / "img"
+    fs.materialise(target, 1, FaultModel.PROCESS_CRASH, 0)
+    assert os.stat(target / "a.log").st_mtime_ns // 1_000_000 == 1_700_000_000_000
