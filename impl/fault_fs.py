@@ -375,7 +375,10 @@ class RecordingFileSystem(FileSystem):
         disk.durable_dirs = durable_dirs & disk.dirs
         disk.pending_dir_ops = [Op("mkdir", d) for d in sorted(disk.dirs - durable_dirs)]
         disk.durable_files = {}
-        for path, inode in list(disk.files.items()):
+        # Atomically written files first: their pending `X.tmp -> X` rename happened before the
+        # crash, so it precedes any later entry op on `X.tmp` (e.g. a stale `.tmp` planted after
+        # it); else a power loss could rename that file's empty image over the checkpoint.
+        for path, inode in sorted(disk.files.items(), key=lambda e: not _written_atomically(e[0])):
             node = disk.inodes[inode]
             if _written_atomically(path):
                 # Its data was fsynced before the rename (FMT-36): only the name may be pending.

@@ -504,6 +504,8 @@ class LogSegment:
                     max_ts, max_off = batch_max_ts, last_offset
                     self._max_ts_and_offset = (max_ts, max_off)
                 if valid_bytes - last_index_entry > interval:
+                    _grow_if_full(offset_index)
+                    _grow_if_full(time_index)
                     offset_index.append(last_offset, valid_bytes)
                     time_index.maybe_append(max_ts, max_off)
                     last_index_entry = valid_bytes
@@ -638,3 +640,15 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"
+
+
+def _grow_if_full(index: Any) -> None:
+    """Double a full index while recovery rebuilds it (KL-CRASH-5).
+
+    The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
+    counter a truncation reset, so recovery (counting from the segment start) can index more
+    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
+    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
+    """
+    if index.is_full():
+        index.resize(max(2 * index.length(), 2 * index.entry_size()))

@@ -193,8 +193,11 @@ def _layouts_after_power_loss(segments: tuple[Segment, ...],
             yield segments[:i]
         segment = segments[i]
         for count in range(len(segment.batches) + 1):
-            end = segment.batches[count - 1].next_offset if count else segment.base_offset
-            if i > start or end >= flushed or count == len(segment.batches):
+            # A cut loses only batches from the first one dropped on: it is allowed when that
+            # batch starts at or above F. Its start, not the kept end, decides: after a
+            # truncation inside a batch the LEO (and F) can sit above the kept end (SEG-14).
+            if i > start or count == len(segment.batches) or \
+                    segment.batches[count].base_offset >= flushed:
                 yield (*segments[:i], _cut(segment, count))
 
 

@@ -200,6 +200,32 @@ def test_a_durable_image_makes_the_differences_unsynced(tmp_path: Path) -> None:
     assert seen == {b"0\n1\nnew\n", b"0\n1\nold\n"}
 
 
+@pytest.mark.parametrize("reverse", [False, True], ids=["names_ascending", "names_descending"])
+def test_a_stale_tmp_planted_after_the_crash_never_replaces_the_pending_checkpoint(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reverse: bool) -> None:
+    """The pending `x-checkpoint.tmp -> x-checkpoint` rename predates a `.tmp` created after
+    the crash, so a power loss leaves the old or new checkpoint, never the stale file's image,
+    whichever order the directory lists them in (tmpfs lists newest first)."""
+    import kafkalog.impl.fault_fs as fault_fs
+
+    real_walk = os.walk
+
+    def ordered_walk(top: Path) -> object:
+        for dirpath, dirnames, filenames in real_walk(top):
+            yield dirpath, dirnames, sorted(filenames, reverse=reverse)
+
+    monkeypatch.setattr(fault_fs.os, "walk", ordered_walk)
+    volatile, durable = tmp_path / "v", tmp_path / "d"
+    volatile.mkdir()
+    durable.mkdir()
+    (volatile / "x-checkpoint").write_bytes(b"0\n1\nnew\n")
+    (volatile / "x-checkpoint.tmp").write_bytes(b"stale")
+    (durable / "x-checkpoint").write_bytes(b"0\n1\nold\n")
+    fs = RecordingFileSystem(volatile, durable_image=durable)
+    seen = {image(fs, tmp_path, 0, f, s)["x-checkpoint"] for f in POWER for s in range(16)}
+    assert seen == {b"0\n1\nnew\n", b"0\n1\nold\n"}
+
+
 def test_compacting_the_journal_keeps_every_image_of_later_crash_points(tmp_path: Path) -> None:
     """After compact(), crash point j is the old point n + j, for every fault model and seed."""
     def run(compact: bool) -> list[dict]:

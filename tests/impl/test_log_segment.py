@@ -293,6 +293,24 @@ def test_recover__corrupt_time_index__rebuilds_it(make_segment) -> None:
             assert seg.find_offset_by_timestamp(i * 10 + 1, 0).offset == i + 1
 
 
+def test_recover__more_index_points_than_segment_index_bytes_holds__rebuilds_them_all(
+        make_segment) -> None:
+    """KL-CRASH-5: recovery indexes from the segment start, so it can need more entries than
+    the live segment (whose counter a truncation reset) fit in a 24-byte index; it grows the
+    index instead of raising ERR-3/ERR-7, and trims it afterwards."""
+    seg = make_segment(0, index_interval_bytes=1 << 20)
+    for i in range(5):
+        seg.append(i, records(i, str(i)))
+    seg.close()
+    seg = make_segment(0, index_interval_bytes=1, segment_index_bytes=24)
+    assert seg.recover() == 0
+    assert seg.offset_index.entries == 4
+    assert seg.time_index.entries == 4
+    assert seg.offset_index.length() == 4 * 8 and seg.time_index.length() == 4 * 12
+    for i in range(5):
+        assert seg.find_offset_by_timestamp(i * 10, 0).offset == i
+
+
 def test_recover__corrupt_batches__truncates_at_first_invalid(make_segment, tmp_path) -> None:
     """Spec: SEG-15 step 4-5 (testRecoveryWithCorruptMessage, 10 random rounds)."""
     rng = random.Random(7)

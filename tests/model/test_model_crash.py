@@ -63,6 +63,18 @@ def test_power_loss__unflushed_tail_may_end_at_any_batch_boundary_at_or_above_f(
         assert t.leos(fault) == {2, 3, 4}
 
 
+def test_power_loss__may_drop_a_batch_starting_at_f_after_a_truncation_inside_a_batch() -> None:
+    """SEG-14 removes the straddling batch, so F (= the new LEO) sits above the kept end; the
+    next batch starts at F and may be lost. Spec: KL-CRASH-2"""
+    t = Tracked()
+    t.do("append_as_leader", tuple(Record(None, b"test", 100) for _ in range(3)), 0)
+    t.do("truncate_to", 2)
+    t.do("append_as_leader", tuple(Record(None, b"test", 100) for _ in range(3)), 0)
+    assert t.durable.flushed == 2
+    for fault in POWER:
+        assert t.leos(fault) == {0, 5}
+
+
 def test_roll__flushes_the_previous_segment_so_its_batches_survive_power_loss() -> None:
     """KL-ROLL-7's flush is synchronous. Spec: KL-CRASH-2"""
     t = Tracked()
