@@ -23,7 +23,7 @@ from kafkalog.impl.log_segment import LogSegment
 from kafkalog.impl.offset_index import OffsetIndex
 from kafkalog.model import values as v
 
-from .broken_base import Broken
+from .broken_base import Broken, defining_class
 from .errors import UnknownBrokenImplError
 from .impl_sut import ImplSut
 
@@ -202,17 +202,13 @@ def broken_class(name: str) -> Broken:
 
 
 def install(name: str) -> None:
-    """Put the bug in (reference-counted)."""
+    """Put the bug in (reference-counted), where the patched method is defined."""
     broken = broken_class(name)
     count, original = _installed.get(name, (0, None))
     if count == 0:
-        original = broken.owner.__dict__.get(broken.attribute)
-        if original is None:  # the implementation was refactored under the patch
-            raise UnknownBrokenImplError(
-                f"broken implementation {name!r} patches {broken.owner.__name__}."
-                f"{broken.attribute}, which the implementation no longer has"
-            )
-        setattr(broken.owner, broken.attribute, broken.replacement)
+        home = defining_class(broken)
+        original = vars(home)[broken.attribute]
+        setattr(home, broken.attribute, broken.replacement)
     _installed[name] = (count + 1, original)
 
 
@@ -221,7 +217,7 @@ def uninstall(name: str) -> None:
     broken = broken_class(name)
     count, original = _installed[name]
     if count == 1:
-        setattr(broken.owner, broken.attribute, original)
+        setattr(defining_class(broken), broken.attribute, original)
         del _installed[name]
     else:
         _installed[name] = (count - 1, original)

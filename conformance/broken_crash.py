@@ -33,6 +33,7 @@ from kafkalog.model.errors import CorruptRecordError, InvalidRecordError
 from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, LogOffsetMetadata
 
 from .broken import Broken
+from .broken_base import defining_class
 from .errors import UnknownBrokenImplError
 
 _INT64_MAX = 2**63 - 1
@@ -245,9 +246,10 @@ def patched(name: str) -> Iterator[Broken]:
         known = ", ".join(sorted(BROKEN_CRASH))
         raise UnknownBrokenImplError(
             f"unknown crash broken implementation {name!r} (known: {known})") from None
-    original = broken.owner.__dict__[broken.attribute]
-    setattr(broken.owner, broken.attribute, broken.replacement)
+    home = defining_class(broken)
+    original = vars(home)[broken.attribute]
+    setattr(home, broken.attribute, broken.replacement)
     try:
         yield broken
     finally:
-        setattr(broken.owner, broken.attribute, original)
+        setattr(home, broken.attribute, original)

@@ -28,10 +28,7 @@ from kafkalog.model.errors import (
     UnexpectedAppendOffsetError,
 )
 from kafkalog.model.values import (
-    EARLIEST_TIMESTAMP,
     INT32_MAX,
-    LATEST_TIMESTAMP,
-    MAX_TIMESTAMP,
     NO_TIMESTAMP,
     EpochEndOffset,
     Isolation,
@@ -40,7 +37,6 @@ from kafkalog.model.values import (
     LogOffsetMetadata,
     LogStateView,
     SegmentView,
-    TimestampAndOffset,
 )
 
 from .bounds import require_end_offset_fits, require_int32, require_int64
@@ -48,20 +44,14 @@ from .checkpoint import LeaderEpochCheckpointFile
 from .epoch_cache import LeaderEpochCache
 from .fs import FileSystem
 from .local_log import LocalLog
+from .log_deletion import LogDeletion
 from .log_loader import LogLoader
-from .log_retention import (
-    Predicate,
-    deletable_segments,
-    log_start_offset_breached,
-    retention_ms_breached,
-    retention_size_breached,
-)
+from .log_producers import LogProducers
 from .log_segment import FetchDataInfo, LogSegment, RollParams, check_index_capacity
+from .log_timestamps import LogTimestamps
 from .log_txn import (
     aborted_txn_entries,
-    first_unstable_offset,
     index_aborted,
-    last_stable_offset,
     last_stable_offset_metadata,
 )
 from .log_validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
@@ -69,15 +59,11 @@ from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, batch_fac
 from .producer_rebuild import (
     producer_batches,
     producer_views,
-    rebuild_producer_state,
-    recover_producer_state,
 )
 from .producer_state_manager import AppendOrigin, ProducerStateManager, check_client_batches
 from .time import Time
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
-EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43
-LATEST_TIERED_TIMESTAMP = -5
 
 
 @dataclass(frozen=True)
@@ -89,7 +75,7 @@ class LogOffsets:
     high_watermark: int
 
 
-class Log:
+class Log(LogProducers, LogDeletion, LogTimestamps):
     """One partition's log; see the module docstring for files, locking and crash policy."""
 
     def __init__(
@@ -164,66 +150,6 @@ class Log:
         log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point, dropped)
         log.update_high_watermark(high_watermark if high_watermark is not None else 0)
         return log
-
-    # --- producer state (PST, PSR) ------------------------------------------------------------
-
-    def _load_producer_state(self, had_clean_shutdown: bool, log_start_checkpoint: int,
-                             recovery_point: int, dropped: tuple[int, ...] = ()) -> None:
-        """LDR: after an unclean shutdown, per-segment recovery of producer state from the
-        recovery point (PSR-7); if the loader dropped every segment (REC-9), their snapshots go
-        asynchronously and the rest at once (LDR deleteSegmentsIfLogStartGreaterThanLogEnd:
-        deleteProducerSnapshotsAsync, then truncateFullyAndStartAt); then remove stray
-        snapshots and rebuild up to the LEO (LDR:235, PSR-3, PSR-5)."""
-        segments = self.local_log.segments.values()
-        if not had_clean_shutdown:
-            recover_producer_state(
-                lambda: ProducerStateManager(self.local_log.fs, self.dir, self.time,
-                                             self.config.producer_id_expiration_ms,
-                                             self.config.file_delete_delay_ms),
-                segments, log_start_checkpoint, recovery_point, self.time.milliseconds())
-            self.producer_state.snapshots = self.producer_state._list_snapshots()
-        if dropped:
-            self.producer_state.delete_snapshots_async(dropped)
-            self.producer_state.truncate_fully_and_start_at(log_start_checkpoint)
-        self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
-        self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
-        self._maybe_increment_first_unstable_offset()  # UL:481
-
-    # --- transactions (TXN-7..TXN-9) ----------------------------------------------------------
-
-    def _maybe_increment_first_unstable_offset(self) -> None:
-        """TXN-8: recompute the cached FUO from the PSM (it may also go down)."""
-        self._first_unstable_offset = first_unstable_offset(self.producer_state,
-                                                            self._log_start_offset)
-
-    @property
-    def last_stable_offset(self) -> int:
-        """TXN-9: the cached FUO if below the HW, else the HW."""
-        return last_stable_offset(self._first_unstable_offset, self.high_watermark)
-
-    def _rebuild_producer_state(self, last_offset: int, clean_shutdown: bool = False) -> None:
-        rebuild_producer_state(self.producer_state, self.local_log.segments.values(),
-                               self._log_start_offset, last_offset, self.time.milliseconds(),
-                               clean_shutdown)
-
-    def _schedule_producer_expiration(self) -> None:
-        """PST-22: every check interval, first one interval from now; stops once closed."""
-        interval = self.config.producer_id_expiration_check_interval_ms
-
-        def check() -> None:
-            if self._closed:
-                return
-            with self.lock:
-                self.producer_state.remove_expired_producers(self.time.milliseconds())
-            delay = interval
-            horizon = getattr(self.time.scheduler, "horizon_ms", None)
-            if horizon is not None:
-                # Expiry is monotonic in time: the last due run before the horizon subsumes the
-                # ones between (the model's run_due_expiry), so a long clock jump runs it once.
-                delay += max(0, (horizon - self.time.milliseconds()) // interval - 1) * interval
-            self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, delay)
-
-        self.time.scheduler.schedule("PeriodicProducerExpirationCheck", check, interval)
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -600,114 +526,6 @@ class Log:
             self.local_log.flush(flush_offset)
             self.local_log.mark_flushed(offset)
 
-    # --- retention --------------------------------------------------------------------------
-
-    def delete_old_segments(self) -> int:
-        """Log-start, then size, then time retention; returns segments deleted (LOG-32..38)."""
-        with self.lock:
-            return (
-                self._delete_log_start_offset_breached_segments()
-                + self._delete_retention_size_breached_segments()
-                + self._delete_retention_ms_breached_segments()
-            )
-
-    def _delete_log_start_offset_breached_segments(self) -> int:
-        return self._delete_matching(log_start_offset_breached(self._log_start_offset))
-
-    def _delete_retention_size_breached_segments(self) -> int:
-        size = self.local_log.segments.size_in_bytes()
-        return self._delete_matching(retention_size_breached(size, self.config.retention_bytes))
-
-    def _delete_retention_ms_breached_segments(self) -> int:
-        now = self.time.milliseconds()
-        return self._delete_matching(retention_ms_breached(now, self.config.retention_ms))
-
-    def _delete_matching(self, predicate: Predicate | None) -> int:
-        if predicate is None:
-            return 0
-        segments = self.local_log.segments.values()
-        chosen = deletable_segments(segments, self.high_watermark, self.log_end_offset, predicate)
-        return self._delete_segments(segments[: len(chosen)])  # the walk takes a prefix
-
-    def _delete_segments(self, deletable: list[LogSegment]) -> int:
-        """LOG-34: roll first if all would go, raise the LSO, then delete asynchronously."""
-        count = len(deletable)
-        if count == 0:
-            return 0
-        to_delete = list(deletable)
-        if len(self.local_log.segments) == count:
-            new_segment = self._roll(None)
-            if to_delete[-1].base_offset == new_segment.base_offset:
-                to_delete.pop()
-        self.local_log.check_if_memory_mapped_buffer_closed()
-        if to_delete:
-            successor = self.local_log.segments.higher_segment(to_delete[-1].base_offset)
-            assert successor is not None, "a deletable segment always has a successor"
-            self.maybe_increment_log_start_offset(successor.base_offset)
-            self.local_log.remove_and_delete_segments(to_delete, async_delete=True)
-        # PSR-2: the whole deletable list, including an empty active segment kept above.
-        self.producer_state.delete_snapshots_async(s.base_offset for s in deletable)
-        return count
-
-    # --- truncation -------------------------------------------------------------------------
-
-    def truncate_to(self, target_offset: int) -> bool:
-        """Follower truncation to `target_offset`; True iff something was cut (LOG-40, LOG-42).
-
-        Raises IllegalArgumentError for a negative target (ERR-33).
-        """
-        require_int64(target_offset, "offset", "truncate_to")
-        if target_offset < 0:
-            raise IllegalArgumentError(
-                f"Cannot truncate partition {self.dir.name} to a negative offset "
-                f"({target_offset})."
-            )
-        with self.lock:
-            self.local_log.check_if_memory_mapped_buffer_closed()
-            if target_offset >= self.log_end_offset:
-                self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-                return False
-            first = self.local_log.segments.first_segment_base_offset()
-            if first is not None and first > target_offset:
-                self._truncate_fully_and_start_at(target_offset)
-                return True
-            removed = self.local_log.truncate_to(target_offset)
-            self.producer_state.delete_snapshots_async(s.base_offset for s in removed)
-            self.leader_epoch_cache.truncate_from_end(target_offset)
-            self._log_start_offset = min(target_offset, self._log_start_offset)
-            self._rebuild_producer_state(target_offset)  # PSR-10, before the HW (KAFKA-12153)
-            if self.high_watermark >= self.log_end_offset:
-                self.update_high_watermark(self.log_end_offset_metadata)
-            self._truncated()
-            return True
-
-    def _truncated(self) -> None:
-        """DUR-26: the lowered recovery point reaches its checkpoint before the caller goes on."""
-        if self.on_truncated is not None:
-            self.on_truncated()
-
-    def truncate_fully_and_start_at(self, new_offset: int) -> None:
-        """Delete everything and start empty at `new_offset`: LSO = HW = LEO (LOG-41, BUG-38).
-
-        Raises IllegalArgumentError for a negative offset (as the model does).
-        """
-        require_int64(new_offset, "offset", "truncate_fully_and_start_at")
-        if new_offset < 0:
-            raise IllegalArgumentError(f"Cannot start the log at negative offset {new_offset}")
-        with self.lock:
-            self._truncate_fully_and_start_at(new_offset)
-
-    def _truncate_fully_and_start_at(self, new_offset: int) -> None:
-        self.local_log.truncate_fully_and_start_at(new_offset)
-        self.leader_epoch_cache.clear_and_flush()
-        self.producer_state.truncate_fully_and_start_at(new_offset)  # PSR-11
-        # Assigned directly, as UnifiedLog.truncateFullyAndStartAt does: the recovery point stays
-        # min(recovery point, offset), where LocalLog.updateLogEndOffset left it (KL-TRUNC-4).
-        self._log_start_offset = new_offset
-        self._rebuild_producer_state(new_offset)
-        self.update_high_watermark(self.log_end_offset_metadata)
-        self._truncated()
-
     # --- epochs -----------------------------------------------------------------------------
 
     def maybe_assign_epoch_start_offset(self, epoch: int, start_offset: int) -> None:
@@ -730,50 +548,6 @@ class Log:
     @property
     def latest_epoch(self) -> int | None:
         return self.leader_epoch_cache.latest_epoch
-
-    # --- offsets by timestamp ---------------------------------------------------------------
-
-    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
-        """ListOffsets for one partition (LOG-43..49): special targets or a timestamp search."""
-        require_int64(target_timestamp, "timestamp", "fetch_offset_by_timestamp")
-        cache = self.leader_epoch_cache
-        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            earliest = cache.earliest_entry
-            lso = self._log_start_offset
-            known = earliest is not None and earliest.start_offset <= lso
-            epoch = earliest.epoch if known and earliest is not None else None
-            return TimestampAndOffset(NO_TIMESTAMP, lso, epoch)
-        if target_timestamp == LATEST_TIMESTAMP:
-            return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch)
-        if target_timestamp == LATEST_TIERED_TIMESTAMP:
-            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
-        if target_timestamp == MAX_TIMESTAMP:
-            return self._fetch_max_timestamp()
-        for segment in self.local_log.segments.values():
-            if segment.largest_timestamp() >= target_timestamp:
-                found: TimestampAndOffset | None = segment.find_offset_by_timestamp(
-                    target_timestamp, self._log_start_offset
-                )
-                return found
-        return None
-
-    def _fetch_max_timestamp(self) -> TimestampAndOffset | None:
-        """LOG-48 (KAFKA-16310): the first record carrying the log's max timestamp."""
-        segments = self.local_log.segments.values()
-        best = segments[0]
-        for segment in segments[1:]:
-            if segment.max_timestamp_so_far() > best.max_timestamp_so_far():
-                best = segment
-        max_ts, shallow = best.max_timestamp_and_offset_so_far
-        position = best.offset_index.lookup(shallow).position
-        for batch in best.log.batches(position):
-            if batch.max_timestamp == max_ts:
-                offset = batch.offset_of_max_timestamp()
-                if offset is None:
-                    return None
-                epoch = batch.partition_leader_epoch
-                return TimestampAndOffset(max_ts, offset, epoch if epoch >= 0 else None)
-        return None
 
     # --- lifecycle and observation ----------------------------------------------------------
 

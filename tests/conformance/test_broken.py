@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from kafkalog.conformance.broken import BROKEN, broken_class, install, uninstall
+from kafkalog.conformance.broken_base import defining_class
 from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.runner import run_seed
@@ -108,13 +109,14 @@ def test_check_cli__broken_impl__exits_1_and_saves_the_trace(tmp_path: Path) -> 
 def test_install__patch_is_removed_when_the_last_user_closes() -> None:
     """Broken patches are reference-counted, so the real code comes back."""
     entry = broken_class("truncate_keeps_hw")
-    real = entry.owner.__dict__[entry.attribute]
+    home = defining_class(entry)
+    real = home.__dict__[entry.attribute]
     install("truncate_keeps_hw")
     install("truncate_keeps_hw")
     uninstall("truncate_keeps_hw")
-    assert entry.owner.__dict__[entry.attribute] is entry.replacement
+    assert home.__dict__[entry.attribute] is entry.replacement
     uninstall("truncate_keeps_hw")
-    assert entry.owner.__dict__[entry.attribute] is real
+    assert home.__dict__[entry.attribute] is real
 
 
 def test_broken_class__unknown_name__is_a_typed_error_listing_the_known_ones() -> None:
