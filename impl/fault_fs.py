@@ -314,7 +314,12 @@ class RecordingFileSystem(FileSystem):
         journal (which copies every write) and each materialise stay as small as that action.
         What was unsynced stays unsynced: the folded image keeps volatile and durable apart."""
         self._compacted += len(self._journal)
-        self._initial = self._disk_at(len(self._journal))
+        if self._cache is not None and self._cache[0] == len(self._journal):
+            self._initial = self._cache[1]
+        else:
+            # In place: copying every file image first made each action cost O(log size).
+            for op in self._journal:
+                self._initial.apply(op)
         self._journal = []
         self._cache = None
 

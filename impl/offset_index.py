@@ -31,7 +31,9 @@ from kafkalog.model.errors import (
     InvalidOffsetError,
 )
 
-KEYS_CACHE_MAX_ENTRIES = 1 << 20  # lookups cache at most 4 MiB of keys
+# Lookups cache at most 8 MiB of keys: enough for the 1,310,720 entries of Kafka's default 10 MiB
+# segment.index.bytes (a 1 << 20 cap halved lookup speed there), fixed whatever the index size.
+KEYS_CACHE_MAX_ENTRIES = 1 << 21
 
 
 class OffsetPosition(NamedTuple):
