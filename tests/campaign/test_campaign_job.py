@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.campaign_aggregate import THROUGHPUT_POINTS, load_runs, summarize
-from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
-from kafkalog.conformance.campaign_job import CampaignPlan, run_campaign
-from kafkalog.conformance.campaign_synthetic import synthetic_run_seed
-from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, trace_step_count
+from kafkalog.conformance.campaign.aggregate import THROUGHPUT_POINTS, load_runs, summarize
+from kafkalog.conformance.campaign.errors import CampaignJobError, CampaignOptionsError
+from kafkalog.conformance.campaign.job import CampaignPlan, run_campaign
+from kafkalog.conformance.campaign.synthetic import synthetic_run_seed
+from kafkalog.conformance.campaign.task import SPARK_DDL, TaskSpec, trace_step_count
 
 pytestmark = pytest.mark.spark
 
