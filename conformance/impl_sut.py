@@ -14,11 +14,12 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.crash_sweep import Sweeper, SweepPoint
 from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
@@ -109,6 +110,7 @@ class ImplSut:
             self.action_mark = self.fs.mark()
         self.closed_dir_findings: list[str] = []
         self.crash_points = 0  # crash points explored (journal operations reachable)
+        self.sweeper = Sweeper(config, TOPIC_PARTITION, scratch_dir())
 
     def begin_action(self) -> None:
         """A new "last action" starts: the operations a following `crash` may cut.
@@ -248,31 +250,14 @@ class ImplSut:
                                                         self.log.state().pending_deletions)
         return ops - kept
 
-    def crash_sweep(self, fault: str, seed: int) -> list[tuple[int, v.LogStateView | str]]:
-        """Every crash point of the last action under `fault`: (operations lost, the state the
-        load recovers, or the load's error). The live log is untouched (each image is loaded in
-        a scratch directory and dropped)."""
+    def crash_sweep(self, plan: Sequence[tuple[str, int]]) -> list[SweepPoint]:
+        """Every crash point of the last action under every (fault, seed) of `plan`: what the
+        load of each image recovers, or the load's error (conformance/crash_sweep.py). The
+        live log is untouched (each image is loaded in a scratch directory and dropped)."""
         fs = self.fs
         if not isinstance(fs, CrashableFileSystem):
             raise UnsupportedError("crash sweeps need the recording file system")
-        end = fs.crash_points()
-        found: list[tuple[int, v.LogStateView | str]] = []
-        for point in range(self.action_mark, end + 1):
-            scratch = _new_root()
-            try:
-                fs.materialise(scratch, point, FaultModel(fault), seed)
-                image_fs = CrashableFileSystem(scratch)
-                try:
-                    log_dir = LogDir.open(image_fs, scratch, self.config,
-                                          MockTime(self.time.milliseconds()))
-                    found.append((end - point, log_dir.log(TOPIC_PARTITION).state()))
-                except Exception as error:  # a load that fails is a finding, not a crash
-                    found.append((end - point, f"{type(error).__name__}: {error}"))
-                finally:
-                    image_fs.close_descriptors()
-            finally:
-                shutil.rmtree(scratch, ignore_errors=True)
-        return found
+        return self.sweeper.sweep(fs, self.action_mark, plan, self.time.milliseconds())
 
     # --- observation ----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from collections import Counter
 from dataclasses import replace
 from typing import Any
@@ -60,6 +61,10 @@ class Lockstep:
         self.last_rules: frozenset[str] = frozenset()
         self.last_signature: str | None = None
         self.crashes: Counter[str] = Counter()  # crash points explored per fault model
+        self.crash_images: set[bytes] = set()  # digests of the distinct images sweeps loaded
+        self.unhashed_images = 0  # crash steps not covered by a sweep: one image each
+        self.crash_s = 0.0  # CPU seconds spent in crash steps (sweeps included)
+        self._swept = False  # the current crash step's own image was checked by its sweep
         self.sweep = sweep  # check every crash point of the last action at each crash step
         self.alternatives: list[Any] = []  # other model states the last crash allows
         self._action = ""
@@ -70,8 +75,12 @@ class Lockstep:
         Raises DivergenceError (after recording the step) when any check fails, and
         AdapterError when the implementation could not be driven.
         """
-        if action == "crash" and self.sweep and hasattr(self.sut, "crash_sweep"):
-            args = self._sweep(args)
+        if action == "crash":
+            started, self._swept = time.process_time(), False
+            try:
+                return self._crash_step(args)
+            finally:
+                self.crash_s += time.process_time() - started
         wire_args = encode_args(action, args)
         self._action = action
         try:
@@ -80,8 +89,6 @@ class Lockstep:
             unsupported = {"unsupported": {"message": str(error)}}
             self.steps.append(TraceStep(action, wire_args, None, unsupported))
             return None
-        if action == "crash":
-            return self._crash(args, wire_args, impl)
         before = self.model.partition_state
         alternatives = self._advance_alternatives(action, args, impl)
         model = execute(self.model, action, args)
@@ -113,6 +120,24 @@ class Lockstep:
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
 
+    def distinct_images(self) -> int:
+        """Distinct crash images this example loaded (a swept image counts once)."""
+        return len(self.crash_images) + self.unhashed_images
+
+    def _crash_step(self, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
+        """A crash step: the sweep (when on), then the crash itself, checked by `_crash`."""
+        if self.sweep and hasattr(self.sut, "crash_sweep"):
+            args = self._sweep(args)
+        wire_args = encode_args("crash", args)
+        self._action = "crash"
+        try:
+            impl = execute(self.sut, "crash", args)
+        except UnsupportedError as error:
+            unsupported = {"unsupported": {"message": str(error)}}
+            self.steps.append(TraceStep("crash", wire_args, None, unsupported))
+            return None
+        return self._crash(args, wire_args, impl)
+
     def _advance_alternatives(self, action: str, args: dict[str, Any],
                               impl: StepResult) -> list[Any]:
         """Run `action` on every alternative state; keep those that answer like the impl."""
@@ -136,7 +161,9 @@ class Lockstep:
         """A crash: the implementation's recovered state must be in the model's allowed set
         (KL-CRASH-1); the model then continues from a member with that view."""
         self.actions["crash"] += 1
-        self.crashes[str(args["fault"])] += 1
+        if not self._swept:  # else its (point, fault, seed) was counted by the sweep
+            self.crashes[str(args["fault"])] += 1
+            self.unhashed_images += 1
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         problem: tuple[str, str] | None = None
         if not impl.ok:
@@ -160,26 +187,39 @@ class Lockstep:
         return model, impl
 
     def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Load the image of every crash point of the last action (same fault and seed) and
-        check each against the model's set. The crash then goes to the first point that fails
-        (so the trace's crash step alone reproduces it), else to the drawn point."""
+        """Load the image of every crash point of the last action under every fault model and
+        seed of `sweep_plan`, and check each against the model's set. The crash then goes to
+        the first (point, fault, seed) that fails (so the trace's crash step alone reproduces
+        it), else to the drawn one. Allowed sets are computed once per (fault, inside the
+        action) and verdicts once per (image, fault, inside): equal images load alike."""
+        from kafkalog.conformance.crash_sweep import sweep_plan
         from kafkalog.model.log import view
 
-        fault = str(args["fault"])
-        points = self.sut.crash_sweep(fault, int(args["seed"]))  # type: ignore[attr-defined]
-        self.crashes[fault] += max(0, len(points) - 1)  # the crash step itself counts one more
-        allowed: dict[bool, list[Any]] = {}
-        for ops_lost, recovered in points:
-            inside = ops_lost > 0
-            if inside not in allowed:
-                allowed[inside] = [view(o[0]) for o in self._all_outcomes(fault, ops_lost)]
-            # Compared as a crash step compares (observe.comparable): the sweep's loads report no
-            # index entries, so a plain equality never matched and only the first point counted.
-            if isinstance(recovered, str) or not any(
+        points = self.sut.crash_sweep(  # type: ignore[attr-defined]
+            sweep_plan(str(args["fault"]), int(args["seed"])))
+        allowed: dict[tuple[str, bool], list[Any]] = {}
+        verdicts: dict[tuple[bytes, str, bool], bool] = {}
+        self._swept = args.get("leftover", "none") == "none"  # the step's image is among them
+        for point in points:
+            self.crashes[point.fault] += 1
+            self.crash_images.add(point.image)
+            inside = point.ops_lost > 0
+            key = (point.image, point.fault, inside)
+            if key not in verdicts:
+                if (point.fault, inside) not in allowed:
+                    allowed[point.fault, inside] = [
+                        view(o[0]) for o in self._all_outcomes(point.fault, point.ops_lost)]
+                # Compared as a crash step compares (observe.comparable): the sweep's loads
+                # report no index entries.
+                verdicts[key] = not isinstance(point.recovered, str) and any(
                     ours == theirs for ours, theirs in
-                    (comparable(member, recovered) for member in allowed[inside])):
-                total = points[0][0]
-                return {**args, "point": total - ops_lost, "leftover": "none"}
+                    (comparable(member, point.recovered)
+                     for member in allowed[point.fault, inside]))
+            if not verdicts[key]:
+                total = points[0].ops_lost
+                self._swept = True
+                return {**args, "point": total - point.ops_lost, "fault": point.fault,
+                        "seed": point.seed, "leftover": "none"}
         return args
 
     def _all_outcomes(self, fault: str, ops_lost: int) -> tuple[Any, ...]:

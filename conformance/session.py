@@ -73,6 +73,8 @@ class Session:
         self.crash_weight = crash_weight
         self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
         self.crashes: Counter[str] = Counter()
+        self.crash_images = 0  # distinct crash images loaded (summed over examples)
+        self.crash_s = 0.0  # CPU seconds in crash steps, sweeps included
         self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
         self.failed = False
@@ -120,6 +122,8 @@ class Session:
             self.actions.update(lockstep.actions)
             self.rules |= lockstep.rules
             self.crashes.update(lockstep.crashes)
+            self.crash_images += lockstep.distinct_images()
+            self.crash_s += lockstep.crash_s
         if diverged:
             if not self.failed and self.shrink_budget_s is not None:
                 # Shrinking stops this long after the first failure (TimeUp between steps); the

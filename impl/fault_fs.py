@@ -37,24 +37,23 @@ import mmap
 import os
 import random
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
+from kafkalog.impl.crash_image import (
+    PAGE,
+    SECTOR,
+    CrashImage,
+    FaultModel,
+    FileImage,
+    apply_data,
+    power_loss_image,
+    reachable_tree,
+)
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.sparse_image import SparseImage
 
-PAGE = 4096  # FLT-7: the unit of write-back for the torn model
-SECTOR = 512  # FLT-10 L-prefix: granularity of a partially persisted write
-
-
-class FaultModel(StrEnum):
-    """What a crash keeps (FLT-1, FLT-10)."""
-
-    PROCESS_CRASH = "process_crash"
-    POWER_LOSS = "power_loss"
-    POWER_LOSS_PREFIX = "power_loss_prefix"
-    POWER_LOSS_TORN = "power_loss_torn"
+__all__ = ["PAGE", "SECTOR", "CrashImage", "FaultModel", "Op", "RecordingFileSystem"]
 
 
 class Op(NamedTuple):
@@ -78,14 +77,6 @@ def _written_atomically(path: str) -> bool:
 
 def _parent(path: str) -> str:
     return path.rpartition("/")[0]
-
-
-def _apply_data(image: SparseImage, op: Op) -> None:
-    """Apply a write/store/truncate to a file image (writes past the end extend with zeros)."""
-    if op.kind == "truncate":
-        image.truncate(op.offset)
-    else:
-        image.write(op.offset, op.data)
 
 
 def _read_image(path: Path, chunk: int = 1 << 20) -> SparseImage:
@@ -133,7 +124,7 @@ class _Disk:
         kind = op.kind
         if kind in ("write", "store", "truncate"):
             inode = self.inodes[op.inode]
-            _apply_data(inode.volatile, op)
+            apply_data(inode.volatile, op)
             inode.pending.append(op)
         elif kind == "fsync":
             inode = self.inodes[op.inode]
@@ -507,17 +498,17 @@ class RecordingFileSystem(FileSystem):
         self._cache = (crash_point, disk)
         return disk
 
-    def materialise(self, target_root: Path, crash_point: int, fault: FaultModel,
-                    seed: int) -> None:
-        """Write at `target_root` (empty or missing) the tree a crash after op `crash_point`
-        leaves under `fault`; deterministic in (crash_point, fault, seed). Spec: FLT-1..FLT-7."""
+    def crash_image(self, crash_point: int, fault: FaultModel, seed: int) -> CrashImage:
+        """The tree a crash after op `crash_point` leaves under `fault`, in memory; deterministic
+        in (crash_point, fault, seed). Spec: FLT-1..FLT-7."""
         fault = FaultModel(fault)
         disk = self._disk_at(crash_point)
         # Seeded by the absolute operation count, so compact() renumbers without reshuffling.
         rng = random.Random(f"{seed}:{crash_point + self._compacted}:{fault.value}")
+        contents: dict[int, SparseImage]
         if fault is FaultModel.PROCESS_CRASH:
             files, dirs = disk.files, disk.dirs
-            contents = {i: disk.inodes[i].volatile.copy() for i in set(files.values())}
+            contents = {i: disk.inodes[i].volatile for i in set(files.values())}
         else:
             files, dirs = dict(disk.durable_files), set(disk.durable_dirs)
             coins = [rng.random() < 0.5 for _ in disk.pending_dir_ops]
@@ -525,80 +516,21 @@ class RecordingFileSystem(FileSystem):
             for op, keep in zip(disk.pending_dir_ops, kept, strict=True):
                 if keep:
                     _apply_entry(files, dirs, op)
-            contents = {i: _power_loss_image(disk.inodes[i], fault, rng)
-                        for i in sorted(set(files.values()))}
-        _write_tree(Path(target_root), files, dirs, contents, disk.inodes)
+            # Every file's choices are drawn, reachable or not, in inode order: the images of
+            # recorded traces stay what they were.
+            contents = {}
+            for i in sorted(set(files.values())):
+                node = disk.inodes[i]
+                contents[i] = power_loss_image(node.durable, node.volatile, node.pending, fault,
+                                               rng)
+        kept_dirs, kept_files = reachable_tree(dirs, files)
+        return CrashImage(tuple(kept_dirs), tuple(
+            (path, FileImage(bytes(contents[files[path]].data), contents[files[path]].size,
+                             disk.inodes[files[path]].mtime_ms))
+            for path in kept_files))
 
-
-def _power_loss_image(inode: _Inode, fault: FaultModel, rng: random.Random) -> SparseImage:
-    """One file's content after a power loss (FLT-3, FLT-4, FLT-7)."""
-    if not inode.pending or fault is FaultModel.POWER_LOSS:
-        return inode.durable.copy()
-    if fault is FaultModel.POWER_LOSS_PREFIX:
-        image = inode.durable.copy()
-        kept = rng.randint(0, len(inode.pending))
-        for op in inode.pending[:kept]:
-            _apply_data(image, op)
-        if kept < len(inode.pending) and inode.pending[kept].kind in ("write", "store"):
-            op = inode.pending[kept]
-            cut = rng.randint(0, len(op.data) // SECTOR) * SECTOR
-            if cut:
-                _apply_data(image, op._replace(data=op.data[:cut]))
-        return image
-    return _torn_image(inode.durable, inode.volatile, rng)
-
-
-def _torn_image(old: SparseImage, new: SparseImage, rng: random.Random) -> SparseImage:
-    """Size old or new; each 4 KiB page that changed is old, new, zeros or garbage (only the
-    bytes that differ are replaced: synced bytes sharing the page survive, FLT-2). Pages past
-    both written prefixes are zeros on both sides, so they are never visited."""
-    size = rng.choice((old.size, new.size))
-    written = min(size, max(len(old.data), len(new.data)))
-    out = bytearray(written)
-    for start in range(0, written, PAGE):
-        end = min(written, start + PAGE)
-        o = old.page(start, end)
-        n = new.page(start, end)
-        if o == n:
-            out[start:end] = o
-            continue
-        choice = rng.randrange(4)
-        if choice == 0:
-            out[start:end] = n
-        elif choice == 1:
-            out[start:end] = o
-        else:
-            fill = bytes(end - start) if choice == 2 else rng.randbytes(end - start)
-            out[start:end] = bytes(f if a != b else a for a, b, f in zip(o, n, fill, strict=True))
-    return SparseImage(out, size)
-
-
-def _write_tree(target: Path, files: dict[str, int], dirs: set[str],
-                contents: dict[int, SparseImage],
-                inodes: dict[int, _Inode]) -> None:
-    """Create the directories whose ancestors all exist, then the files inside them."""
-    target.mkdir(parents=True, exist_ok=True)
-    if any(target.iterdir()):
-        raise ValueError(f"materialise target {target} is not empty")
-
-    def reachable(path: str) -> bool:
-        while path:
-            if path not in dirs:
-                return False
-            path = _parent(path)
-        return True
-
-    for d in sorted(dirs):
-        if d and reachable(d):
-            (target / d).mkdir(exist_ok=True)
-    for path, inode in sorted(files.items()):
-        if not reachable(_parent(path)):
-            continue
-        out = target / path
-        image = contents[inode]
-        out.write_bytes(bytes(image.data))
-        if image.size > len(image.data):
-            os.truncate(out, image.size)  # the zero tail stays a hole
-        mtime = inodes[inode].mtime_ms
-        if mtime is not None:
-            os.utime(out, ns=(mtime * 1_000_000, mtime * 1_000_000))
+    def materialise(self, target_root: Path, crash_point: int, fault: FaultModel,
+                    seed: int) -> None:
+        """Write at `target_root` (empty or missing) the tree a crash after op `crash_point`
+        leaves under `fault`; deterministic in (crash_point, fault, seed). Spec: FLT-1..FLT-7."""
+        self.crash_image(crash_point, fault, seed).write(Path(target_root))

@@ -71,12 +71,25 @@ class CampaignSummary:
     rules_never: tuple[str, ...] = ()  # defined there but exercised by no run of the campaign
     # (fault model, crash points explored, runs that crashed under it), most first (issue #10)
     crashes: tuple[tuple[str, int, int], ...] = ()
+    crash_images: int = 0  # distinct crash images loaded, summed over runs
+    crash_cpu_s: float = 0.0  # CPU seconds the runs spent in crash steps, sweeps included
     rule_pairs: int = 0  # distinct pairs of rules met in one run (combos.py)
     rule_pairs_possible: int = 0  # C(n, 2) over the rules not exercised by every run
 
     @property
     def failures(self) -> int:
         return self.runs - self.outcomes.get("conformed", 0)
+
+    @property
+    def crash_points(self) -> int:
+        return sum(total for _, total, _ in self.crashes)
+
+    def crash_rates(self) -> tuple[float, float]:
+        """Crash points per minute per core: of the CPU time spent in crash steps, and of the
+        campaign's whole run time (each run is single-threaded, so run seconds are core seconds)."""
+        of_crash = 60.0 * self.crash_points / self.crash_cpu_s if self.crash_cpu_s else 0.0
+        of_runs = 60.0 * self.crash_points / self.run_time_total_s if self.run_time_total_s else 0.0
+        return of_crash, of_runs
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
@@ -166,6 +179,8 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             throughput=throughput(frame, totals["wall"]),
             families=_counts(frame, "config_family"),
             crashes=crash_coverage(frame),
+            crash_images=totals["crash_images"],
+            crash_cpu_s=totals["crash_s"],
             **_never_exercised(rules),
             **_pair_coverage(frame),
         )
@@ -331,6 +346,8 @@ def _totals(frame: Any) -> dict[str, Any]:
         F.count("*").alias("runs"),
         F.sum("steps_executed").alias("steps"),
         F.sum("duration_s").alias("run_time"),
+        F.sum("crash_images").alias("crash_images"),
+        F.sum("crash_s").alias("crash_s"),
         (F.unix_micros(F.max("finished_at")) - F.unix_micros(F.min("started_at"))).alias("span"),
     ).first()
     return {
@@ -338,6 +355,8 @@ def _totals(frame: Any) -> dict[str, Any]:
         "steps": int(row.steps or 0),
         "run_time": float(row.run_time or 0.0),
         "wall": float(row.span or 0) / 1e6,
+        "crash_images": int(row.crash_images or 0),
+        "crash_s": float(row.crash_s or 0.0),
     }
 
 

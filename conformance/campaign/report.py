@@ -80,6 +80,7 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
         "<h2>Crash points explored per fault model (issue #10)</h2>",
         hbar_chart([(fault, total) for fault, total, _ in summary.crashes], None)
         if summary.crashes else "<p>No crash steps ran (<code>--crash-weight 0</code>).</p>",
+        _crash_speed_html(summary),
         "<h2>Runs per second over the campaign</h2>",
         line_chart(summary.throughput, "seconds since start", "runs/s"),
         "<h2>Run-time histogram</h2>",
@@ -198,8 +199,13 @@ def render_terminal(
         crashes.add_column(name, justify="left" if name == "fault model" else "right")
     for fault, total, runs in summary.crashes:
         crashes.add_row(Text(fault), str(total), str(runs))
-    crashes.add_row(Text("all"), str(sum(t for _, t, _ in summary.crashes)), "")
+    crashes.add_row(Text("all"), str(summary.crash_points), "")
+    crashes.add_row(Text("distinct images"), str(summary.crash_images), "")
     console.print(crashes)
+    if summary.crash_points:
+        of_crash, of_runs = summary.crash_rates()
+        console.print(Text(f"crash points per minute per core: {of_crash:,.0f} of crash-step CPU "
+                           f"time ({summary.crash_cpu_s:.1f} s), {of_runs:,.0f} of run time"))
     rules = ", ".join(natural_sorted(rule for rule, _ in summary.rules)) or "none"
     console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
     if summary.rules_known:
@@ -250,6 +256,20 @@ def _totals_table(summary: CampaignSummary) -> Table:
     for key, value in rows:
         table.add_row(key, Text(str(value)))
     return table
+
+
+def _crash_speed_html(summary: CampaignSummary) -> str:
+    """Distinct images and crash points per minute per core, as a line and a chart."""
+    if not summary.crash_points:
+        return ""
+    of_crash, of_runs = summary.crash_rates()
+    chart = hbar_chart([("per CPU-minute of crash steps", round(of_crash)),
+                        ("per core-minute of run time", round(of_runs))], None)
+    return (
+        f"<p>{summary.crash_points:,} crash points, {summary.crash_images:,} distinct images "
+        f"(each loaded once), {summary.crash_cpu_s:.1f} CPU seconds in crash steps.</p>"
+        f"<h3>Crash points per minute per core</h3>{chart}"
+    )
 
 
 def _overview(summary: CampaignSummary) -> str:

@@ -61,6 +61,8 @@ ARROW_SCHEMA = pa.schema(
         ("kafka_version", pa.string()),
         ("crashes", pa.map_(pa.string(), pa.int32())),
         ("crash_weight", pa.int32()),
+        ("crash_images", pa.int32()),
+        ("crash_s", pa.float64()),
     ]
 )
 SPARK_DDL = (
@@ -69,7 +71,7 @@ SPARK_DDL = (
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
     "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
-    "crashes MAP<STRING, INT>, crash_weight INT"
+    "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE"
 )
 
 
@@ -107,7 +109,7 @@ class TaskSpec:
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
     kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
     crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
-    crash_sweep: bool = False  # every crash also loads every crash point of its action
+    crash_sweep: bool = True  # every crash also loads every crash point of its action
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -158,7 +160,7 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     try:
         # Weight 0 is not passed, so run functions without crashes keep working.
         extra: dict[str, Any] = {"crash_weight": spec.crash_weight} if spec.crash_weight else {}
-        if spec.crash_sweep:
+        if spec.crash_sweep and spec.crash_weight:
             extra["crash_sweep"] = True
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
             outcome = _resolve(spec.run_fn)(
@@ -295,6 +297,8 @@ def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]
         "trace_steps": trace_step_count(outcome.trace_jsonl),
         "error": None if detail is None else detail[:_TEXT_LIMIT],
         "crashes": {str(k): int(n) for k, n in sorted(getattr(outcome, "crashes", {}).items())},
+        "crash_images": int(getattr(outcome, "crash_images", 0)),
+        "crash_s": float(getattr(outcome, "crash_s", 0.0)),
     }
 
 
@@ -313,6 +317,8 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "trace_steps": None,
         "error": f"{name}: {error}"[:_TEXT_LIMIT],
         "crashes": {},
+        "crash_images": 0,
+        "crash_s": 0.0,
     }
 
 

@@ -70,9 +70,11 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     help="Copies of the crash rule among the state machine's rules (0: no crashes).",
 )
 @click.option(
-    "--crash-sweep",
-    is_flag=True,
-    help="At each crash, also load and check every crash point of the last action.",
+    "--crash-sweep/--no-crash-sweep",
+    default=True,
+    show_default=True,
+    help="At each crash, also load and check every crash point of the last action under every "
+    "fault model (conformance/crash_sweep.py).",
 )
 @click.option(
     "--config-mix",

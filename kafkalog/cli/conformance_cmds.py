@@ -56,8 +56,9 @@ PROFILES: dict[str, dict[str, int]] = {
               help="With --wire: leave this action out (repeatable), to look past a finding.")
 @click.option("--crash-weight", type=click.IntRange(min=0, max=8), default=1, show_default=True,
               help="Copies of the crash rule among the machine's rules (0: no crashes).")
-@click.option("--crash-sweep", is_flag=True,
-              help="At each crash, also load and check every crash point of the last action.")
+@click.option("--crash-sweep/--no-crash-sweep", default=True, show_default=True,
+              help="At each crash, also load and check every crash point of the last action "
+                   "under every fault model (conformance/crash_sweep.py).")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
           max_failures: int, kafka_version: str, wire: str | None, broker_log: Path | None,
@@ -146,6 +147,11 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
         crashes.update(o.crashes)
     echo(f"crash points explored: {sum(crashes.values())}  "
          + "  ".join(f"{fault}: {n}" for fault, n in sorted(crashes.items())))
+    crash_s = sum(o.crash_s for o in outcomes)
+    if crash_s > 0:
+        echo(f"distinct crash images: {sum(o.crash_images for o in outcomes)}  crash points per "
+             f"minute per core: {60 * sum(crashes.values()) / crash_s:,.0f} (CPU time in crash "
+             f"steps, {crash_s:.1f} s)")
     known = all_rule_ids()
     never = sorted(known - rules)
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"

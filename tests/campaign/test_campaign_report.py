@@ -116,21 +116,26 @@ def test_write_report__long_signature__file_name_keeps_action_and_rule(tmp_path:
 
 
 def test_report__shows_crash_points_explored_per_fault_model(tmp_path: Path) -> None:
-    """Issue #10: a chart (HTML) and a table (terminal) of crash points per fault model."""
+    """Issue #10: charts (HTML) and a table (terminal) of crash points per fault model, the
+    distinct images and crash points per minute per core."""
     import dataclasses
 
     crashed = dataclasses.replace(summary(), crashes=(("power_loss_torn", 41, 30),
-                                                      ("process_crash", 12, 9)))
+                                                      ("process_crash", 12, 9)),
+                                  crash_images=20, crash_cpu_s=0.53)
     page = write_report(crashed, tmp_path / "a")["report"].read_text()
     plain = write_report(summary(), tmp_path / "b")["report"].read_text()
     assert "Crash points explored per fault model" in page and "power_loss_torn" in page
+    assert "20 distinct images" in page and "Crash points per minute per core" in page
     svg = "http://www.w3.org/2000/svg"
-    assert page.count(svg) == plain.count(svg) + 1 and "--crash-weight 0" in plain
+    assert page.count(svg) == plain.count(svg) + 2 and "--crash-weight 0" in plain
     console = Console(record=True, width=120)
     render_terminal(crashed, console)
     text = console.export_text()
     assert "crash points explored per fault model" in text
     assert re.search(r"power_loss_torn\W+41\W+30", text) and re.search(r"all\W+53", text)
+    assert re.search(r"distinct images\W+20", text)
+    assert "crash points per minute per core: 6,000 of crash-step CPU time" in text
 
 
 REGRESSION = (ROOT / "tests" / "regressions" / "BUG-38-truncate_keeps_hw.jsonl").read_text()

@@ -1,0 +1,151 @@
+"""Crash sweeps: every crash point of the last action, under every fault model, several seeds.
+
+A crash step of the state machine crashes once (one point, fault model, seed). With a sweep
+(`--crash-sweep`, the default of `kafkalog check` and `kafkalog campaign`) it first loads the
+image of every (point, fault, seed) of `sweep_plan` and checks each against the model's set
+(lockstep.py `_sweep`). Three things make a point cheap (issue #10):
+
+- the image is built in memory (`RecordingFileSystem.crash_image`) and hashed; a load is
+  deterministic in the tree (same config, same clock), so each distinct digest is written and
+  loaded once and its outcome reused by every point that leaves the same tree (a power loss
+  leaves the durable image at most points of an action). Every (point, fault, seed) counts as
+  explored; the distinct images are counted apart;
+- the tree is written to a scratch directory on tmpfs (`impl_sut.scratch_dir`: real files,
+  real opens and fsyncs, no disk latency), reused from image to image;
+- the load runs on a plain file system that only remembers its handles (no journal, no
+  snapshot of the tree it opens).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from kafkalog.impl.crash_image import FaultModel
+from kafkalog.impl.fault_fs import RecordingFileSystem
+from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
+from kafkalog.impl.log_dir import LogDir, TopicPartition
+from kafkalog.impl.time import MockTime
+from kafkalog.model import values as v
+
+#: Seeds per fault model in a sweep. A process crash keeps the page cache: its image does not
+#: depend on the seed. A plain power loss draws only which un-fsynced directory operations
+#: survive; a prefix or torn power loss also draws what each file keeps, so it gets more.
+SWEEP_SEEDS: dict[str, int] = {
+    FaultModel.PROCESS_CRASH.value: 1,
+    FaultModel.POWER_LOSS.value: 2,
+    FaultModel.POWER_LOSS_PREFIX.value: 3,
+    FaultModel.POWER_LOSS_TORN.value: 3,
+}
+_SEED_SPACE = 1 << 16  # machine.CRASH_SEEDS: a derived seed stays a seed the machine could draw
+_MEMO_LIMIT = 4096  # loads remembered per implementation (cleared, not evicted, past it)
+
+
+class SweepPoint(NamedTuple):
+    """One explored (point, fault, seed): operations lost, the image's digest, and the state
+    the load recovered (without index entries) or the load's error."""
+
+    ops_lost: int
+    fault: str
+    seed: int
+    image: bytes
+    recovered: v.LogStateView | str
+
+
+def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:
+    """(fault, seed) pairs a sweep explores at every point: the drawn pair first (so a sweep
+    always covers the crash step's own image), then every fault model with its seeds."""
+    plan = [(fault, seed)]
+    for model, count in SWEEP_SEEDS.items():
+        plan.extend((model, (seed + k) % _SEED_SPACE) for k in range(count)
+                    if (model, (seed + k) % _SEED_SPACE) != (fault, seed))
+    return plan
+
+
+class _TrackingFileSystem(FileSystem):
+    """The real file system, remembering its handles so a load can be dropped by closing them."""
+
+    def __init__(self) -> None:
+        self.handles: list[FileHandle] = []
+
+    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
+        handle = super().open_file(path, create, writable)
+        self.handles.append(handle)
+        return handle
+
+    def close_all(self) -> None:
+        for handle in self.handles:
+            handle.close()
+        self.handles = []
+
+
+class Sweeper:
+    """Loads crash images of one implementation's recording file system, memoised by digest."""
+
+    def __init__(self, config: v.LogConfig, partition: TopicPartition,
+                 scratch_parent: str | None) -> None:
+        self.config = config
+        self.partition = partition
+        self.scratch_parent = scratch_parent
+        self.loaded: dict[tuple[bytes, int], v.LogStateView | str] = {}
+        self.loads = 0  # images actually written and loaded (the rest were memoised)
+
+    def sweep(self, fs: RecordingFileSystem, first: int, plan: Sequence[tuple[str, int]],
+              now_ms: int) -> list[SweepPoint]:
+        """Every crash point in [first, end of journal] x `plan`, in ascending point order (the
+        recorder's in-memory disk only moves forward)."""
+        end = fs.crash_points()
+        if len(self.loaded) > _MEMO_LIMIT:
+            self.loaded.clear()
+        found: list[SweepPoint] = []
+        with self._scratch() as scratch:
+            for point in range(first, end + 1):
+                for fault, seed in plan:
+                    image = fs.crash_image(point, FaultModel(fault), seed)
+                    digest = image.digest()
+                    key = (digest, now_ms)
+                    if key not in self.loaded:
+                        image.write(scratch)
+                        self.loaded[key] = self._load(scratch, now_ms)
+                        self.loads += 1
+                        _empty(scratch)
+                    found.append(SweepPoint(end - point, fault, seed, digest, self.loaded[key]))
+        return found
+
+    def _scratch(self) -> _Scratch:
+        return _Scratch(self.scratch_parent)
+
+    def _load(self, root: Path, now_ms: int) -> v.LogStateView | str:
+        fs = _TrackingFileSystem()
+        try:
+            log_dir = LogDir.open(fs, root, self.config, MockTime(now_ms))
+            return log_dir.log(self.partition).state()
+        except Exception as error:  # a load that fails is a finding, not a crash of the sweep
+            return f"{type(error).__name__}: {error}"
+        finally:
+            fs.close_all()
+
+
+class _Scratch:
+    """One scratch directory for a whole sweep, removed at the end."""
+
+    def __init__(self, parent: str | None) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix="kafkalog-sweep-", dir=parent))
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _empty(directory: Path) -> None:
+    """Remove what a load left in the scratch directory, keeping the directory itself."""
+    for entry in list(directory.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
