@@ -37,8 +37,8 @@ from kafkalog.model import values as v
 SWEEP_SEEDS: dict[str, int] = {
     FaultModel.PROCESS_CRASH.value: 1,
     FaultModel.POWER_LOSS.value: 2,
-    FaultModel.POWER_LOSS_PREFIX.value: 3,
-    FaultModel.POWER_LOSS_TORN.value: 3,
+    FaultModel.POWER_LOSS_PREFIX.value: 4,
+    FaultModel.POWER_LOSS_TORN.value: 4,
 }
 _SEED_SPACE = 1 << 16  # machine.CRASH_SEEDS: a derived seed stays a seed the machine could draw
 _MEMO_LIMIT = 4096  # loads remembered per implementation (cleared, not evicted, past it)

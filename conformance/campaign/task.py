@@ -108,7 +108,7 @@ class TaskSpec:
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
     kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
-    crash_weight: int = 1  # copies of the crash rule in the machine (0 = no crashes)
+    crash_weight: int = 2  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = True  # every crash also loads every crash point of its action
 
     def __post_init__(self) -> None:

@@ -127,7 +127,7 @@ def test_run_one__passes_the_spec_to_the_run_function() -> None:
         "adapter": "./my-adapter",
         "broken": "bug36",
         "time_limit_s": 9.0,
-        "crash_weight": 1,
+        "crash_weight": 2,
         "crash_sweep": True,
     }
 

@@ -1,0 +1,142 @@
+"""Crash sweeps (issue #10): every point of the last action x every fault model x seeds, each
+distinct image loaded once, every (point, fault, seed) counted, a failure replayable alone."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafkalog.conformance.adapter.wire import CRASH_FAULTS, FEATURES
+from kafkalog.conformance.broken.catalogue import broken_factory
+from kafkalog.conformance.configs import CONFIG_FAMILIES
+from kafkalog.conformance.crash_sweep import SWEEP_SEEDS, sweep_plan
+from kafkalog.conformance.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
+from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.replay import replay_trace
+from kafkalog.conformance.session import START_MS, Session
+from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
+from kafkalog.impl.fault_fs import FaultModel
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.log_dir import LogDir
+from kafkalog.impl.time import MockTime
+from kafkalog.model import values as v
+
+TINY = CONFIG_FAMILIES["tiny"]
+AFTER = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    logging.disable(logging.WARNING)  # recovery logs every cut it makes
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def start(factory: object = ImplSut, sweep: bool = True) -> Lockstep:
+    return Session(TINY, factory, frozenset(FEATURES), crash_sweep=sweep).start()  # type: ignore[arg-type]
+
+
+def append(ls: Lockstep, n: int = 1) -> None:
+    for _ in range(n):
+        ls.step("append_as_leader", {"records": (v.Record(None, b"test", START_MS),),
+                                     "leader_epoch": 0})
+
+
+def crash(ls: Lockstep, fault: str = "process_crash", seed: int = 7) -> None:
+    ls.step("crash", {"point": AFTER, "fault": fault, "seed": seed, "leftover": "none"})
+
+
+def test_sweep_plan__every_fault_model_with_its_seeds__drawn_pair_first_and_no_repeat() -> None:
+    """The drawn (fault, seed) leads, so the crash step's own image is always swept."""
+    plan = sweep_plan("power_loss_torn", 65535)
+    assert plan[0] == ("power_loss_torn", 65535) and len(plan) == len(set(plan))
+    assert len(plan) == sum(SWEEP_SEEDS.values()) and {f for f, _ in plan} == set(CRASH_FAULTS)
+    assert ("power_loss_torn", 0) in plan  # derived seeds wrap inside the machine's seed range
+
+
+def test_sweeper__each_distinct_image_loaded_once__outcome_equals_a_fresh_load() -> None:
+    """A memoised outcome is what loading that (point, fault, seed)'s image afresh recovers."""
+    sut = ImplSut(TINY, START_MS)
+    try:
+        for n in range(3):
+            sut.begin_action()
+            sut.append_as_leader((v.Record(None, b"x" * 40, START_MS),), 0)
+            if n == 0:
+                sut.flush()
+        points = sut.crash_sweep(sweep_plan("power_loss", 3))
+        digests = {p.image for p in points}
+        assert sut.sweeper.loads == len(digests) < len(points)
+        ops = points[0].ops_lost
+        assert len(points) == (ops + 1) * sum(SWEEP_SEEDS.values())
+        for p in points[:: max(1, len(points) // 12)]:
+            scratch = Path(tempfile.mkdtemp(dir=scratch_dir()))
+            try:
+                sut.fs.materialise(scratch, sut.action_mark + ops - p.ops_lost,  # type: ignore[attr-defined]
+                                   FaultModel(p.fault), p.seed)
+                fresh = LogDir.open(FileSystem(), scratch, TINY,
+                                    MockTime(START_MS)).log(TOPIC_PARTITION).state()
+            finally:
+                shutil.rmtree(scratch)
+            assert p.recovered == fresh, (p.ops_lost, p.fault, p.seed)
+    finally:
+        sut.close()
+
+
+def test_lockstep_sweep__counts_every_point_fault_and_seed_once__and_the_distinct_images() -> None:
+    """The crash step's own image is among the swept ones, so it is not counted twice."""
+    ls = start()
+    try:
+        append(ls, 2)
+        ls.step("flush", {"offset": None})
+        append(ls)
+        ops = len(ls.sut.fs.journal())  # type: ignore[attr-defined]
+        crash(ls)
+        assert sum(ls.crashes.values()) == (ops + 1) * sum(SWEEP_SEEDS.values())
+        assert {f for f, n in ls.crashes.items() if n} == set(CRASH_FAULTS)
+        assert 1 <= ls.distinct_images() < sum(ls.crashes.values()) and ls.crash_s > 0
+    finally:
+        ls.sut.close()
+
+
+def test_lockstep_without_sweep__counts_one_point_and_one_image_per_crash_step() -> None:
+    """`--no-crash-sweep`: a crash step is one (point, fault, seed)."""
+    ls = start(sweep=False)
+    try:
+        append(ls, 2)
+        crash(ls, "power_loss")
+        assert dict(ls.crashes) == {"power_loss": 1} and ls.distinct_images() == 1
+    finally:
+        ls.sut.close()
+
+
+def test_sweep__bug_only_a_torn_power_loss_shows__caught_at_a_process_crash_step__replays() -> None:
+    """A drawn process crash after the action cannot show a kept torn tail; the sweep's other
+    fault models do, and the crash step becomes that (point, fault, seed): the trace replays
+    the failure against the bug and conforms against the real implementation."""
+    factory = broken_factory("recovery_keeps_torn_tail")
+    quiet = start(factory, sweep=False)
+    try:
+        append(quiet, 2)
+        crash(quiet)  # without the sweep the bug stays hidden
+    finally:
+        quiet.sut.close()
+    ls = start(factory)
+    try:
+        append(ls, 2)
+        with pytest.raises(DivergenceError) as caught:
+            crash(ls)
+        steps = tuple(ls.steps)
+    finally:
+        ls.sut.close()
+    args = caught.value.step.args
+    assert args["fault"] in ("power_loss_prefix", "power_loss_torn") and args["leftover"] == "none"
+    header = TraceHeader(config=TINY, now_ms=START_MS)
+    lines = [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
+    trace = loads_trace("\n".join(json.dumps(line) for line in lines))
+    assert not replay_trace(trace, broken="recovery_keeps_torn_tail").conformed
+    assert replay_trace(trace, adapter=None).conformed
