@@ -1,0 +1,84 @@
+"""Crash sweep throughput: crash points checked per CPU-minute of crash steps, against a naive
+sweep measured in the same run (issue #10).
+
+Both sides run the same seeds of `kafkalog check`'s mix through `run_seed` with the default
+sweep; the naive side turns off the image memo (`Sweeper.memo = False`), so every (point,
+fault, seed) is written to its scratch directory and loaded, as a sweep did before images were
+hashed. Seeds whose run diverges are left out of both sides (their shrinking is not crash work).
+
+python -m kafkalog.benchmarks.crash_sweep_bench [--runs N] [--steps S] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance import crash_sweep
+from kafkalog.conformance.configs import DEFAULT_MIX
+from kafkalog.conformance.runner import run_seed
+
+
+@contextmanager
+def _memo(enabled: bool) -> Iterator[None]:
+    previous = crash_sweep.Sweeper.memo
+    crash_sweep.Sweeper.memo = enabled
+    try:
+        yield
+    finally:
+        crash_sweep.Sweeper.memo = previous
+
+
+def measure(seeds: Sequence[int], steps: int, memo: bool) -> dict[str, Any]:
+    """Crash points, distinct images, CPU seconds in crash steps and in whole runs."""
+    points: Counter[str] = Counter()
+    images, crash_s, diverged = 0, 0.0, []
+    started = time.process_time()
+    with _memo(memo):
+        for seed in seeds:
+            outcome = run_seed(seed, steps=steps, config_family=DEFAULT_MIX[seed % len(DEFAULT_MIX)],
+                               crash_weight=1, crash_sweep=True)
+            if outcome.outcome != "conformed":
+                diverged.append(seed)
+                continue
+            points.update(outcome.crashes)
+            images += outcome.crash_images
+            crash_s += outcome.crash_s
+    total = sum(points.values())
+    return {
+        "memo": memo, "runs": len(seeds) - len(diverged), "diverged_seeds": diverged,
+        "crash_points": total, "by_fault": dict(sorted(points.items())),
+        "distinct_images": images, "crash_cpu_s": round(crash_s, 2),
+        "run_cpu_s": round(time.process_time() - started, 2),
+        "points_per_cpu_minute": round(60 * total / crash_s) if crash_s else 0,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="crash_sweep_bench", description=__doc__)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)  # recovery logs every cut it makes
+    seeds = range(args.runs)
+    naive = measure(seeds, args.steps, memo=False)
+    hashed = measure(seeds, args.steps, memo=True)
+    result = {"naive": naive, "hashed": hashed,
+              "speedup": round(hashed["points_per_cpu_minute"]
+                               / max(1, naive["points_per_cpu_minute"]), 2)}
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json is not None:
+        args.json.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
