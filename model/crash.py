@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from .choices import outcomes
 from .helpers import floor_index
 from .log import view
 from .recovery import Checkpoints, load_unclean
@@ -265,10 +266,28 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state):
-                    loaded = load_unclean(layout, checkpoints, state.config, state.now_ms,
-                                          touched, snapshots)
-                    out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+                    # KL-ALLOW-5: every way the load may treat the segments its cut removed.
+                    for outcome in outcomes(load_unclean, layout, checkpoints, state.config,
+                                            state.now_ms, touched, snapshots,
+                                            _beyond_cut(layout, state.segments)):
+                        if outcome.error is not None:
+                            raise outcome.error
+                        loaded = outcome.value
+                        out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
     return tuple(out)
+
+
+def _beyond_cut(layout: tuple[Segment, ...],
+                segments: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    """The segments after the layout's end that may still be on disk (KL-ALLOW-5): when the
+    layout's last segment lost batches, recovery's cut of its torn tail (RCV-6) removes them."""
+    if not layout:
+        return ()
+    last = layout[-1]
+    source = next((s for s in segments if s.base_offset == last.base_offset), None)
+    if source is None or len(last.batches) >= len(source.batches):
+        return ()
+    return tuple(s for s in segments if s.base_offset > last.base_offset)
 
 
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
