@@ -26,7 +26,7 @@ from typing import Any
 from .choices import outcomes
 from .helpers import floor_index
 from .log import view
-from .recovery import Checkpoints, load_unclean
+from .recovery import Checkpoints, defer_cut_deletion, recover_unclean
 from .state import PartitionState, Segment
 from .values import EpochEntry, LogStateView
 
@@ -266,13 +266,13 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state):
+                    recovered = recover_unclean(layout, checkpoints, state.config,
+                                                state.now_ms, touched, snapshots,
+                                                _beyond_cut(layout, state.segments))
                     # KL-ALLOW-5: every way the load may treat the segments its cut removed.
-                    for outcome in outcomes(load_unclean, layout, checkpoints, state.config,
-                                            state.now_ms, touched, snapshots,
-                                            _beyond_cut(layout, state.segments)):
-                        if outcome.error is not None:
-                            raise outcome.error
-                        loaded = outcome.value
+                    options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
+                               if recovered[1] else [recovered[0]])
+                    for loaded in options:
                         out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
     return tuple(out)
 

@@ -117,7 +117,8 @@ def _reload_producers(snapshots: tuple[tuple[int, Producers], ...],
                    config.producer_id_expiration_ms, clean_shutdown=False)
 
 
-def _cut_deletion(state: PartitionState, cut: tuple[Segment, ...], on_disk: int) -> PartitionState:
+def defer_cut_deletion(state: PartitionState, cut: tuple[Segment, ...],
+                       on_disk: int = 0) -> PartitionState:
     """KL-ALLOW-5: the segments recovery's cut removed from the map (RCV-6, LOC-11).
 
     kafkalog deletes them at once (option 0, nothing pending). Kafka's `recoverLog` renames
@@ -137,6 +138,19 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
                  now_ms: int, touched: frozenset[int] = frozenset(),
                  snapshots: tuple[tuple[int, Producers], ...] = (),
                  beyond: tuple[Segment, ...] = ()) -> PartitionState:
+    """`recover_unclean`, then the choice of KL-ALLOW-5 (a choice point, model/choices.py).
+
+    Spec: KL-CRASH-6, KL-ALLOW-5.
+    """
+    return defer_cut_deletion(*recover_unclean(layout, checkpoints, config, now_ms, touched,
+                                               snapshots, beyond))
+
+
+def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
+                    now_ms: int, touched: frozenset[int] = frozenset(),
+                    snapshots: tuple[tuple[int, Producers], ...] = (),
+                    beyond: tuple[Segment, ...] = ()
+                    ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
     `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
@@ -146,7 +160,9 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
     RCV-5), so no leftover is pending afterwards, whatever the crash left (KL-CRASH-9); only a
     LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7), and
-    recovery's cut may, Kafka's way (KL-ALLOW-5).
+    recovery's cut may, Kafka's way (KL-ALLOW-5): returns kafkalog's state (nothing of the cut
+    pending), the segments the cut removed and how many of them are surely on disk, for
+    `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-ALLOW-5.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
@@ -184,5 +200,4 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         producer_state=_reload_producers(snapshots, segments, log_start, leo, config, now_ms),
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
-    loaded = _cut_deletion(replace(loaded, high_watermark=hw), cut, len(emptied))
-    return schedule_deletion(loaded, dropped)
+    return schedule_deletion(replace(loaded, high_watermark=hw), dropped), cut, len(emptied)
