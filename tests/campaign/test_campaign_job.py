@@ -1,6 +1,6 @@
 """The campaign job on Spark: Parquet schema, resume after a kill, de-duplication, bucketing.
 
-Runs use the synthetic run function (campaign_synthetic.py), whose rows are predictable, so the
+Runs use the synthetic run function (conformance/campaign/synthetic.py), whose rows are predictable, so the
 pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the real run_seed.
 """
 
