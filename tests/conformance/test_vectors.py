@@ -12,10 +12,10 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from kafkalog.conformance import vector_catalogue
-from kafkalog.conformance.broken import BROKEN
-from kafkalog.conformance.vector_run import run
-from kafkalog.conformance.vectors import export
+from kafkalog.conformance.broken.catalogue import BROKEN
+from kafkalog.conformance.vectors import catalogue as vector_catalogue
+from kafkalog.conformance.vectors.corpus import export
+from kafkalog.conformance.vectors.run import run
 
 from kafkalog.cli.vectors_cmds import vectors
 
@@ -100,8 +100,8 @@ def test_vectors_cli__run_exits_0_and_export_reports_the_count(tmp_path: Path) -
 
 
 def test_catalogue__hand_scenarios__are_the_committed_ones() -> None:
-    """Spec: KL-ALLOW-2 (vector_catalogue.json is regenerated whenever HAND changes)."""
-    from kafkalog.conformance.wire import decode_args, encode_args
+    """Spec: KL-ALLOW-2 (vectors/catalogue.json is regenerated whenever HAND changes)."""
+    from kafkalog.conformance.adapter.wire import decode_args, encode_args
 
     committed = vector_catalogue.load()
     for rule, (family, calls) in vector_catalogue.hand_entries().items():
