@@ -70,7 +70,7 @@ class LogLoader:
 
     #: KL-ALLOW-5: kafkalog deletes the segments after recovery's cut at once (strict). True is
     #: Kafka's `removeAndDeleteSegmentsAsync`: renamed `.deleted` now, removed after
-    #: `file_delete_delay_ms` (conformance/kafka_variants.py runs the checker against it).
+    #: `file_delete_delay_ms` (conformance/broken/variants.py runs the checker against it).
     defer_cut_deletion = False
 
     def __init__(

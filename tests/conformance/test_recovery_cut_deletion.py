@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from kafkalog.conformance import impl_sut
+from kafkalog.conformance.broken.variants import patched_variant, variant_names
 from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.kafka_variants import patched_variant, variant_names
 from kafkalog.conformance.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.sut import ModelSut
 from kafkalog.model import crash

@@ -17,9 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.impl.log_loader import LogLoader
-
-from .errors import UnknownBrokenImplError
 
 _INT64_MAX = 2**63 - 1
 
