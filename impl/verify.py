@@ -13,8 +13,11 @@ checkpoint files are read whole (they are small), and the directory is only list
 The checks are pure functions over small value types (`BatchFacts`, index entries, epoch entries),
 so each rule is unit-tested without files; the scanning functions only gather those values.
 Legacy v0/v1 entries are scanned and CRC-checked like batches but carry no leader epoch.
-"""
 
+By concern: `verify_findings.py` (the finding types), `verify_scan.py` (the `.log` scan),
+`verify_index.py` (index checks), `verify_producer.py` and `verify_txn.py`; this module keeps the
+epoch and checkpoint checks and the drivers, and re-exports every public name of the others.
+"""
 
 from __future__ import annotations
 
