@@ -191,3 +191,22 @@ def test_load_unclean__every_profile__offers_kafkas_deferred_deletion(version: s
     pending = [o.value.deleted_files for o in outcomes(load_unclean, (seg0, seg1), Checkpoints(),
                                                        config, T, frozenset(), (), (seg2,))]
     assert pending == [(), (4,)]
+
+
+def test_crash_states__kafka_mode_resurrected_layout_cut__allows_its_later_segment_pending(
+) -> None:
+    """Spec: KL-ALLOW-5 (a layout a kafka-mode crash resurrects, GAP-1, is cut like the log's)."""
+    from kafkalog.model import log
+
+    state = log.empty_log(CONFIG, T)
+    durable = crash.initial_durable(state)
+    for _ in range(6):
+        before = state
+        state, _ = log.append_as_leader(state, (RECORD,), 0)
+        durable = crash.observe(durable, "append_as_leader", before, state, crash.CrashMode.KAFKA)
+    before = state
+    state, _ = log.truncate_to(state, 2)  # segments 2 and 4 go; Kafka's removal is not durable
+    durable = crash.observe(durable, "truncate_to", before, state, crash.CrashMode.KAFKA)
+    members = crash.crash_states(state, durable, crash.FaultModel.POWER_LOSS,
+                                 crash.CrashMode.KAFKA)
+    assert {m.deleted_files for m, _ in members if m.log_end_offset == TORN} == {(), (4,)}
