@@ -43,8 +43,9 @@ def measure(seeds: Sequence[int], steps: int, memo: bool) -> dict[str, Any]:
     started = time.process_time()
     with _memo(memo):
         for seed in seeds:
-            outcome = run_seed(seed, steps=steps, config_family=DEFAULT_MIX[seed % len(DEFAULT_MIX)],
-                               crash_weight=1, crash_sweep=True)
+            family = DEFAULT_MIX[seed % len(DEFAULT_MIX)]
+            outcome = run_seed(seed, steps=steps, config_family=family, crash_weight=1,
+                               crash_sweep=True)
             if outcome.outcome != "conformed":
                 diverged.append(seed)
                 continue

@@ -85,6 +85,10 @@ class _TrackingFileSystem(FileSystem):
 class Sweeper:
     """Loads crash images of one implementation's recording file system, memoised by digest."""
 
+    #: False loads every (point, fault, seed) afresh: the same-run baseline of
+    #: benchmarks/crash_sweep_bench.py (outcomes are the same, only slower).
+    memo = True
+
     def __init__(self, config: v.LogConfig, partition: TopicPartition,
                  scratch_parent: str | None) -> None:
         self.config = config
@@ -107,7 +111,7 @@ class Sweeper:
                     image = fs.crash_image(point, FaultModel(fault), seed)
                     digest = image.digest()
                     key = (digest, now_ms)
-                    if key not in self.loaded:
+                    if key not in self.loaded or not self.memo:
                         image.write(scratch)
                         self.loaded[key] = self._load(scratch, now_ms)
                         self.loads += 1
