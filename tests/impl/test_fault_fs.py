@@ -286,3 +286,31 @@ def test_a_stamp_right_after_a_create_is_the_files_creation_time_on_every_image(
     target = tmp_path / "img"
     fs.materialise(target, 1, FaultModel.PROCESS_CRASH, 0)
     assert os.stat(target / "a.log").st_mtime_ns // 1_000_000 == 1_700_000_000_000
+
+
+def test_crash_image_digest__names_exactly_the_tree_materialise_writes(tmp_path: Path) -> None:
+    """Equal digests for equal trees (a zero tail and a hole alike), different ones when a byte,
+    a size or an mtime differs: a sweep may load each digest once (conformance/crash_sweep.py)."""
+    from kafkalog.impl.crash_image import CrashImage, FileImage
+
+    root = tmp_path / "r"
+    root.mkdir()
+    fs = RecordingFileSystem(root)
+    fs.fsync_dir(root)
+    h = fs.open_file(root / "a", create=True)
+    h.pwrite(b"x" * 5000, 0)
+    h.fsync()
+    h.pwrite(b"y" * 100, 8000)
+    h.close()
+    seen: dict[bytes, dict] = {}
+    for k in range(fs.crash_points() + 1):
+        for fault in FaultModel:
+            for seed in range(3):
+                crash = fs.crash_image(k, fault, seed)
+                written = image(fs, tmp_path, k, fault, seed)
+                assert seen.setdefault(crash.digest(), written) == written
+    assert len(seen) > 2
+    base = CrashImage(("d",), (("d/f", FileImage(b"ab", 10, 5)),))
+    assert base.digest() == CrashImage(("d",), (("d/f", FileImage(b"ab\0\0", 10, 5)),)).digest()
+    for other in (FileImage(b"ac", 10, 5), FileImage(b"ab", 11, 5), FileImage(b"ab", 10, 6)):
+        assert base.digest() != CrashImage(("d",), (("d/f", other),)).digest()
