@@ -140,3 +140,26 @@ def test_sweep__bug_only_a_torn_power_loss_shows__caught_at_a_process_crash_step
     trace = loads_trace("\n".join(json.dumps(line) for line in lines))
     assert not replay_trace(trace, broken="recovery_keeps_torn_tail").conformed
     assert replay_trace(trace, adapter=None).conformed
+
+
+def test_check_cli__sweeps_by_default__summary_counts_distinct_images_and_speed(
+    tmp_path: Path,
+) -> None:
+    """Default `kafkalog check` sweeps every crash step; `--no-crash-sweep` counts one point per
+    step (the summary's crash-point total equals its crash steps)."""
+    import re
+
+    from click.testing import CliRunner
+
+    from kafkalog.cli.conformance_cmds import check
+
+    base = ["--examples", "3", "--steps", "30", "--family", "tiny", "--crash-weight", "3",
+            "--out", str(tmp_path)]
+    swept = CliRunner().invoke(check, base)
+    single = CliRunner().invoke(check, [*base, "--no-crash-sweep"])
+    assert swept.exit_code == 0 and single.exit_code == 0, (swept.output, single.output)
+    steps = int(re.search(r"crash\D+(\d+)", single.output.split("actions executed")[1])[1])
+    assert f"crash points explored: {steps} " in single.output
+    total = int(re.search(r"crash points explored: (\d+)", swept.output)[1])
+    assert total > 2 * steps and "distinct crash images: " in swept.output
+    assert "crash points per minute per core: " in swept.output
