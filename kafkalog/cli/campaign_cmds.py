@@ -68,8 +68,8 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     default=2,
     show_default=True,
     help="Copies of the crash rule among the state machine's rules (0: no crashes). Two by "
-    "default: with one, only 317 of the 727 runs of a 1,000-run campaign whose family crashes "
-    "drew a crash step.",
+    "default: a 1,000-run campaign then draws about 1,760 crash steps (976 with one), each "
+    "sweeping about 70 crash points.",
 )
 @click.option(
     "--crash-sweep/--no-crash-sweep",
