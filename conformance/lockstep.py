@@ -197,7 +197,7 @@ class Lockstep:
 
         points = self.sut.crash_sweep(  # type: ignore[attr-defined]
             sweep_plan(str(args["fault"]), int(args["seed"])))
-        allowed: dict[tuple[str, bool], list[Any]] = {}
+        allowed: dict[tuple[str, bool], tuple[list[Any], frozenset[Any]]] = {}
         verdicts: dict[tuple[bytes, str, bool], bool] = {}
         self._swept = args.get("leftover", "none") == "none"  # the step's image is among them
         for point in points:
@@ -207,14 +207,10 @@ class Lockstep:
             key = (point.image, point.fault, inside)
             if key not in verdicts:
                 if (point.fault, inside) not in allowed:
-                    allowed[point.fault, inside] = [
-                        view(o[0]) for o in self._all_outcomes(point.fault, point.ops_lost)]
-                # Compared as a crash step compares (observe.comparable): the sweep's loads
-                # report no index entries.
-                verdicts[key] = not isinstance(point.recovered, str) and any(
-                    ours == theirs for ours, theirs in
-                    (comparable(member, point.recovered)
-                     for member in allowed[point.fault, inside]))
+                    members = [view(o[0])
+                               for o in self._all_outcomes(point.fault, point.ops_lost)]
+                    allowed[point.fault, inside] = members, frozenset(map(_unindexed, members))
+                verdicts[key] = _allows(allowed[point.fault, inside], point.recovered)
             if not verdicts[key]:
                 total = points[0].ops_lost
                 self._swept = True
@@ -349,6 +345,24 @@ class Lockstep:
         rule = rules[0] if rules else "-"
         kind = re.sub(r"\[\d+\]", "[]", kind)  # bucket by field, not by segment number
         return f"{action}|{model.code or 'ok'}|{impl.code or 'ok'}|{kind}|{rule}"
+
+
+def _unindexed(state: v.LogStateView) -> v.LogStateView:
+    """A view without index entries, as a load reports it (Log.state())."""
+    return replace(state, segments=tuple(replace(s, offset_index=None, time_index=None)
+                                         for s in state.segments))
+
+
+def _allows(allowed: tuple[list[Any], frozenset[Any]], recovered: Any) -> bool:
+    """A sweep's verdict: `recovered` (a load's state, or its error) is in the allowed set,
+    compared as a crash step compares (observe.comparable). A load reports no index entries,
+    which makes that comparison a lookup among the members without theirs."""
+    if isinstance(recovered, str):
+        return False
+    if all(s.offset_index is None and s.time_index is None for s in recovered.segments):
+        return recovered in allowed[1]
+    return any(ours == theirs for ours, theirs in
+               (comparable(member, recovered) for member in allowed[0]))
 
 
 def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
