@@ -80,19 +80,25 @@ class Unit:
 
 
 def find_log_dirs(sources: list[str]) -> list[Path]:
-    """Log directories under SOURCES (paths, globs, file:// URIs), sorted, symlinks not followed.
+    """Log directories under SOURCES (paths, globs, file: URIs), sorted, symlinks not followed.
 
-    Raises CampaignOptionsError for a source that names nothing or uses another URI scheme.
+    Raises CampaignOptionsError for a source that names nothing or uses another URI scheme
+    (those are listed through Hadoop: hadoop.plan_hadoop).
     """
+    from urllib.parse import unquote, urlparse
+
     found: set[Path] = set()
     for source in sources:
-        if "://" in source and not source.startswith("file://"):
-            raise CampaignOptionsError(
-                "only local paths and file:// URIs are audited here (executors read with "
-                "kafkalog's own file layer); mount the storage or copy it",
-                where=source,
-            )
-        pattern = source.removeprefix("file://")
+        if source.startswith("file:"):
+            parsed = urlparse(source)
+            if parsed.netloc not in ("", "localhost"):
+                raise CampaignOptionsError("a file: URI names a local path", where=source)
+            pattern = unquote(parsed.path)
+        elif "://" in source:
+            raise CampaignOptionsError("a Hadoop URI is listed through Spark's Hadoop client "
+                                       "(kafkalog audit does that)", where=source)
+        else:
+            pattern = source
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         roots = [Path(match) for match in matches if Path(match).is_dir()]
         if not roots:
@@ -334,12 +340,15 @@ def run_audit(
     deep: bool,
     on_task: Any = None,
     policy: Any = None,
+    remote: dict[str, Any] | None = None,
 ) -> tuple[int, int, float]:
     """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s).
 
     `policy` (a split.SplitPolicy; default: SplitPolicy()) says which partitions are split
     into pieces of segments; their pieces are packed with the whole units, and a groupBy on
     the partition merges each one's pieces into the same rows an unsplit audit gives.
+    `remote` (unit path -> listing, from hadoop.plan_hadoop) names the units read through
+    Hadoop (hadoop.remote_frame); the others are read from local paths.
     """
     from kafkalog.conformance.audit.split import SplitPolicy, split_units
     from kafkalog.conformance.campaign.store import LocalStore, new_attempt
@@ -351,7 +360,9 @@ def run_audit(
         if store.exists(f"{out}/{name}"):
             raise CampaignDataError("--out already holds an audit; use a new folder", where=out)
     started = time.monotonic()
-    whole, pieces = split_units(units, policy or SplitPolicy())
+    remote = remote or {}
+    local = [unit for unit in units if unit.path not in remote]
+    whole, pieces = split_units(local, policy or SplitPolicy())
     slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
     bins: list[list[Any]] = pack([*whole, *pieces], slots) or [[]]
     staging = f"{out}/_staging/{new_attempt()}"
@@ -365,6 +376,11 @@ def run_audit(
         split = tasks.where(F.col("piece_of").isNotNull()).select("piece_of", "payload")
         done = done.unionByName(split.groupBy("piece_of").applyInArrow(
             piece_merger(audit_id), UNIT_DDL))  # fmt: skip
+    if remote:
+        from kafkalog.conformance.audit.hadoop import remote_frame
+
+        far = [unit for unit in units if unit.path in remote]
+        done = done.unionByName(remote_frame(spark, far, remote, audit_id, deep))
     frame = done.cache()
     try:
         # The audit itself: every task in parallel, rows cached (writing first would let

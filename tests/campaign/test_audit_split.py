@@ -135,3 +135,43 @@ def test_run_audit__split_forced_low_and_high__equal_partition_and_finding_rows(
     assert results["split"] == results["whole"]
     kinds = {row for row in results["split"][1] if "'segments_overlap'" in row}
     assert kinds, "the fleet must exercise a cross-range check"
+
+
+def entry_point(args: list[str]) -> int:
+    """`kafkalog ARGS` in-process (sharing the test's Spark); its exit status."""
+    from kafkalog.cli.main import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("sys.argv", ["kafkalog", *args])
+        try:
+            main()
+        except SystemExit as done:
+            return int(done.code or 0)
+    return 0
+
+
+@pytest.mark.spark
+def test_audit_cli__viewfs_uri_read_through_hadoop__rows_equal_the_file_uri_audit(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Hadoop-only scheme (viewfs mounted on the fleet) audits like file://; an unknown
+    scheme is one typed error line and exit 2."""
+    import uuid
+
+    fleet = damaged_fleet(tmp_path / "fleet")
+    table = f"kl{uuid.uuid4().hex[:8]}"  # Hadoop caches a FileSystem per authority
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set(f"fs.viewfs.mounttable.{table}.link./fleet", fleet.resolve().as_uri())
+    rows = {}
+    for name, source in (("file", fleet.resolve().as_uri()), ("viewfs", f"viewfs://{table}/fleet")):
+        out = tmp_path / name
+        assert entry_point(["audit", source, "--out", str(out), "--audit-id", "h"]) == 1
+        text = [repr(r) for d in ("partitions", "findings")
+                for r in comparable(pq.read_table(out / d).to_pylist())]
+        rows[name] = sorted(t.replace(f"viewfs://{table}/fleet", str(fleet.resolve()))
+                            for t in text)
+    assert rows["viewfs"] == rows["file"] and any("segments_overlap" in r for r in rows["file"])
+    capsys.readouterr()
+    assert entry_point(["audit", "nosuch://host/x", "--out", str(tmp_path / "no")]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if "nosuch" in line]
+    assert len(lines) == 1 and "No FileSystem for scheme" in lines[0], lines
