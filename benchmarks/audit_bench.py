@@ -1,6 +1,7 @@
 """Fleet audit numbers (issue #18): split vs unsplit, local[1] vs local[2], vs `verify` in a loop.
 
-    python -m kafkalog.benchmarks.audit_bench [--only split,scaling,verify] [--big-mib 256]
+    python -m kafkalog.benchmarks.audit_bench [--only split,scaling,verify,critical]
+        [--big-mib 512]
         [--reps 2] [--json out/bench/audit.json]
 
 - **split**: one large partition (`--big-mib` of 16 MiB segments, 16 KB batches) plus 40
@@ -8,6 +9,8 @@
   unsplit, shallow and `--deep` (alternating, `--reps` each): job wall time of each.
 - **scaling**: 1,040 partitions (20 copies of a real broker directory, as in the test suite)
   plus the split fleet, audited at local[1] and at local[2]: partitions/s and MiB/s.
+- **critical**: CPU seconds of the large partition unsplit vs its longest piece (and all
+  pieces plus the merge), in one process: what bounds the wall time when cores are free.
 - **verify**: the same fleets through `kafkalog verify DIR` once per log directory (a process
   each, as an operator's shell loop would) and through `verify_log_dir` in one process.
 
@@ -82,6 +85,37 @@ def child(master: str, fleets: dict[str, str], modes: list[str], reps: int) -> d
     return out
 
 
+def critical_path(fleet: Path) -> dict[str, Any]:
+    """CPU seconds (process time, so the VM's load does not inflate them) of the large
+    partition's work unsplit vs split into 32 MiB pieces: the longest task bounds the job's
+    wall time once there are free cores, and the split shrinks it."""
+    import pickle
+
+    from kafkalog.conformance.audit.job import audit_unit, find_log_dirs, plan_units
+    from kafkalog.conformance.audit.split import SplitPolicy, audit_piece, merge_pieces, split_units
+
+    units, _ = plan_units(find_log_dirs([str(fleet)]), "c")
+    big = max(units, key=lambda unit: unit.bytes)
+    _, pieces = split_units([big], SplitPolicy(max_bytes=32 << 20, max_segments=100))
+    out: dict[str, Any] = {"mib": round(big.bytes / (1 << 20), 1), "pieces": len(pieces)}
+    for deep in (False, True):
+        t0 = time.process_time()
+        audit_unit(big, "c", deep)
+        whole = time.process_time() - t0
+        costs, results = [], []
+        for piece in pieces:
+            t0 = time.process_time()
+            results.append(pickle.loads(pickle.dumps((piece, audit_piece(piece, deep)))))
+            costs.append(time.process_time() - t0)
+        t0 = time.process_time()
+        merge_pieces(results, "c")
+        merge = time.process_time() - t0
+        out["deep" if deep else "shallow"] = {
+            "unsplit_task_cpu_s": round(whole, 3), "longest_piece_cpu_s": round(max(costs), 3),
+            "pieces_cpu_s": round(sum(costs), 3), "merge_cpu_s": round(merge, 3)}
+    return out
+
+
 def verify_loop(fleets: dict[str, Path]) -> dict[str, Any]:
     """Each fleet's log directories through the CLI (a process each) and in one process."""
     from kafkalog.conformance.audit.job import find_log_dirs
@@ -112,7 +146,7 @@ def verify_loop(fleets: dict[str, Path]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="split,scaling,verify")
+    parser.add_argument("--only", default="split,scaling,verify,critical")
     parser.add_argument("--big-mib", type=int, default=512)
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--json", default=None)
@@ -142,6 +176,8 @@ def main() -> None:
             results.setdefault(master, []).append(json.loads(done.stdout.splitlines()[-1]))
         if "verify" in only:
             results["verify"] = verify_loop(fleets)
+        if "critical" in only:
+            results["critical_path"] = critical_path(fleets["big"])
     finally:
         shutil.rmtree(root, ignore_errors=True)
     text = json.dumps(results, indent=2)

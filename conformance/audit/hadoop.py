@@ -5,14 +5,15 @@ Listing runs on the driver through the JVM's `org.apache.hadoop.fs.FileSystem` (
 `listStatus`; a Py4J call each, ~0.1 ms). The root files of each log directory (three
 checkpoints, `meta.properties`, the clean-shutdown marker: small) are copied through Hadoop to a
 driver-local mirror, where `plan_units` reads them as for a local directory. Partition files are
-read on the executors by Spark's `binaryFile` source (so through Hadoop, on whichever node holds
-the task), grouped per partition directory, written to a worker-local temporary directory and
-verified there by the same `audit_unit`; every path in the rows is then mapped back to the URI.
+read on the executors by Spark's `binaryFile` source (so through Hadoop, on whichever node runs
+the task), routed to one group per partition (or per piece of a split partition), written to a
+worker-local temporary directory and verified there by the same code (remote.py); every path in
+the rows is then mapped back to the URI.
 
-Cost, stated: each byte crosses JVM -> Python (Arrow) -> local disk once before `verify` maps it,
-and a partition is one group, so it must fit in a Python worker's memory
-(`spark.executor.pyspark.memory`) and its temporary disk; `binaryFile` refuses files over 2 GiB.
-Remote partitions are not split by segment (local ones are: split.py). Files whose names start
+Cost, stated: each byte crosses JVM -> Python (Arrow) -> local disk once more than a local
+audit's (which maps the file read-only); a group (a partition, or a piece of `--split-mib`) must
+fit in a Python worker's memory (`spark.executor.pyspark.memory`) and its temporary disk;
+`binaryFile` refuses files over 2 GiB (Kafka's default segment is 1 GiB). Files whose names start
 with `_` or `.` inside a partition directory are skipped by Spark's file listing (Kafka writes
 none there).
 """
@@ -20,8 +21,6 @@ none there).
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,7 @@ from kafkalog.conformance.audit.job import (
     _ROOT_FILES,
     Row,
     Unit,
-    _arrow_schema,
-    audit_unit,
     plan_units,
-    unit_record,
 )
 from kafkalog.conformance.campaign.errors import CampaignOptionsError
 
@@ -158,77 +154,6 @@ def plan_hadoop(spark: Any, sources: list[str], audit_id: str,
 def remap(row: Row, local: str, uri: str) -> Row:
     """The row with the local prefix of every string field replaced by the URI."""
     return tuple(value.replace(local, uri) if isinstance(value, str) else value for value in row)
-
-
-def remote_frame(spark: Any, units: list[Unit], listings: dict[str, Listing], audit_id: str,
-                 deep: bool) -> Any:
-    """UNIT_DDL rows of the remote units: files read by `binaryFile`, one group per partition.
-
-    Every unit also gets an empty row, so a partition directory without files still has a
-    group (and its `no_segments` note)."""
-    from pyspark.sql import functions as F
-
-    files = (spark.read.format("binaryFile").option("recursiveFileLookup", "true")
-             .load([unit.path for unit in units])
-             .select(F.regexp_replace("path", "/[^/]*$", "").alias("dir"), "path", "content"))
-    empty = spark.createDataFrame([(unit.path, None, None) for unit in units],
-                                  "dir STRING, path STRING, content BINARY")
-    runner = partition_runner({unit.path: unit for unit in units}, listings, audit_id, deep)
-    return files.unionByName(empty).groupBy("dir").applyInArrow(runner, _unit_ddl())
-
-
-def _unit_ddl() -> str:
-    from kafkalog.conformance.audit.job import UNIT_DDL
-
-    return UNIT_DDL
-
-
-def partition_runner(units: dict[str, Unit], listings: dict[str, Listing], audit_id: str,
-                     deep: bool) -> Any:
-    """The `applyInArrow` function: one partition's files in, its UNIT_DDL row out."""
-
-    def run(table: Any) -> Any:
-        import pyarrow as pa
-
-        schema = _arrow_schema(pa)
-        key = _same_uri(table.column("dir")[0].as_py(), units)
-        if key is None:  # files of a nested directory: its partition's listing covers it
-            return schema.empty_table()
-        unit = units[key]
-        work = Path(tempfile.mkdtemp(prefix="kafkalog-audit-"))
-        try:
-            local_dir = work / "log-dir"
-            part = local_dir / Path(unit.path).name
-            part.mkdir(parents=True)
-            for name, is_dir, size in listings.get(key, ()):
-                if is_dir:
-                    (part / name).mkdir()
-                elif size == 0:  # Spark's file sources skip empty files; empty is all they hold
-                    (part / name).write_bytes(b"")
-            for path, content in zip(table.column("path").to_pylist(),
-                                     table.column("content").to_pylist(), strict=True):
-                if path is not None and content is not None:
-                    (part / path.rsplit("/", 1)[-1]).write_bytes(content)
-            row, findings = audit_unit(replace(unit, log_dir=str(local_dir), path=str(part)),
-                                       audit_id, deep)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        row = remap(row, str(local_dir), unit.log_dir)
-        findings = [remap(finding, str(local_dir), unit.log_dir) for finding in findings]
-        return pa.Table.from_pylist([unit_record(row, findings)], schema=schema)
-
-    return run
-
-
-def _same_uri(spark_dir: str, units: dict[str, Unit]) -> str | None:
-    """The unit whose path is `spark_dir` (Spark may spell `scheme:/x` for `scheme:///x`)."""
-    if spark_dir in units:
-        return spark_dir
-    plain = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*):/+", r"\1:/", spark_dir)
-    for key in units:
-        if re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*):/+", r"\1:/", key) == plain:
-            return key
-    return None
 
 
 def _java_cause(error: Exception) -> str:

@@ -341,6 +341,7 @@ def run_audit(
     on_task: Any = None,
     policy: Any = None,
     remote: dict[str, Any] | None = None,
+    on_split: Any = None,
 ) -> tuple[int, int, float]:
     """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s).
 
@@ -348,7 +349,8 @@ def run_audit(
     into pieces of segments; their pieces are packed with the whole units, and a groupBy on
     the partition merges each one's pieces into the same rows an unsplit audit gives.
     `remote` (unit path -> listing, from hadoop.plan_hadoop) names the units read through
-    Hadoop (hadoop.remote_frame); the others are read from local paths.
+    Hadoop (remote.remote_frame, split by the same policy); the others are read locally.
+    `on_split(partitions, pieces)` is told how many partitions were split, if any.
     """
     from kafkalog.conformance.audit.split import SplitPolicy, split_units
     from kafkalog.conformance.campaign.store import LocalStore, new_attempt
@@ -360,9 +362,17 @@ def run_audit(
         if store.exists(f"{out}/{name}"):
             raise CampaignDataError("--out already holds an audit; use a new folder", where=out)
     started = time.monotonic()
-    remote = remote or {}
+    remote, cached = remote or {}, []
     local = [unit for unit in units if unit.path not in remote]
     whole, pieces = split_units(local, policy or SplitPolicy())
+    if remote:
+        from kafkalog.conformance.audit.remote import listed_logs, remote_frame
+
+        far = split_units([unit for unit in units if unit.path in remote], policy or SplitPolicy(),
+                          lambda unit: listed_logs(remote[unit.path]))
+    split = {piece.unit.path for piece in [*pieces, *(far[1] if remote else [])]}
+    if split and on_split is not None:
+        on_split(len(split), len(pieces) + (len(far[1]) if remote else 0))
     slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
     bins: list[list[Any]] = pack([*whole, *pieces], slots) or [[]]
     staging = f"{out}/_staging/{new_attempt()}"
@@ -377,10 +387,7 @@ def run_audit(
         done = done.unionByName(split.groupBy("piece_of").applyInArrow(
             piece_merger(audit_id), UNIT_DDL))  # fmt: skip
     if remote:
-        from kafkalog.conformance.audit.hadoop import remote_frame
-
-        far = [unit for unit in units if unit.path in remote]
-        done = done.unionByName(remote_frame(spark, far, remote, audit_id, deep))
+        done = done.unionByName(remote_frame(spark, *far, remote, audit_id, deep, cached))
     frame = done.cache()
     try:
         # The audit itself: every task in parallel, rows cached (writing first would let
@@ -394,8 +401,8 @@ def run_audit(
         at_roots = spark.createDataFrame(roots, FINDING_DDL)
         nested.unionByName(at_roots).coalesce(1).write.parquet(f"{staging}/findings")
     finally:
-        frame.unpersist()
-        tasks.unpersist()
+        for each in (frame, tasks, *cached):
+            each.unpersist()
     for name in ("partitions", "findings"):
         store.rename(f"{staging}/{name}", f"{out}/{name}")
     store.delete(f"{out}/_staging")

@@ -80,6 +80,16 @@ class PieceResult:
     duration: float = 0.0
 
 
+def segment_base(name: str) -> int | None:
+    """The base offset of a segment's `.log`, `.index`, `.timeindex` or `.txnindex` file."""
+    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+
+    kind = classify_partition_file(name)
+    if isinstance(kind, SegmentFileName) and not kind.status and kind.suffix != ".snapshot":
+        return kind.base_offset
+    return None
+
+
 def log_sizes(path: str) -> list[tuple[int, int]]:
     """(base offset, bytes) of each `<base>.log` of a partition directory, by base; [] if
     unreadable (the piece or unit task then reports why)."""
@@ -97,15 +107,17 @@ def log_sizes(path: str) -> list[tuple[int, int]]:
     return sorted(out)
 
 
-def split_units(units: list[Unit], policy: SplitPolicy) -> tuple[list[Unit], list[Piece]]:
-    """The units left whole, and the pieces of those the policy splits (driver side)."""
+def split_units(units: list[Unit], policy: SplitPolicy,
+                sizes_of: Any = None) -> tuple[list[Unit], list[Piece]]:
+    """The units left whole, and the pieces of those the policy splits (driver side).
+    `sizes_of(unit)` lists (base, bytes) of its `.log`s (default: from its local path)."""
     whole: list[Unit] = []
     pieces: list[Piece] = []
     for unit in units:
         if unit.bytes <= policy.max_bytes and unit.log_segments <= policy.max_segments:
             whole.append(unit)
             continue
-        sizes = log_sizes(unit.path)
+        sizes = sizes_of(unit) if sizes_of is not None else log_sizes(unit.path)
         ranges = _ranges(sizes, policy)
         if len(ranges) < 2:
             whole.append(unit)

@@ -407,8 +407,12 @@ def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: 
             console.print(f"partitions audited: {done}/{len(units)}", highlight=False)
 
     policy = SplitPolicy(max_bytes=split_mib << 20, max_segments=split_segments)
+    def on_split(partitions: int, pieces: int) -> None:
+        console.print(f"{partitions} large partitions split into {pieces} pieces by segment",
+                      highlight=False)
+
     audited, findings, wall = run_audit(spark, units, roots, out, ident, deep, on_task, policy,
-                                        listings)
+                                        listings, on_split)
     console.print(f"partitions audited: {audited}/{len(units)}; {findings} finding rows")
     summary = summarize_audit(spark, out, ident, wall)
     for line in audit_lines(summary):

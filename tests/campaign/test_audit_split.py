@@ -154,8 +154,8 @@ def entry_point(args: list[str]) -> int:
 def test_audit_cli__viewfs_uri_read_through_hadoop__rows_equal_the_file_uri_audit(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A Hadoop-only scheme (viewfs mounted on the fleet) audits like file://; an unknown
-    scheme is one typed error line and exit 2."""
+    """A Hadoop-only scheme (viewfs mounted on the fleet), its multi-segment partitions split
+    per segment, gives the file:// audit's rows; an unknown scheme is one error line, exit 2."""
     import uuid
 
     fleet = damaged_fleet(tmp_path / "fleet")
@@ -163,11 +163,15 @@ def test_audit_cli__viewfs_uri_read_through_hadoop__rows_equal_the_file_uri_audi
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     conf.set(f"fs.viewfs.mounttable.{table}.link./fleet", fleet.resolve().as_uri())
     rows = {}
-    for name, source in (("file", fleet.resolve().as_uri()), ("viewfs", f"viewfs://{table}/fleet")):
+    split = ["--split-mib", "1", "--split-segments", "1"]  # remote partitions split too
+    for name, source, more in (("file", fleet.resolve().as_uri(), []),
+                               ("viewfs", f"viewfs://{table}/fleet", split)):
         out = tmp_path / name
-        assert entry_point(["audit", source, "--out", str(out), "--audit-id", "h"]) == 1
+        assert entry_point(["audit", source, "--out", str(out), "--audit-id", "h", *more]) == 1
         text = [repr(r) for d in ("partitions", "findings")
                 for r in comparable(pq.read_table(out / d).to_pylist())]
+        split_line = "4 large partitions split into 44 pieces by segment"  # 2 x (14 + 8)
+        assert (split_line in capsys.readouterr().out) == (name == "viewfs")
         rows[name] = sorted(t.replace(f"viewfs://{table}/fleet", str(fleet.resolve()))
                             for t in text)
     assert rows["viewfs"] == rows["file"] and any("segments_overlap" in r for r in rows["file"])
