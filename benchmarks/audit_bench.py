@@ -14,6 +14,8 @@
 - **verify**: the same fleets through `kafkalog verify DIR` once per log directory (a process
   each, as an operator's shell loop would) and through `verify_log_dir` in one process.
 
+A control, measured before and after the Spark runs: the speedup of two plain Python processes
+over one on the same loop (on an idle 2-core machine ~1.9; 1.0 means no second core was free).
 Each master runs in its own process (one SparkSession, as the CLI), with a warm-up audit first so
 session start and first-job JIT are not counted. Planning (listing, root files) is timed apart
 from the Spark job. A shared 2-core VM is noisy: the load average is recorded with each number.
@@ -144,6 +146,28 @@ def verify_loop(fleets: dict[str, Path]) -> dict[str, Any]:
     return out
 
 
+def _burn(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x = (x * 31 + i) & 0xFFFFFFFF
+    return x
+
+
+def parallel_control(n: int = 4_000_000) -> float:
+    """Speedup of two plain processes over one on the same CPU work, measured now: what the
+    VM's other tenants leave of its second core (1.0: none; 2.0: all of it)."""
+    from multiprocessing import Pool
+
+    t0 = time.monotonic()
+    _burn(n), _burn(n)
+    serial = time.monotonic() - t0
+    with Pool(2) as pool:
+        t0 = time.monotonic()
+        pool.map(_burn, [n, n])
+        parallel = time.monotonic() - t0
+    return round(serial / parallel, 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="split,scaling,verify,critical")
@@ -168,6 +192,7 @@ def main() -> None:
                                       "big:unsplit:deep"]))
         if "scaling" in only:
             runs += [(m, ["small:unsplit", "big:split"]) for m in ("local[1]", "local[2]")]
+        results["parallel_control_before"] = parallel_control()
         for master, modes in runs:
             spec = json.dumps([master, paths, modes])
             done = subprocess.run([sys.executable, "-m", "kafkalog.benchmarks.audit_bench",
@@ -176,6 +201,7 @@ def main() -> None:
             results.setdefault(master, []).append(json.loads(done.stdout.splitlines()[-1]))
         if "verify" in only:
             results["verify"] = verify_loop(fleets)
+        results["parallel_control_after"] = parallel_control()
         if "critical" in only:
             results["critical_path"] = critical_path(fleets["big"])
     finally:

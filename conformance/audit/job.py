@@ -362,17 +362,17 @@ def run_audit(
         if store.exists(f"{out}/{name}"):
             raise CampaignDataError("--out already holds an audit; use a new folder", where=out)
     started = time.monotonic()
-    remote, cached = remote or {}, []
-    local = [unit for unit in units if unit.path not in remote]
-    whole, pieces = split_units(local, policy or SplitPolicy())
+    remote, cached, policy = remote or {}, [], policy or SplitPolicy()
+    whole, pieces = split_units([unit for unit in units if unit.path not in remote], policy)
+    far: tuple[list[Unit], list[Any]] = ([], [])
     if remote:
         from kafkalog.conformance.audit.remote import listed_logs, remote_frame
 
-        far = split_units([unit for unit in units if unit.path in remote], policy or SplitPolicy(),
+        far = split_units([unit for unit in units if unit.path in remote], policy,
                           lambda unit: listed_logs(remote[unit.path]))
-    split = {piece.unit.path for piece in [*pieces, *(far[1] if remote else [])]}
+    split = {piece.unit.path for piece in [*pieces, *far[1]]}
     if split and on_split is not None:
-        on_split(len(split), len(pieces) + (len(far[1]) if remote else 0))
+        on_split(len(split), len(pieces) + len(far[1]))
     slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
     bins: list[list[Any]] = pack([*whole, *pieces], slots) or [[]]
     staging = f"{out}/_staging/{new_attempt()}"
@@ -383,8 +383,8 @@ def run_audit(
     )
     done = tasks.where(F.col("piece_of").isNull()).drop("piece_of", "payload")
     if pieces:
-        split = tasks.where(F.col("piece_of").isNotNull()).select("piece_of", "payload")
-        done = done.unionByName(split.groupBy("piece_of").applyInArrow(
+        parts = tasks.where(F.col("piece_of").isNotNull()).select("piece_of", "payload")
+        done = done.unionByName(parts.groupBy("piece_of").applyInArrow(
             piece_merger(audit_id), UNIT_DDL))  # fmt: skip
     if remote:
         done = done.unionByName(remote_frame(spark, *far, remote, audit_id, deep, cached))
