@@ -15,7 +15,9 @@ audit's (which maps the file read-only); a group (a partition, or a piece of `--
 fit in a Python worker's memory (`spark.executor.pyspark.memory`) and its temporary disk;
 `binaryFile` refuses files over 2 GiB (Kafka's default segment is 1 GiB). Files whose names start
 with `_` or `.` inside a partition directory are skipped by Spark's file listing (Kafka writes
-none there).
+none there). A symbolic link inside a remote partition directory is read as the file it names
+if the Hadoop file system follows it (a local audit refuses it: `symlink_refused`); links in the
+log directory itself are reported as locally.
 """
 
 from __future__ import annotations
@@ -135,15 +137,20 @@ def plan_hadoop(spark: Any, sources: list[str], audit_id: str,
             elif is_dir:
                 target.mkdir()
             elif name in _ROOT_FILES:
-                fs.copyToLocalFile(False, lister._jvm.org.apache.hadoop.fs.Path(path, name),
-                                   lister._jvm.org.apache.hadoop.fs.Path(str(target)), True)
+                try:
+                    fs.copyToLocalFile(False, lister._jvm.org.apache.hadoop.fs.Path(path, name),
+                                       lister._jvm.org.apache.hadoop.fs.Path(str(target)), True)
+                except Exception as error:  # noqa: BLE001 - a finding, as a local read error
+                    roots.append((audit_id, uri, None, None, "problem", "unreadable_file",
+                                  "ERR-36", f"{uri}/{name}", None, _java_cause(error)))
         local_units, local_roots = plan_units([local], audit_id)
         roots.extend(remap(row, str(local), uri) for row in local_roots)
         for unit in local_units:
             name = Path(unit.path).name
             remote = lister._jvm.org.apache.hadoop.fs.Path(path, name)
             entries = lister.entries(fs, remote)
-            logs = [size for entry, _, _, size in entries if entry.endswith(".log")]
+            logs = [size for entry, _, link, size in entries
+                    if entry.endswith(".log") and not link]
             listings[f"{uri}/{name}"] = tuple((entry, is_dir, size)
                                               for entry, is_dir, _, size in entries)
             units.append(replace(unit, log_dir=uri, path=f"{uri}/{name}", bytes=sum(logs),

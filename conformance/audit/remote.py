@@ -85,9 +85,9 @@ def listed_logs(listing: Listing) -> list[tuple[int, int]]:
     """(base, bytes) of the `.log` files of a listing (the split policy's input)."""
     from kafkalog.conformance.audit.split import segment_base
 
-    return sorted((base, size) for name, is_dir, size in listing
-                  if not is_dir and name.endswith(".log")
-                  and (base := segment_base(name)) is not None)
+    # A directory named like a segment counts, as in split.log_sizes and verify_partition.
+    return sorted((base, size) for name, _, size in listing
+                  if name.endswith(".log") and (base := segment_base(name)) is not None)
 
 
 def _group(piece: Any) -> str:

@@ -99,6 +99,8 @@ def log_sizes(path: str) -> list[tuple[int, int]]:
     try:
         with os.scandir(path) as entries:
             for entry in entries:
+                if entry.is_symlink():  # refused by verify, so no segment (nor the last one)
+                    continue
                 kind = classify_partition_file(entry.name)
                 if isinstance(kind, SegmentFileName) and kind.suffix == ".log" and not kind.status:
                     out.append((kind.base_offset, entry.stat(follow_symlinks=False).st_size))

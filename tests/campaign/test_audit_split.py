@@ -91,6 +91,8 @@ def test_merge_pieces__damaged_partitions_split_per_segment__rows_equal_unsplit(
 ) -> None:
     """Every partition, cut into one piece per segment and merged, gives audit_unit's rows."""
     fleet = damaged_fleet(tmp_path, kafka_fixtures)
+    last = sorted((fleet / "b1" / "big-0").glob("*.log"))[-1]  # crashed: no final entry needed
+    (last.parent / f"{int(last.stem) + 1000:020d}.log").symlink_to(last)  # refused, not last
     units, _ = plan_units(find_log_dirs([str(fleet)]), "a")
     _, pieces = split_units(units, EVERY_SEGMENT)
     assert len({p.key for p in pieces}) >= 5
