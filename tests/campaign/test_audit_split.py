@@ -173,7 +173,7 @@ def test_audit_cli__viewfs_uri_read_through_hadoop__rows_equal_the_file_uri_audi
         assert entry_point(["audit", source, "--out", str(out), "--audit-id", "h", *more]) == 1
         text = [repr(r) for d in ("partitions", "findings")
                 for r in comparable(pq.read_table(out / d).to_pylist())]
-        split_line = "4 large partitions split into 44 pieces by segment"  # 2 x (14 + 8)
+        split_line = "4 large partitions split into 46 pieces by segment"  # 2 x (14 + 9)
         assert (split_line in capsys.readouterr().out) == (name == "viewfs")
         rows[name] = sorted(t.replace(f"viewfs://{table}/fleet", str(fleet.resolve()))
                             for t in text)
