@@ -182,3 +182,24 @@ def test_audit_cli__viewfs_uri_read_through_hadoop__rows_equal_the_file_uri_audi
     assert entry_point(["audit", "nosuch://host/x", "--out", str(tmp_path / "no")]) == 2
     lines = [line for line in capsys.readouterr().err.splitlines() if "nosuch" in line]
     assert len(lines) == 1 and "No FileSystem for scheme" in lines[0], lines
+
+
+def test_find_log_dirs__file_uris_in_every_spelling__same_log_dirs_as_the_path(
+    tmp_path: Path,
+) -> None:
+    """`file:///p`, `file:/p` and `file://localhost/p` are local paths; other schemes are
+    routed to Hadoop (is_hadoop_uri) and refused by the local finder with a typed error."""
+    from kafkalog.conformance.audit.hadoop import is_hadoop_uri
+    from kafkalog.conformance.campaign.errors import CampaignOptionsError
+
+    fleet = write_log_dir(tmp_path / "fleet" / "b0", {"t-0": 10_000}, SEGMENT).parent
+    plain = find_log_dirs([str(fleet)])
+    path = fleet.resolve()
+    for uri in (path.as_uri(), f"file:{path}", f"file://localhost{path}"):
+        assert not is_hadoop_uri(uri) and find_log_dirs([uri]) == plain, uri
+    assert is_hadoop_uri("viewfs://x/y") and is_hadoop_uri("hdfs://nn:8020/k")
+    assert not is_hadoop_uri(str(path)) and not is_hadoop_uri("relative/dir")
+    with pytest.raises(CampaignOptionsError, match="Hadoop"):
+        find_log_dirs(["s3a://bucket/kafka"])
+    with pytest.raises(CampaignOptionsError, match="local path"):
+        find_log_dirs([f"file://otherhost{path}"])
