@@ -1,15 +1,14 @@
 """`kafkalog audit`: `verify` over a fleet of Kafka log directories as one Spark job.
 
 The driver finds the log directories under SOURCES (local paths, globs, `file:` URIs; Hadoop
-URIs go through hadoop.py and remote.py), reads
-each one's root files (layout, checkpoints, clean-shutdown marker: a listing and three small
-files) and turns every live partition directory into a unit of work. Units are packed into
-about 4 x cores Spark tasks, largest partitions first (longest-processing-time first, so one big
-partition is not left for the end); each task runs the same read-only
-`kafkalog.impl.verify.verify_partition` that `kafkalog verify` runs, and emits one row per
-partition and one row per finding. A partition above the split policy is cut into pieces of
-segments (split.py), packed with the whole units and merged by a groupBy on the partition into
-the same rows. A partition that cannot be read is a finding
+URIs go through hadoop.py and remote.py), reads each one's root files (layout, checkpoints,
+clean-shutdown marker: a listing and three small files) and turns every live partition
+directory into a unit of work. Units are packed into about 4 x cores Spark tasks, largest
+partitions first (longest-processing-time first, so one big partition is not left for the end);
+each task runs the same read-only `kafkalog.impl.verify.verify_partition` that `kafkalog verify`
+runs, and emits one row per partition and one row per finding. A partition above the split
+policy is cut into pieces of segments (split.py), packed with the whole units and merged by a
+groupBy on the partition into the same rows. A partition that cannot be read is a finding
 (`unreadable_partition`), never a failed job. Rows go to `<out>/partitions/` and
 `<out>/findings/` (specs/audit-schema.md), written into a staging folder and renamed into place.
 
