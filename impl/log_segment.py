@@ -334,10 +334,10 @@ class LogSegment:
 
         O(log n) index lookup over the mmap, then a shallow scan of at most one index interval.
         """
-        mapping = self.offset_index.lookup(offset)
-        return self.log.search_for_offset_with_size(
-            offset, max(mapping.position, starting_file_position)
-        )
+        position, expected = self.offset_index.floor_span(offset)
+        if starting_file_position > position:
+            position = starting_file_position
+        return self.log.search_for_offset_with_size(offset, position, expected)
 
     def read(
         self,

@@ -29,11 +29,14 @@ from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,
     InvalidOffsetError,
+    KafkaStorageError,
 )
 
 # Lookups cache at most 8 MiB of keys: enough for the 1,310,720 entries of Kafka's default 10 MiB
 # segment.index.bytes (a 1 << 20 cap halved lookup speed there), fixed whatever the index size.
 KEYS_CACHE_MAX_ENTRIES = 1 << 21
+_TWO_ENTRIES = struct.Struct(">iiii").unpack_from
+_POSITION = struct.Struct(">i").unpack_from
 
 
 class OffsetPosition(NamedTuple):
@@ -118,6 +121,34 @@ class OffsetIndex(AbstractIndex):
                 return OffsetPosition(self.base_offset, 0)
             rel, position = self.ENTRY.unpack_from(self._buf(), slot * 8)  # `_entry`, inlined
             return OffsetPosition(self.base_offset + rel, position)
+
+    def floor_span(self, target_offset: int) -> tuple[int, int]:
+        """`lookup(target).position`, and the next entry's position (-1 when there is none).
+
+        `translate_offset`'s hot path (every read): one bisect and one unpack of the two
+        entries, no entry object. Per the index, the first batch with last offset >= target
+        starts in [first, second] (the next entry's key exceeds the target), so the caller can
+        size its header read to that span; it is a hint only, never a bound on the search.
+        """
+        with self._lock:
+            keys = self._keys
+            if keys is None:
+                keys = self._relative_keys()
+            if keys is None:
+                slot = self._slot_range_for(target_offset, self._OFFSETS, True)
+            else:
+                slot = bisect_right(keys, target_offset - self.base_offset) - 1
+            if self._closed:  # `_buf`, inlined: a closed index raises, even when empty
+                raise KafkaStorageError("index is closed", where=self.path)
+            if slot < 0:
+                return 0, (self._first_position() if self._entries else -1)
+            if slot + 1 < self._entries:
+                _, position, _, next_position = _TWO_ENTRIES(self._mmap, slot * 8)
+                return position, next_position
+            return _POSITION(self._buf(), slot * 8 + 4)[0], -1
+
+    def _first_position(self) -> int:
+        return int(_POSITION(self._buf(), 4)[0])
 
     def fetch_upper_bound_offset(self, fetch_offset: OffsetPosition,
                                  fetch_size: int) -> OffsetPosition | None:

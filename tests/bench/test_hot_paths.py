@@ -19,7 +19,7 @@ from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.offset_index import OffsetIndex, OffsetPosition
 from kafkalog.impl.record_batch import RecordBatch
 from kafkalog.impl.time_index import TimeIndex
-from kafkalog.model.errors import KafkalogError
+from kafkalog.model.errors import KafkalogError, KafkaStorageError
 from kafkalog.model.values import Record
 
 
@@ -60,13 +60,21 @@ def test_search_for_offset_with_size__header_scan__matches_a_walk_over_whole_bat
         for start in rng.sample(starts, min(3, len(starts))):
             expected = _outcome(_walk_search, records, target, start)
             assert _outcome(records.search_for_offset_with_size, target, start) == expected
+            # The index's read-size hint, right or wrong, never changes the answer.
+            for hint in (-1, start, rng.choice(starts), rng.randint(0, records.size_in_bytes)):
+                assert _outcome(records.search_for_offset_with_size, target, start,
+                                hint) == expected, (target, start, hint)
     records.close()
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_offset_index_lookup__cached_keys__match_the_binary_search_after_appends_and_truncations(
-        tmp_path: Path, seed: int) -> None:
-    """lookup() equals the floor slot of `_slot_range_for` at every step. Spec: FMT-13, FMT-15."""
+        tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lookup() and floor_span() equal the floor slot of `_slot_range_for` at every step.
+
+    Odd seeds run without the key cache (an index above its cap). Spec: FMT-13, FMT-15."""
+    if seed % 2:
+        monkeypatch.setattr("kafkalog.impl.offset_index.KEYS_CACHE_MAX_ENTRIES", 0)
     rng = random.Random(seed)
     base = rng.randint(0, 10**6)
     index = OffsetIndex(FileSystem(), tmp_path / "i.index", base, 8 * 120)
@@ -84,7 +92,20 @@ def test_offset_index_lookup__cached_keys__match_the_binary_search_after_appends
             slot = index._slot_range_for(target, index._OFFSETS, True)
             expected = OffsetPosition(base, 0) if slot == -1 else index._entry(slot)
             assert index.lookup(target) == expected
+            following = index._entry(slot + 1).position if slot + 1 < index.entries else -1
+            assert index.floor_span(target) == (expected.position, following)
     index.close()
+
+
+def test_offset_index_floor_span__closed_index__raises_storage_error(tmp_path: Path) -> None:
+    """floor_span() on a closed index raises KafkaStorageError, empty or not (BUG-9)."""
+    for entries in (0, 3):
+        index = OffsetIndex(FileSystem(), tmp_path / f"{entries}.index", 0, 80)
+        for n in range(entries):
+            index.append(n + 1, 10 * n)
+        index.close_handler()
+        with pytest.raises(KafkaStorageError):
+            index.floor_span(2)
 
 
 @pytest.mark.parametrize("seed", range(6))
