@@ -130,6 +130,28 @@ class TimeIndex(AbstractIndex):
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)
 
+    def accepts(self, entries: list[tuple[int, int]]) -> bool:
+        """Whether `maybe_append(ts, offset)` for each entry in turn would raise nothing.
+
+        Lets `LogSegment.append` store its offset-index entries in bulk before these: it does
+        so only when no time-index call can fail in between. A dry run of maybe_append's checks
+        (ERR-2, ERR-7..9), O(len(entries)), nothing changed.
+        """
+        with self._lock:
+            if self._closed:
+                return False
+            count, last = self._entries, self._last_entry
+            for timestamp, offset in entries:
+                if count >= self._max_entries - 1:  # is_full (FMT-21)
+                    return False
+                if count != 0 and (offset < last.offset or timestamp < last.timestamp):
+                    return False
+                if timestamp > last.timestamp:
+                    if self._to_relative(offset) is None:
+                        return False
+                    count, last = count + 1, TimestampOffset(timestamp, offset)
+            return True
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry with offset >= `offset`, searching the offset column. FMT-24."""
         with self._lock:
