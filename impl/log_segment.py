@@ -263,7 +263,7 @@ class LogSegment:
     def _append_index_entries(self, offsets: list[int], positions: list[int],
                               timed: list[tuple[int, int]], start: int,
                               batches: list[BatchFacts]) -> None:
-        """Write SEG-3's entries: the offset index in one bulk store, then the time index.
+        """Write SEG-3's entries: the offset index in one bulk store, then the time index's.
 
         When the bulk store or the time-index entries could fail (an index the checks above do
         not vouch for), the per-batch loop runs instead, so the same error surfaces after the
@@ -271,8 +271,7 @@ class LogSegment:
         """
         ti = self.time_index
         if ti.accepts(timed) and self.offset_index.append_entries(offsets, positions):
-            for ts, off in timed:
-                ti.maybe_append(ts, off)
+            ti.append_accepted(timed)
             return
         self._append_index_entries_per_batch(start, batches)
 

@@ -152,6 +152,25 @@ class TimeIndex(AbstractIndex):
                     count, last = count + 1, TimestampOffset(timestamp, offset)
             return True
 
+    def append_accepted(self, entries: list[tuple[int, int]]) -> None:
+        """`maybe_append` of each entry in turn, stored in one write; only for entries that
+        `accepts` approved (LogSegment.append checks first). Spec: FMT-22."""
+        with self._lock:
+            last_ts = self._last_entry.timestamp
+            new = []
+            for timestamp, offset in entries:
+                if timestamp > last_ts:  # an equal timestamp adds nothing (FMT-22)
+                    new += (timestamp, offset - self.base_offset)
+                    last_ts = timestamp
+            if not new:
+                return
+            start, size = self._entries * 12, 6 * len(new)
+            struct.pack_into(">" + "qi" * (len(new) // 2), self._buf(), start, *new)
+            if self._on_store is not None:
+                self._on_store(start, size)
+            self._entries += len(new) // 2
+            self._last_entry = TimestampOffset(new[-2], new[-1] + self.base_offset)
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry with offset >= `offset`, searching the offset column. FMT-24."""
         with self._lock:

@@ -219,7 +219,7 @@ def test_offset_index_append_entries__bulk__equals_per_entry_appends_or_changes_
 def test_time_index_accepts__dry_run__matches_whether_maybe_append_raises(
         tmp_path: Path, seed: int) -> None:
     """accepts(entries) is True exactly when maybe_append takes them all without an error, and
-    it changes nothing. Spec: FMT-21, FMT-22."""
+    it changes nothing; append_accepted then stores what maybe_append does. Spec: FMT-21, FMT-22."""
     rng = random.Random(seed)
     fs = FileSystem()
     for trial in range(40):
@@ -247,6 +247,11 @@ def test_time_index_accepts__dry_run__matches_whether_maybe_append_raises(
         except KafkalogError:
             raised = True
         assert verdict == (not raised), entries
+        if verdict:  # the bulk store of approved entries writes what maybe_append wrote
+            probe.append_accepted(entries)
+            assert (probe.entries, probe.last_entry) == (real.entries, real.last_entry)
+            assert [probe.entry(n) for n in range(probe.entries)] == [
+                real.entry(n) for n in range(real.entries)]
         probe.close_handler()  # no trim + fsync: scratch files
         real.close_handler()
 
