@@ -270,6 +270,11 @@ class LogSegment:
         same entries: offset and time index appended alternately, as Kafka does.
         """
         ti = self.time_index
+        if len(offsets) == 1:  # one entry (small appends): the plain calls cost less
+            self.offset_index.append(offsets[0], positions[0])
+            if timed:
+                ti.maybe_append(*timed[0])
+            return
         if ti.accepts(timed) and self.offset_index.append_entries(offsets, positions):
             ti.append_accepted(timed)
             return
