@@ -327,7 +327,7 @@ class LogSegment:
 
         O(log n) index lookup over the mmap, then a shallow scan of at most one index interval.
         """
-        position, expected = self.offset_index.floor_span(offset)
+        position, expected = self._offset_index.get().floor_span(offset)
         if starting_file_position > position:
             position = starting_file_position
         return self.log.search_for_offset_with_size(offset, position, expected)
