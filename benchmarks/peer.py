@@ -196,7 +196,7 @@ def build_figure(scale: Scale, peer: Peer) -> Figure:
         _peer_build(peer, records, batches)
         return watch.stop()
 
-    return _figure("build", peer, f"build {batches} x {len(ours)} B batches of "
+    return _figure("build", peer, f"build: {batches} x {len(ours)} B batches of "
                    f"{len(records)} 100 B records", batches * len(ours), impl, base, scale.reps)
 
 
@@ -242,8 +242,8 @@ def read_figure(scale: Scale, fixture: ReadFixture, peer: Peer) -> Figure:
                 check(pread(fds[path], n, at))
             return watch.stop()
 
-        return _figure("read", peer, f"{fixture.total / MIB:.0f} MiB from offset 0, 1 MiB reads, "
-                       "CRC per batch", fixture.total, impl, base, scale.reps)
+        return _figure("read", peer, f"read: {fixture.total / MIB:.0f} MiB from offset 0, 1 MiB "
+                       "reads, CRC per batch", fixture.total, impl, base, scale.reps)
     finally:
         for fd in fds.values():
             os.close(fd)
@@ -255,7 +255,7 @@ def append_figure(scale: Scale, root: Path, peer: Peer) -> Figure:
     chunks = [w.chunk()] * w.calls
     impl = functools.partial(append._leader_run, root, chunks, False)
     base = functools.partial(_peer_append, peer, root, chunks)
-    return _figure("append", peer, f"leader append, {w.label}", len(chunks[0]) * w.calls, impl,
+    return _figure("append", peer, f"leader append: {w.label}", len(chunks[0]) * w.calls, impl,
                    base, scale.reps)
 
 
