@@ -235,6 +235,33 @@ class AbstractIndex(ABC):
 
     # --- truncation and sizing (FMT-15, FMT-28, FMT-29) ---
 
+    @property
+    def journals_stores(self) -> bool:
+        """True on a recording file system, which journals every entry store (FLT-7)."""
+        return self._on_store is not None
+
+    def append_checked_entries(self, raw: bytes) -> None:
+        """Recovery's bulk append: whole entries in file format, written with one copy.
+
+        Only for entries already held to `append`'s rules (increasing keys, room without
+        growing: `batch_scan.scan_recovery` checks both), so nothing is re-checked here. On a
+        recording file system each entry is reported as its own store, as `append` does.
+        """
+        size = self.entry_size()
+        count = len(raw) // size
+        if count == 0:
+            return
+        with self._lock:
+            self._ensure_open()
+            assert self._entries + count <= self._max_entries, "checked entries must fit"
+            start = self._entries * size
+            self._buf()[start : start + len(raw)] = raw
+            if self._on_store is not None:
+                for i in range(count):
+                    self._on_store(start + i * size, size)
+            self._entries += count
+            self._after_entries_changed()
+
     def _truncate_to_entries(self, n: int) -> None:
         with self._lock:
             # added by log engineer: zero the dropped entries so a live preallocated file reads

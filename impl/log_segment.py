@@ -43,6 +43,7 @@ from .fs import FileSystem
 from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
+from .segment_recovery import RecoveredBatches, walk_batches
 from .time import Time
 from .transaction_index import TransactionIndex
 
@@ -177,6 +178,8 @@ class LogSegment:
         self.last_modified_ms = log.last_modified_ms()
         # PSF-8: `.txnindex`, created by the first aborted transaction; follows suffix renames.
         self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
+        # What the last `recover()` walk saw, for the loader's later passes (PSR-7).
+        self.recovered_batches: RecoveredBatches | None = None
 
     @classmethod
     def open(
@@ -486,33 +489,11 @@ class LogSegment:
         self.offset_index.reset()
         self.time_index.reset()
         self.txn_index.reset()  # PSF-10: rebuilt by the loader from replayed markers (PSR-7)
-        valid_bytes = 0
-        last_index_entry = 0
         self._max_ts_and_offset = _UNKNOWN
-        max_ts, max_off = _UNKNOWN
-        # Hoisted out of the per-batch loop (recovery walks every batch): the lazy index
-        # handles and each header field are fetched once per batch at most.
-        offset_index, time_index = self.offset_index, self.time_index
-        interval, base_offset = self.index_interval_bytes, self.base_offset
-        try:
-            for batch in self._batches_checked():
-                last_offset = batch.last_offset
-                if not 0 <= last_offset - base_offset <= INT32_MAX:
-                    self._ensure_offset_in_range(last_offset)  # raises
-                batch_max_ts = batch.max_timestamp
-                if batch_max_ts > max_ts:
-                    max_ts, max_off = batch_max_ts, last_offset
-                    self._max_ts_and_offset = (max_ts, max_off)
-                if valid_bytes - last_index_entry > interval:
-                    _grow_if_full(offset_index)
-                    _grow_if_full(time_index)
-                    offset_index.append(last_offset, valid_bytes)
-                    time_index.maybe_append(max_ts, max_off)
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                self._maybe_assign_epoch(batch, epoch_cache)
-        except (CorruptRecordError, InvalidRecordError):
-            pass  # SEG-15 step 4: the first invalid batch ends recovery silently
+        # One pass, a chunk at a time (impl/segment_recovery.py); it also remembers the
+        # producer batches, so the loader's .txnindex and producer-state passes need not walk
+        # the segment again.
+        valid_bytes, max_ts, max_off, seen = walk_batches(self, epoch_cache)
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0:
             self.log.truncate_to(valid_bytes)
@@ -520,6 +501,8 @@ class LogSegment:
         self.offset_index.trim_to_valid_size()
         self.time_index.maybe_append(max_ts, max_off, skip_full_check=True)
         self.time_index.trim_to_valid_size()
+        seen.size = self.log.size_in_bytes
+        self.recovered_batches = seen
         return truncated
 
     def _batches_checked(self) -> Iterator[Any]:
@@ -640,15 +623,3 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"
-
-
-def _grow_if_full(index: Any) -> None:
-    """Double a full index while recovery rebuilds it (KL-CRASH-5).
-
-    The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
-    counter a truncation reset, so recovery (counting from the segment start) can index more
-    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
-    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
-    """
-    if index.is_full():
-        index.resize(max(2 * index.length(), 2 * index.entry_size()))

@@ -1,0 +1,172 @@
+"""The batch walk of `LogSegment.recover` (SEG-15): one pass, a buffer at a time.
+
+Recovery CRC-checks every batch of the segment, rebuilds the offset and time indexes, feeds new
+leader epochs to the epoch cache and stops at the first invalid batch. The walk reads the
+`.log` in 1 MiB chunks and lets `batch_scan.scan_recovery` do the common batches of each chunk
+in one call; it stops before any batch it cannot vouch for, and that one batch goes through
+`_one_batch`, the per-batch code recovery always ran (errors, cuts, epoch assignment, index
+growth), after which the chunk walk resumes. So the cut position, every index entry, the
+epochs and every error type are the per-batch path's.
+
+The walk also remembers what the two later passes over the same batches need (PSR-7: the
+`.txnindex` rebuild and producer-state recovery): the positions of the batches that carry a
+producer id and the next offset after the last v2 batch. Those passes then read only those
+batches instead of walking the segment twice more (`RecoveredBatches`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkalog.model.errors import CorruptRecordError, InvalidRecordError, KafkaStorageError
+from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP
+
+from .batch_scan import STOP_END, STOP_MORE, STOP_SLOW, scan_recovery
+from .record_batch import LOG_OVERHEAD
+
+_CHUNK = 1024 * 1024  # as FileRecords.batches: larger fresh buffers cost page faults
+_INT64_MAX = 2**63 - 1
+
+
+@dataclass
+class RecoveredBatches:
+    """What one recovery walk saw, valid for the segment's `.log` while its size is `size`."""
+
+    size: int  # the .log size after recovery's cut
+    producer_positions: list[int] = field(default_factory=list)  # batches with a producer id
+    v2_end: int = -1  # the last v2 batch's last offset + 1, or -1 when there is none
+
+    def describes(self, segment: Any) -> bool:
+        """True while the segment still holds exactly the bytes this walk read."""
+        return segment.size() == self.size
+
+
+@dataclass
+class _Walk:
+    """The walk's running state (the locals of the per-batch loop)."""
+
+    valid_bytes: int = 0  # bytes of valid batches so far: the next batch's position
+    last_index_entry: int = 0
+    max_ts: int = NO_TIMESTAMP
+    max_off: int = -1
+    seen: RecoveredBatches = field(default_factory=lambda: RecoveredBatches(0))
+
+
+def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, RecoveredBatches]:
+    """SEG-15 steps 1-4 over `segment` (indexes already reset): (valid bytes, max timestamp,
+    its offset, what the later passes need). Stops silently at the first invalid batch;
+    LogSegmentOffsetOverflowError and the indexes' InvalidOffsetError propagate (REC-8)."""
+    walk = _Walk()
+    try:
+        _walk(segment, epoch_cache, walk)
+    except (CorruptRecordError, InvalidRecordError):
+        pass  # SEG-15 step 4: the first invalid batch ends recovery silently
+    return walk.valid_bytes, walk.max_ts, walk.max_off, walk.seen
+
+
+def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
+    log = segment.log
+    size, want = log.size_in_bytes, _CHUNK
+    while walk.valid_bytes < size:
+        pos = walk.valid_bytes
+        n = min(want, size - pos)
+        chunk = log.read_bytes(pos, n)
+        if len(chunk) < n:
+            raise KafkaStorageError("file shrank while being read", where=log.path)
+        want = _CHUNK
+        consumed, stop = _scan_chunk(segment, epoch_cache, walk, chunk, pos)
+        if stop == STOP_END or (stop == STOP_MORE and consumed > 0):
+            continue
+        if stop == STOP_MORE and pos + len(chunk) < size:
+            # The batch at `pos` is larger than the chunk: read it whole, if the file has it.
+            need = LOG_OVERHEAD + int.from_bytes(chunk[8:12], "big", signed=True)
+            if pos + need <= size:
+                want = need
+                continue
+        if not _one_batch(segment, epoch_cache, walk):
+            return  # a torn tail (FMT-52): nothing more to recover
+
+
+def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: bytes,
+                pos: int) -> tuple[int, int]:
+    """The common batches of `chunk` in one `scan_recovery` call; (bytes consumed, stop)."""
+    oi, ti = segment.offset_index, segment.time_index
+    oi_entries, ti_entries = oi.entries, ti.entries
+    ti_last = ti.last_entry
+    (consumed, stop, walk.last_index_entry, max_ts, max_off, oi_raw, ti_raw, flags, producers,
+     v2_end) = scan_recovery(
+        chunk, pos, segment.base_offset, segment.index_interval_bytes, walk.last_index_entry,
+        walk.max_ts, walk.max_off, oi_entries, oi.max_entries, oi.last_offset, ti_entries,
+        ti.max_entries, ti_last.timestamp, ti_last.offset, epoch_cache is not None,
+        None if epoch_cache is None else epoch_cache.latest_epoch)
+    _store_entries(oi, ti, oi_raw, ti_raw, flags)
+    if consumed:
+        walk.valid_bytes += consumed
+        if max_ts != walk.max_ts or max_off != walk.max_off:
+            walk.max_ts, walk.max_off = max_ts, max_off
+            segment._max_ts_and_offset = (max_ts, max_off)
+        walk.seen.producer_positions += producers
+        walk.seen.v2_end = v2_end
+    assert stop in (STOP_END, STOP_MORE, STOP_SLOW), f"unknown scan stop {stop}"
+    return consumed, stop
+
+
+def _store_entries(oi: Any, ti: Any, oi_raw: bytes, ti_raw: bytes, flags: bytes) -> None:
+    """Write the scan's index entries; on a recording file system in the per-batch order."""
+    if not (oi.journals_stores or ti.journals_stores):
+        oi.append_checked_entries(oi_raw)
+        ti.append_checked_entries(ti_raw)
+        return
+    t = 0
+    for k, with_time_entry in enumerate(flags):
+        oi.append_checked_entries(oi_raw[8 * k : 8 * k + 8])
+        if with_time_entry:
+            ti.append_checked_entries(ti_raw[12 * t : 12 * t + 12])
+            t += 1
+
+
+def _one_batch(segment: Any, epoch_cache: Any, walk: _Walk) -> bool:
+    """The per-batch recovery step for the batch at `walk.valid_bytes`; False at a torn tail.
+
+    Raises what the per-batch walk raised: CorruptRecordError for an invalid batch or size
+    field, LogSegmentOffsetOverflowError, the indexes' errors.
+    """
+    batch = next(iter(segment.log.batches(walk.valid_bytes)), None)
+    if batch is None:
+        return False
+    batch.ensure_valid()  # names `file@position` itself, and only when it raises
+    base_offset, offset_index, time_index = segment.base_offset, segment.offset_index, \
+        segment.time_index
+    last_offset = batch.last_offset
+    if not 0 <= last_offset - base_offset <= INT32_MAX:
+        segment._ensure_offset_in_range(last_offset)  # raises
+    batch_max_ts = batch.max_timestamp
+    if batch_max_ts > walk.max_ts:
+        walk.max_ts, walk.max_off = batch_max_ts, last_offset
+        segment._max_ts_and_offset = (walk.max_ts, walk.max_off)
+    if walk.valid_bytes - walk.last_index_entry > segment.index_interval_bytes:
+        _grow_if_full(offset_index)
+        _grow_if_full(time_index)
+        offset_index.append(last_offset, walk.valid_bytes)
+        time_index.maybe_append(walk.max_ts, walk.max_off)
+        walk.last_index_entry = walk.valid_bytes
+    if batch.magic >= 2:
+        walk.seen.v2_end = last_offset + 1
+        if batch.producer_id >= 0 or last_offset >= _INT64_MAX:
+            walk.seen.producer_positions.append(walk.valid_bytes)
+    walk.valid_bytes += batch.size_in_bytes
+    segment._maybe_assign_epoch(batch, epoch_cache)
+    return True
+
+
+def _grow_if_full(index: Any) -> None:
+    """Double a full index while recovery rebuilds it (KL-CRASH-5).
+
+    The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
+    counter a truncation reset, so recovery (counting from the segment start) can index more
+    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
+    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
+    """
+    if index.is_full():
+        index.resize(max(2 * index.length(), 2 * index.entry_size()))
