@@ -279,6 +279,7 @@ class LogSegment:
         One write of the given bytes, then index bookkeeping per batch from header fields only.
         Raises LogSegmentOffsetOverflowError (ERR-14) before writing anything.
         """
+        self.recovered_batches = None
         if records.size_in_bytes == 0:
             return
         position = self.log.size_in_bytes
@@ -463,6 +464,7 @@ class LogSegment:
 
     def truncate_to(self, offset: int) -> int:
         """Remove everything with offset >= `offset`; returns bytes removed (SEG-13, SEG-14)."""
+        self.recovered_batches = None
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)

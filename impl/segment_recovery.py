@@ -16,6 +16,7 @@ batches instead of walking the segment twice more (`RecoveredBatches`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,13 +45,18 @@ class RecoveredBatches:
 
 @dataclass
 class _Walk:
-    """The walk's running state (the locals of the per-batch loop)."""
+    """The walk's running state (the locals of the per-batch loop), and the index entries the
+    scans produced that are not written yet, with the indexes' state as if they were."""
 
     valid_bytes: int = 0  # bytes of valid batches so far: the next batch's position
     last_index_entry: int = 0
     max_ts: int = NO_TIMESTAMP
     max_off: int = -1
     seen: RecoveredBatches = field(default_factory=lambda: RecoveredBatches(0))
+    oi_raw: bytearray = field(default_factory=bytearray)  # pending offset-index entries
+    ti_raw: bytearray = field(default_factory=bytearray)  # pending time-index entries
+    flags: bytearray = field(default_factory=bytearray)  # per offset entry: with a time entry?
+    index_state: list[int] = field(default_factory=list)  # see `_sync`
 
 
 def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, RecoveredBatches]:
@@ -68,52 +74,83 @@ def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, Recover
 def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
     log = segment.log
     size, want = log.size_in_bytes, _CHUNK
-    while walk.valid_bytes < size:
-        pos = walk.valid_bytes
-        n = min(want, size - pos)
-        chunk = log.read_bytes(pos, n)
-        if len(chunk) < n:
-            raise KafkaStorageError("file shrank while being read", where=log.path)
-        want = _CHUNK
-        consumed, stop = _scan_chunk(segment, epoch_cache, walk, chunk, pos)
-        if stop == STOP_END or (stop == STOP_MORE and consumed > 0):
-            continue
-        if stop == STOP_MORE and pos + len(chunk) < size:
-            # The batch at `pos` is larger than the chunk: read it whole, if the file has it.
-            need = LOG_OVERHEAD + int.from_bytes(chunk[8:12], "big", signed=True)
-            if pos + need <= size:
-                want = need
+    _sync(segment, walk)
+    try:
+        while walk.valid_bytes < size:
+            pos = walk.valid_bytes
+            n = min(want, size - pos)
+            chunk = log.read_bytes(pos, n)
+            if len(chunk) < n:
+                raise KafkaStorageError("file shrank while being read", where=log.path)
+            want = _CHUNK
+            consumed, stop = _scan_chunk(segment, epoch_cache, walk, chunk, pos)
+            if stop == STOP_END or (stop == STOP_MORE and consumed > 0):
                 continue
-        if not _one_batch(segment, epoch_cache, walk):
-            return  # a torn tail (FMT-52): nothing more to recover
+            if stop == STOP_MORE and pos + len(chunk) < size:
+                # The batch at `pos` is larger than the chunk: read it whole, if the file has it.
+                need = LOG_OVERHEAD + int.from_bytes(chunk[8:12], "big", signed=True)
+                if pos + need <= size:
+                    want = need
+                    continue
+            _flush(segment, walk)
+            if not _one_batch(segment, epoch_cache, walk):
+                return  # a torn tail (FMT-52): nothing more to recover
+            _sync(segment, walk)
+    finally:
+        _flush(segment, walk)  # what the per-batch walk would have written before it stopped
+
+
+def _sync(segment: Any, walk: _Walk) -> None:
+    """Read the indexes' state the scan checks its entries against (after per-batch work)."""
+    oi, ti = segment.offset_index, segment.time_index
+    last = ti.last_entry
+    walk.index_state = [oi.entries, oi.max_entries, oi.last_offset, ti.entries, ti.max_entries,
+                        last.timestamp, last.offset]
 
 
 def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: bytes,
                 pos: int) -> tuple[int, int]:
     """The common batches of `chunk` in one `scan_recovery` call; (bytes consumed, stop)."""
-    oi, ti = segment.offset_index, segment.time_index
-    oi_entries, ti_entries = oi.entries, ti.entries
-    ti_last = ti.last_entry
+    oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts, ti_last_off = walk.index_state
     (consumed, stop, walk.last_index_entry, max_ts, max_off, oi_raw, ti_raw, flags, producers,
      v2_end) = scan_recovery(
         chunk, pos, segment.base_offset, segment.index_interval_bytes, walk.last_index_entry,
-        walk.max_ts, walk.max_off, oi_entries, oi.max_entries, oi.last_offset, ti_entries,
-        ti.max_entries, ti_last.timestamp, ti_last.offset, epoch_cache is not None,
+        walk.max_ts, walk.max_off, oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts,
+        ti_last_off, epoch_cache is not None,
         None if epoch_cache is None else epoch_cache.latest_epoch)
-    _store_entries(oi, ti, oi_raw, ti_raw, flags)
-    if consumed:
-        walk.valid_bytes += consumed
-        if max_ts != walk.max_ts or max_off != walk.max_off:
-            walk.max_ts, walk.max_off = max_ts, max_off
-            segment._max_ts_and_offset = (max_ts, max_off)
-        walk.seen.producer_positions += producers
-        walk.seen.v2_end = v2_end
     assert stop in (STOP_END, STOP_MORE, STOP_SLOW), f"unknown scan stop {stop}"
+    if not consumed:
+        return consumed, stop
+    walk.valid_bytes += consumed
+    if max_ts != walk.max_ts or max_off != walk.max_off:
+        walk.max_ts, walk.max_off = max_ts, max_off
+        segment._max_ts_and_offset = (max_ts, max_off)
+    walk.seen.producer_positions += producers
+    walk.seen.v2_end = v2_end
+    if flags:
+        walk.oi_raw += oi_raw
+        walk.ti_raw += ti_raw
+        walk.flags += flags
+        state = walk.index_state
+        state[0] += len(flags)
+        state[2] = segment.base_offset + int.from_bytes(oi_raw[-8:-4], "big", signed=True)
+        if ti_raw:
+            state[3] += len(ti_raw) // 12
+            state[5] = int.from_bytes(ti_raw[-12:-4], "big", signed=True)
+            state[6] = segment.base_offset + int.from_bytes(ti_raw[-4:], "big", signed=True)
     return consumed, stop
 
 
-def _store_entries(oi: Any, ti: Any, oi_raw: bytes, ti_raw: bytes, flags: bytes) -> None:
-    """Write the scan's index entries; on a recording file system in the per-batch order."""
+def _flush(segment: Any, walk: _Walk) -> None:
+    """Write the pending index entries; on a recording file system one store per entry, in the
+    order the per-batch walk stores them (FLT-7), else one write per index."""
+    if not walk.flags:
+        return
+    oi, ti = segment.offset_index, segment.time_index
+    oi_raw, ti_raw, flags = bytes(walk.oi_raw), bytes(walk.ti_raw), bytes(walk.flags)
+    walk.oi_raw.clear()
+    walk.ti_raw.clear()
+    walk.flags.clear()
     if not (oi.journals_stores or ti.journals_stores):
         oi.append_checked_entries(oi_raw)
         ti.append_checked_entries(ti_raw)
@@ -170,3 +207,28 @@ def _grow_if_full(index: Any) -> None:
     """
     if index.is_full():
         index.resize(max(2 * index.length(), 2 * index.entry_size()))
+
+
+def recovered_batches_of(segment: Any) -> RecoveredBatches | None:
+    """The last recovery walk's facts about `segment`, if they still describe its `.log`."""
+    seen = getattr(segment, "recovered_batches", None)
+    return seen if seen is not None and seen.describes(segment) else None
+
+
+def batches_at(log: Any, positions: list[int]) -> Iterator[Any]:
+    """The batches of `log` (a FileRecords) starting at `positions` (ascending), in order.
+
+    Positions close together share one chunked walk; a gap above a chunk starts a new one, so
+    a few producer batches in a large segment cost a few small reads.
+    """
+    walk: Iterator[Any] | None = None
+    previous = -_CHUNK - 1
+    for position in positions:
+        if walk is None or position - previous > _CHUNK:
+            walk = log.batches(position)
+        for batch in walk:
+            if batch.position == position:
+                yield batch
+                break
+            assert batch.position < position, f"no batch starts at {position} in {log.path}"
+        previous = position
