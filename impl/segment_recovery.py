@@ -74,13 +74,16 @@ def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, Recover
 def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
     log = segment.log
     size, want = log.size_in_bytes, _CHUNK
+    buffer = memoryview(bytearray(min(size, _CHUNK)))  # one buffer for every chunk (no copies)
     _sync(segment, walk)
     try:
         while walk.valid_bytes < size:
             pos = walk.valid_bytes
             n = min(want, size - pos)
-            chunk = log.read_bytes(pos, n)
-            if len(chunk) < n:
+            if n > len(buffer):
+                buffer = memoryview(bytearray(n))  # one batch larger than a chunk
+            chunk = buffer[:n]
+            if log.read_into(chunk, pos) < n:
                 raise KafkaStorageError("file shrank while being read", where=log.path)
             want = _CHUNK
             consumed, stop = _scan_chunk(segment, epoch_cache, walk, chunk, pos)
@@ -108,7 +111,7 @@ def _sync(segment: Any, walk: _Walk) -> None:
                         last.timestamp, last.offset]
 
 
-def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: bytes,
+def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: memoryview,
                 pos: int) -> tuple[int, int]:
     """The common batches of `chunk` in one `scan_recovery` call; (bytes consumed, stop)."""
     oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts, ti_last_off = walk.index_state
