@@ -21,7 +21,7 @@ import operator
 import struct
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
@@ -36,6 +36,7 @@ from kafkalog.model.values import INT32_MAX
 WARM_SECTION_BYTES = 8192  # FMT-17: Kafka searches the last 8 KiB of entries first
 # Entries per chunk of the O(n) sanity scans: memory stays O(chunk) for an index of any size.
 CHECK_CHUNK_ENTRIES = 1 << 16
+_FIRST_CHECK_CHUNK = 1 << 10
 
 
 _ZERO_CHUNK = bytes(1 << 20)
@@ -57,6 +58,18 @@ class Column(NamedTuple):
     field: struct.Struct
     offset: int
     relative: bool  # stored as offset - base_offset
+
+
+def check_chunks(entries: int) -> Iterator[tuple[int, int]]:
+    """[start, end) slices of `entries` for the O(n) sanity scans: 1,024 entries first, then
+    doubling up to CHECK_CHUNK_ENTRIES. A crashed segment's preallocated index (10 MiB of
+    which all but the first entries are zeros) fails within the first small chunk instead of
+    after converting 65,536 entries; a valid index still costs O(n) in a few C-speed passes."""
+    start, size = 0, min(_FIRST_CHECK_CHUNK, CHECK_CHUNK_ENTRIES)
+    while start < entries:
+        end = min(entries, start + size)
+        yield start, end
+        start, size = end, min(2 * size, CHECK_CHUNK_ENTRIES)
 
 
 def round_down(value: int, factor: int) -> int:

@@ -27,7 +27,6 @@ from kafkalog.model.errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidFileNameError,
-    InvalidRecordError,
     LogSegmentOffsetOverflowError,
 )
 from kafkalog.model.values import (

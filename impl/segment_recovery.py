@@ -17,6 +17,7 @@ batches instead of walking the segment twice more (`RecoveredBatches`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,10 +65,9 @@ def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, Recover
     its offset, what the later passes need). Stops silently at the first invalid batch;
     LogSegmentOffsetOverflowError and the indexes' InvalidOffsetError propagate (REC-8)."""
     walk = _Walk()
-    try:
+    # SEG-15 step 4: the first invalid batch ends recovery silently.
+    with suppress(CorruptRecordError, InvalidRecordError):
         _walk(segment, epoch_cache, walk)
-    except (CorruptRecordError, InvalidRecordError):
-        pass  # SEG-15 step 4: the first invalid batch ends recovery silently
     return walk.valid_bytes, walk.max_ts, walk.max_off, walk.seen
 
 
