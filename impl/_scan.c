@@ -287,7 +287,9 @@ static PyObject *scan_recovery(PyObject *self, PyObject *args) {
              * else (a full index, offsets going back) is the Python path's to decide. */
             if (oi_entries >= oi_max || ti_entries >= ti_max - 1 ||
                 (oi_entries != 0 && last <= oi_last) ||
-                (ti_entries != 0 && (new_max_off < ti_last_off || new_max_ts < ti_last_ts))) {
+                (ti_entries != 0 && (new_max_off < ti_last_off || new_max_ts < ti_last_ts)) ||
+                (new_max_ts > ti_last_ts &&
+                 (new_max_off < base_offset || new_max_off - base_offset > INT32_MAX_))) {
                 stop = STOP_SLOW;
                 break;
             }

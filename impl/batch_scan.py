@@ -101,7 +101,9 @@ def py_scan_recovery(buf: memoryview | bytes, position: int, base_offset: int, i
             if (oi_entries >= oi_max or ti_entries >= ti_max - 1
                     or (oi_entries != 0 and last <= oi_last)
                     or (ti_entries != 0 and (new_max_off < ti_last_off
-                                             or new_max_ts < ti_last_ts))):
+                                             or new_max_ts < ti_last_ts))
+                    or (new_max_ts > ti_last_ts
+                        and not 0 <= new_max_off - base_offset <= _INT32_MAX)):
                 stop = STOP_SLOW
                 break
             oi += _OI_ENTRY.pack(last - base_offset, pos)
