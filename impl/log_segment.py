@@ -361,16 +361,24 @@ class LogSegment:
         if position_info is None:
             return None
         start_position = position_info.position
-        batch_base = self._batch_base_offset_at(start_position)
-        metadata = LogOffsetMetadata(batch_base, self.base_offset, start_position)
         adjusted = max(max_size, position_info.size) if min_one_message else max_size
         if max_position == -1:
             max_position = self.size()
         if adjusted == 0 or max_position is None:
-            return FetchDataInfo(metadata, EMPTY_RECORDS)
+            batch_base = self._batch_base_offset_at(start_position)
+            return FetchDataInfo(LogOffsetMetadata(batch_base, self.base_offset, start_position),
+                                 EMPTY_RECORDS)
         fetch_size = max(0, min(max_position - start_position, adjusted))
+        records = self.log.slice_records(start_position, fetch_size)
+        # CHG-1's base offset from the bytes just read when they hold a v2 header (no second
+        # read of that header); otherwise from the file, as for an empty read.
+        head = records.buffer
+        if len(head) >= HEADER_SIZE_UP_TO_MAGIC and head[MAGIC_OFFSET] >= 2:
+            batch_base = int.from_bytes(head[:8], "big", signed=True)
+        else:
+            batch_base = self._batch_base_offset_at(start_position)
         return FetchDataInfo(
-            metadata, self.log.slice_records(start_position, fetch_size),
+            LogOffsetMetadata(batch_base, self.base_offset, start_position), records,
             adjusted < position_info.size,
         )
 
