@@ -29,19 +29,32 @@ from .record_batch import LOG_OVERHEAD
 
 _CHUNK = 1024 * 1024  # as FileRecords.batches: larger fresh buffers cost page faults
 _INT64_MAX = 2**63 - 1
+MAX_REMEMBERED = 1 << 16  # producer-batch positions kept per segment (~2 MiB at most)
 
 
 @dataclass
 class RecoveredBatches:
-    """What one recovery walk saw, valid for the segment's `.log` while its size is `size`."""
+    """What one recovery walk saw, valid for the segment's `.log` while its size is `size`.
+
+    At most MAX_REMEMBERED producer batches are remembered (memory stays bounded for a huge
+    segment of small idempotent batches); past that the later passes walk the segment as
+    before, which is what their per-batch producer work costs anyway.
+    """
 
     size: int  # the .log size after recovery's cut
     producer_positions: list[int] = field(default_factory=list)  # batches with a producer id
     v2_end: int = -1  # the last v2 batch's last offset + 1, or -1 when there is none
+    complete: bool = True  # False once more than MAX_REMEMBERED producer batches were seen
+
+    def remember(self, positions: list[int]) -> None:
+        if self.complete:
+            self.producer_positions += positions
+            if len(self.producer_positions) > MAX_REMEMBERED:
+                self.complete, self.producer_positions = False, []
 
     def describes(self, segment: Any) -> bool:
-        """True while the segment still holds exactly the bytes this walk read."""
-        return segment.size() == self.size
+        """True while the segment still holds exactly the bytes this walk read, all noted."""
+        return self.complete and segment.size() == self.size
 
 
 @dataclass
@@ -128,7 +141,7 @@ def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: memoryview,
     if max_ts != walk.max_ts or max_off != walk.max_off:
         walk.max_ts, walk.max_off = max_ts, max_off
         segment._max_ts_and_offset = (max_ts, max_off)
-    walk.seen.producer_positions += producers
+    walk.seen.remember(producers)
     walk.seen.v2_end = v2_end
     if flags:
         walk.oi_raw += oi_raw
@@ -194,7 +207,7 @@ def _one_batch(segment: Any, epoch_cache: Any, walk: _Walk) -> bool:
     if batch.magic >= 2:
         walk.seen.v2_end = last_offset + 1
         if batch.producer_id >= 0 or last_offset >= _INT64_MAX:
-            walk.seen.producer_positions.append(walk.valid_bytes)
+            walk.seen.remember([walk.valid_bytes])
     walk.valid_bytes += batch.size_in_bytes
     segment._maybe_assign_epoch(batch, epoch_cache)
     return True

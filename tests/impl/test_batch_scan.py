@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 from crc32c import crc32c
-from kafkalog.impl import batch_scan, memory_records, segment_recovery
+from kafkalog.impl import (
+    batch_scan,
+    memory_records,
+    producer_rebuild,
+    segment_recovery,
+    txn_recovery,
+)
 from kafkalog.impl.epoch_cache import LeaderEpochCache
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log_segment import LogSegment
@@ -266,3 +272,77 @@ def test_compiled_crc32c__any_length_and_alignment__matches_the_crc32c_package()
 def test_active_scan__is_named_for_doctor_and_bench_lines() -> None:
     """`batch_scan.ACTIVE` says which path runs; KAFKALOG_PURE_PYTHON=1 selects Python."""
     assert batch_scan.ACTIVE.startswith("C extension" if batch_scan.COMPILED else "pure Python")
+
+
+# --- the later passes of an unclean load ---------------------------------------------------------
+
+def _transactional_log(directory: Path) -> None:
+    """Several segments mixing plain, idempotent and transactional batches with aborts and
+    commits, left as a crash leaves them, without `.txnindex` or snapshot files."""
+    from kafkalog.impl.log import Log
+    from kafkalog.impl.producer_state_manager import AppendOrigin
+
+    config = LogConfig(segment_bytes=400)
+    log = Log.open(FS, directory, config, MockTime(1_000))
+    one = (ValueRecord(None, b"v", 5),)
+    for round_ in range(4):
+        log.append_as_leader(MemoryRecords.with_records(one), 0)
+        for pid in (7, 8):
+            log.append_as_leader(MemoryRecords.with_records(
+                one, producer=(pid, 0, round_), is_transactional=True), 0)
+        log.append_as_leader(MemoryRecords.with_records(one, producer=(3, 0, round_)), 0)
+        for pid, commit in ((7, round_ % 2 == 0), (8, False)):
+            log.append_as_leader(MemoryRecords.end_txn_marker(pid, 0, commit, 1, 1_000), 0,
+                                 origin=AppendOrigin.COORDINATOR)
+    log.local_log.flush(log.log_end_offset)
+    log.close_handlers()
+    for f in [*directory.glob("*.txnindex"), *directory.glob("*.snapshot")]:
+        f.unlink()
+
+
+def _unclean_load(directory: Path) -> tuple[Any, dict[str, bytes]]:
+    from kafkalog.impl.log import Log
+
+    log = Log.open(FS, directory, LogConfig(segment_bytes=400), MockTime(1_000),
+                   recovery_point=0, had_clean_shutdown=False)
+    try:
+        state = log.state()
+    finally:
+        log.close()
+    files = {f.name: f.read_bytes() for f in sorted(directory.iterdir())
+             if f.suffix in (".txnindex", ".snapshot", ".index", ".timeindex")}
+    return state, files
+
+
+def test_unclean_load__remembered_producer_batches__same_txn_index_snapshots_and_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PSR-7, KL-TXN-8: the `.txnindex` rebuild and producer-state recovery that read only the
+    batches the recovery walk remembered leave the same files and state as full walks."""
+    _transactional_log(tmp_path / "t-0")
+    shutil.copytree(tmp_path / "t-0", tmp_path / "copy" / "t-0")
+    remembered = _unclean_load(tmp_path / "t-0")
+    for module in (producer_rebuild, txn_recovery):  # every later pass walks it all
+        monkeypatch.setattr(module, "recovered_batches_of", lambda segment: None)
+    walked = _unclean_load(tmp_path / "copy" / "t-0")
+    assert remembered == walked
+    assert remembered[0].aborted_txns, "the log must have aborted transactions to rebuild"
+
+
+def test_recovery_walk__more_producer_batches_than_remembered__later_passes_walk_the_segment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded: past MAX_REMEMBERED producer batches the walk's facts are dropped
+    and no longer describe the segment, so the later passes read it whole."""
+    monkeypatch.setattr(segment_recovery, "MAX_REMEMBERED", 1)
+    data = bytearray()
+    for offset in range(3):
+        data += MemoryRecords.with_records([ValueRecord(None, b"v", 5)], base_offset=offset,
+                                           producer=(7, 0, offset)).to_bytes()
+    (tmp_path / f"{0:020d}.log").write_bytes(bytes(data))
+    seg = LogSegment.open(FS, tmp_path, 0, LogConfig(), MockTime(), file_already_exists=True)
+    try:
+        assert seg.recover() == 0
+        seen = seg.recovered_batches
+        assert seen is not None and not seen.complete and seen.producer_positions == []
+        assert segment_recovery.recovered_batches_of(seg) is None
+    finally:
+        seg.close_handlers()
