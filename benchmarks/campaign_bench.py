@@ -8,7 +8,7 @@
   in a plain Python loop; the difference divided by the runs is the pipeline's per-run cost.
 - **scaling**: `--runs` real `run_seed` runs (built-in implementation, `--steps` steps) at
   local[1] and at local[2]: runs/s and the speedup.
-- **first_failure**: for every broken implementation (conformance/broken.py), seeds 0, 1, ... in a
+- **first_failure**: for every broken implementation (broken/catalogue.py), seeds 0, 1, ... in a
   plain loop until the first divergence that the real implementation does not also show: seeds
   tried, seconds (shrinking included), shrunk trace length.
 
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.campaign_task import trace_step_count
+from kafkalog.conformance.campaign.task import trace_step_count
 
-SYNTHETIC = "kafkalog.conformance.campaign_synthetic:synthetic_run_seed"
+SYNTHETIC = "kafkalog.conformance.campaign.synthetic:synthetic_run_seed"
 FAMILIES = ("tiny", "index_full", "size_retention", "time_roll")
 
 
@@ -40,8 +40,8 @@ def child(
     master: str, run_fn_name: str | None, runs: int, steps: int, adapter: str | None = None
 ) -> dict[str, Any]:
     """In a fresh process: start a session, warm it up, time one campaign of `runs` runs."""
-    from kafkalog.conformance.campaign_job import CampaignPlan, build_session, run_campaign
-    from kafkalog.conformance.campaign_task import TaskSpec
+    from kafkalog.conformance.campaign.job import CampaignPlan, build_session, run_campaign
+    from kafkalog.conformance.campaign.task import TaskSpec
 
     run_fn = _load(run_fn_name)
     started = time.monotonic()
@@ -76,7 +76,7 @@ def plain_loop(
     run_fn_name: str | None, runs: int, steps: int, adapter: str | None = None
 ) -> dict[str, Any]:
     """The same runs as `child` in one Python process, no Spark: the baseline."""
-    from kafkalog.conformance.campaign_task import TaskSpec, run_one
+    from kafkalog.conformance.campaign.task import TaskSpec, run_one
 
     spec = TaskSpec("loop", steps, FAMILIES, adapter=adapter, run_fn=_load(run_fn_name))
     started = time.monotonic()
@@ -120,7 +120,7 @@ def first_failure(steps: int = 60, limit_s: float = 120.0) -> dict[str, Any]:
     A plain loop over seeds 0, 1, ...; a divergence counts only if the real implementation
     conforms on the same seed (else it is the real log's own bug, counted in `real_divergences`).
     """
-    from kafkalog.conformance.broken import BROKEN
+    from kafkalog.conformance.broken.catalogue import BROKEN
     from kafkalog.conformance.runner import DEFAULT_MIX, run_seed
 
     results: dict[str, Any] = {}

@@ -15,7 +15,7 @@ load once) and returns the violated properties, each tagged with its CRP rule:
 - CRP-12 idempotence: a second load sees the same state and the same records.
 
 Only the implementation's public surface is used (LogDir.open, Log.read, Log.state, segments'
-indexes), so a broken implementation patched in by `conformance/broken_crash.py` is judged by
+indexes), so a broken implementation patched in by `conformance/broken/crash.py` is judged by
 the same rules. An exception escaping the load is itself a violation (RCV-15: a crash image must
 always load).
 """

@@ -17,7 +17,7 @@ in CPU time of this single-threaded process); it is what
 `python -m kafkalog.benchmarks.crash_explore [--stride N --seeds 0,1,2 --broken NAME]` prints and
 what a CLI command can call. The full default run (~900 crash points, ~10,000 states) takes about
 35 CPU-seconds; tests/crash/test_explorer.py runs a slice. A broken implementation
-(conformance/broken_crash.py) is explored by passing `patch=`, a context manager installing it.
+(conformance/broken/crash.py) is explored by passing `patch=`, a context manager installing it.
 """
 
 from __future__ import annotations
@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     python -m kafkalog.benchmarks.crash_explore [--stride N] [--seeds 0,1,2] [--broken NAME]
     [--plant replayed_tail] [--no-crash-recovery]; --broken names an entry of
-    conformance/broken_crash.py (the explorer must then report violations).
+    conformance/broken/crash.py (the explorer must then report violations).
     """
     import argparse
     import json
@@ -381,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     patch = None
     if args.broken is not None:
-        from kafkalog.conformance.broken_crash import patched
+        from kafkalog.conformance.broken.crash import patched
 
         name = args.broken
 

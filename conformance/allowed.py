@@ -13,13 +13,12 @@ from dataclasses import replace
 from itertools import islice
 from typing import Any
 
+from kafkalog.conformance.sut import ModelSut, StepResult, Sut
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes
 from kafkalog.model.local_log import fire_pending_flushes
 from kafkalog.model.state import PartitionState
 from kafkalog.model.versions import unobserved_result_fields
-
-from .sut import ModelSut, StepResult, Sut
 
 
 def same_where_defined(model: StepResult, impl: StepResult, version: str, action: str) -> bool:

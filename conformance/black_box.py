@@ -19,9 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from kafkalog.conformance.adapter.wire import ACTIONS
 from kafkalog.model import values as v
-
-from .wire import ACTIONS
 
 BLACK_BOX = "black_box"
 

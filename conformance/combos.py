@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .coverage import RUN_RULES, all_rule_ids, invariant_rule_ids
+from kafkalog.conformance.coverage import RUN_RULES, all_rule_ids, invariant_rule_ids
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,8 @@ five such batches, a 48-byte offset index six entries, a 24-byte time index two 
 
 from __future__ import annotations
 
+from kafkalog.conformance.errors import UnknownConfigFamilyError
 from kafkalog.model.values import LogConfig, TimestampType
-
-from .errors import UnknownConfigFamilyError
 
 _TINY = LogConfig(
     segment_bytes=400,
@@ -113,8 +112,8 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 }
 
 def _producer_families() -> dict[str, LogConfig]:
-    from .producers import PRODUCER_FAMILIES
-    from .transactions import TXN_FAMILIES
+    from kafkalog.conformance.producers import PRODUCER_FAMILIES
+    from kafkalog.conformance.transactions import TXN_FAMILIES
 
     return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
 

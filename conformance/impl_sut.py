@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.log import Log
@@ -27,9 +29,6 @@ from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.producer_state_manager import AppendOrigin
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
-
-from .sut import UnsupportedError
-from .wire import FEATURES
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
 
@@ -279,7 +278,7 @@ class ImplSut:
 
     def state(self) -> v.LogStateView:
         """Log.state() plus each segment's exact index entries (observe.py)."""
-        from .observe import with_indexes
+        from kafkalog.conformance.observe import with_indexes
 
         return with_indexes(self.log.state(), self.log, self.fs)
 

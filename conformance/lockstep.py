@@ -15,17 +15,16 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from kafkalog.conformance import black_box
+from kafkalog.conformance.adapter.wire import encode_args, without_transactions
+from kafkalog.conformance.allowed import allowed_outcome, same_where_defined
+from kafkalog.conformance.coverage import RUN_RULES, invariant_rule_ids
+from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.observe import comparable
+from kafkalog.conformance.sut import ModelSut, StepResult, Sut, UnsupportedError, execute
+from kafkalog.conformance.trace import TraceStep
 from kafkalog.model import values as v
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
-
-from . import black_box
-from .allowed import allowed_outcome, same_where_defined
-from .coverage import RUN_RULES, invariant_rule_ids
-from .errors import AdapterError
-from .observe import comparable
-from .sut import ModelSut, StepResult, Sut, UnsupportedError, execute
-from .trace import TraceStep
-from .wire import encode_args, without_transactions
 
 
 class DivergenceError(AssertionError):

@@ -19,13 +19,12 @@ from typing import Any, ClassVar
 from hypothesis import assume
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from kafkalog.conformance import black_box, picks
+from kafkalog.conformance.adapter.wire import CRASH_FAULTS, CRASH_LEFTOVERS
+from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.scenarios import ReachRules
+from kafkalog.conformance.session import AdapterAbort, Session
 from kafkalog.model import values as v
-
-from . import black_box, picks
-from .errors import AdapterError
-from .scenarios import ReachRules
-from .session import AdapterAbort, Session
-from .wire import CRASH_FAULTS, CRASH_LEFTOVERS
 
 _DELTA = st.integers(-2, 2)
 _INDEX = st.integers(0, 7)
@@ -55,8 +54,8 @@ def crash_modelled(config: Any) -> bool:
     """False for the producer and transactions config families: producer state and transaction
     state after a crash are not in the crash model yet (specs/log.md §15), so their runs draw no
     crash step. Every path (check, campaign, serve-adapter) asks this via `crash_enabled`."""
-    from .producers import is_producer_config
-    from .transactions import is_txn_config
+    from kafkalog.conformance.producers import is_producer_config
+    from kafkalog.conformance.transactions import is_txn_config
 
     return not (is_producer_config(config) or is_txn_config(config))
 
@@ -81,9 +80,9 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     rules this run leaves out (swarm.py) are plain methods in either. `session.crash_weight`
     copies of the crash rule are added (0 = no crashes).
     """
-    from .producers import ProducerLogMachine, is_producer_config
-    from .swarm import without_rules
-    from .transactions import TxnLogMachine, is_txn_config
+    from kafkalog.conformance.producers import ProducerLogMachine, is_producer_config
+    from kafkalog.conformance.swarm import without_rules
+    from kafkalog.conformance.transactions import TxnLogMachine, is_txn_config
 
     extra: dict[str, Any] = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
     if session.crash_weight == 0:

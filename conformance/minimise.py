@@ -13,13 +13,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from kafkalog.conformance.adapter.wire import decode_args
+from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.lockstep import DivergenceError
+from kafkalog.conformance.session import Session, SutFactory, close_sides
+from kafkalog.conformance.trace import Trace, TraceStep
 from kafkalog.model.errors import KafkalogError
-
-from .errors import AdapterError
-from .lockstep import DivergenceError
-from .session import Session, SutFactory, close_sides
-from .trace import Trace, TraceStep
-from .wire import decode_args
 
 
 def same_bug(signature: str | None, other: str | None) -> bool:

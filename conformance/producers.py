@@ -20,9 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from kafkalog.conformance.machine import LogMachine
 from kafkalog.model import values as v
-
-from .machine import LogMachine
 
 # Three producer ids; the large one lands in another bucket of the snapshot's hash order.
 PRODUCER_IDS = (1, 2, 2**40 + 7)

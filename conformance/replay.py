@@ -13,14 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafkalog.conformance.adapter.wire import decode_args
+from kafkalog.conformance.errors import AdapterError, TraceFormatError
+from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.session import Session, close_sides
+from kafkalog.conformance.sut import StepResult
+from kafkalog.conformance.trace import Trace, TraceStep
 from kafkalog.model.errors import KafkalogError
-
-from .errors import AdapterError, TraceFormatError
-from .lockstep import DivergenceError, Lockstep
-from .session import Session, close_sides
-from .sut import StepResult
-from .trace import Trace, TraceStep
-from .wire import decode_args
 
 Printer = Callable[[str], None]
 
@@ -52,7 +51,7 @@ class ReplayResult:
 def replay_trace(trace: Trace, *, adapter: str | None = None, broken: str | None = None,
                  verify_every: int = 1) -> ReplayResult:
     """Replay `trace` against `adapter`/`broken` (default: what the header names, else builtin)."""
-    from .runner import _factory  # the same adapters run_seed uses
+    from kafkalog.conformance.runner import _factory  # the same adapters run_seed uses
 
     header = trace.header
     if adapter is None and broken is None:

@@ -22,16 +22,15 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
+from kafkalog.conformance.adapter.wire import FEATURES, encode
+from kafkalog.conformance.configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
+from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.machine import make_machine
+from kafkalog.conformance.session import AdapterAbort, Session, SutFactory, TimeUp
+from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.trace import Trace, TraceHeader, dumps_trace, git_commit
 from kafkalog.model import values as v
 from kafkalog.model.log import validate_config
-
-from .configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
-from .errors import AdapterError
-from .machine import make_machine
-from .session import AdapterAbort, Session, SutFactory, TimeUp
-from .sut import ModelSut
-from .trace import Trace, TraceHeader, dumps_trace, git_commit
-from .wire import FEATURES, encode
 
 __all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
 
@@ -161,8 +160,8 @@ def _swarm_off(seed: int) -> tuple[str, ...]:
     """The rules run `seed` leaves out (swarm.py), unless KAFKALOG_SWARM=0 turns swarm off."""
     import os
 
-    from .machine import LogMachine
-    from .swarm import rule_names, swarm_off
+    from kafkalog.conformance.machine import LogMachine
+    from kafkalog.conformance.swarm import rule_names, swarm_off
 
     if os.environ.get("KAFKALOG_SWARM", "1") == "0":
         return ()
@@ -181,16 +180,16 @@ def _factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, froze
     if broken is not None:
         if adapter is not None:
             raise ValueError("--broken applies to the built-in implementation, not an adapter")
-        from .broken import broken_factory
+        from kafkalog.conformance.broken.catalogue import broken_factory
 
         return broken_factory(broken), frozenset(FEATURES), None
     if adapter is None:
-        from .impl_sut import ImplSut
+        from kafkalog.conformance.impl_sut import ImplSut
 
         return ImplSut, ImplSut.features, None
     if adapter == "model":
         return ModelSut, ModelSut.features, None
-    from .subprocess_sut import AdapterProcess, SubprocessSut
+    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
 
     process = AdapterProcess(adapter)
 
@@ -217,7 +216,9 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         swarm_off=session.swarm_off,
     )
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
-    from .minimise import minimise_trace  # replays through the same (still open) adapter
+    from kafkalog.conformance.minimise import (
+        minimise_trace,  # replays through the same (still open) adapter
+    )
 
     with contextlib.suppress(Exception):  # minimising is an extra: keep the shrunk trace
         budget = min(MINIMISE_S, session.shrink_budget_s or MINIMISE_S)

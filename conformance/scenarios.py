@@ -21,9 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from kafkalog.conformance import picks
 from kafkalog.model import values as v
-
-from . import picks
 
 
 class ReachRules:

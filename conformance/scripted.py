@@ -11,12 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.session import START_MS
+from kafkalog.conformance.sut import ModelSut, Sut
+from kafkalog.conformance.trace import Trace, TraceHeader, git_commit
 from kafkalog.model import values as v
-
-from .lockstep import DivergenceError, Lockstep
-from .session import START_MS
-from .sut import ModelSut, Sut
-from .trace import Trace, TraceHeader, git_commit
 
 Call = tuple[str, dict[str, Any]]
 
@@ -26,7 +25,7 @@ def run_calls(config: v.LogConfig, calls: Sequence[Call], *,
               now_ms: int = START_MS, verify_every: int = 1) -> tuple[Lockstep, str | None]:
     """Run `calls` on the model and `factory`'s log; (lockstep, divergence signature or None)."""
     if factory is None:
-        from .impl_sut import ImplSut
+        from kafkalog.conformance.impl_sut import ImplSut
 
         factory = ImplSut
     sut = factory(config, now_ms, 0)
@@ -47,7 +46,7 @@ def scripted_trace(config: v.LogConfig, calls: Sequence[Call], *, broken: str | 
                    factory: Callable[[v.LogConfig, int, int], Sut] | None = None) -> Trace:
     """The trace of `calls` run in lockstep (stopping at a divergence, which it records)."""
     if broken is not None and factory is None:
-        from .broken import broken_factory
+        from kafkalog.conformance.broken.catalogue import broken_factory
 
         factory = broken_factory(broken)
     lockstep, signature = run_calls(config, calls, factory=factory, now_ms=now_ms)
@@ -65,7 +64,7 @@ def rerecord(trace: Trace) -> Trace:
     For a deliberate change of the model (a spec fix): regenerate, then review the diff. A step
     the implementation answered `unsupported` is kept as a call; the run stops at a divergence.
     """
-    from .wire import decode_args
+    from kafkalog.conformance.adapter.wire import decode_args
 
     calls = [(s.action, decode_args(s.action, s.args)) for s in trace.steps]
     fresh = scripted_trace(trace.header.config, calls, broken=trace.header.broken,

@@ -13,12 +13,11 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.lockstep import Lockstep
+from kafkalog.conformance.sut import ModelSut, Sut
+from kafkalog.conformance.trace import TraceStep
 from kafkalog.model import values as v
-
-from .errors import AdapterError
-from .lockstep import Lockstep
-from .sut import ModelSut, Sut
-from .trace import TraceStep
 
 SutFactory = Callable[[v.LogConfig, int, int], Sut]
 

@@ -12,13 +12,12 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from kafkalog.conformance.adapter.wire import ACTIONS, FEATURES, Json, encode, encode_error
+from kafkalog.conformance.errors import AdapterError, UnexpectedException
 from kafkalog.model import crash
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.state import PartitionState
-
-from .errors import AdapterError, UnexpectedException
-from .wire import ACTIONS, FEATURES, Json, encode, encode_error
 
 #: The error code of an exception that is not a typed KafkalogError (an implementation bug).
 UNEXPECTED_EXCEPTION = UnexpectedException.__name__

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkalog.conformance.adapter.wire import Json, decode, decode_args, decode_error, encode
+from kafkalog.conformance.errors import TraceFormatError, WireFormatError
 from kafkalog.model import values as v
 
 from kafkalog import __version__
-
-from .errors import TraceFormatError, WireFormatError
-from .wire import Json, decode, decode_args, decode_error, encode
 
 TRACE_FORMAT_VERSION = 1
 _HEADER_KEYS = {

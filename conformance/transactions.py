@@ -16,12 +16,11 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from kafkalog.conformance import picks
+from kafkalog.conformance.machine import OFFSETS
+from kafkalog.conformance.producers import _PRODUCER_BASE, ProducerLogMachine
 from kafkalog.model import values as v
 from kafkalog.model.txn_entry import marker_record
-
-from . import picks
-from .machine import OFFSETS
-from .producers import _PRODUCER_BASE, ProducerLogMachine
 
 #: Config families with transactional actors (conformance/configs.py registers them).
 TXN_FAMILIES: dict[str, v.LogConfig] = {

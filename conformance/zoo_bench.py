@@ -20,16 +20,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .configs import DEFAULT_MIX
+from kafkalog.conformance.configs import DEFAULT_MIX
 
 CHECK_EXAMPLES, CHECK_STEPS = 100, 40  # kafkalog check's default ("ci") profile
 
 
 def catch(name: str, examples: int = CHECK_EXAMPLES, steps: int = CHECK_STEPS) -> dict[str, Any]:
     """The first default-check run that catches `name`, timed from the start of the check."""
-    from .replay import replay_trace
-    from .runner import run_seed
-    from .trace import Trace, loads_trace
+    from kafkalog.conformance.replay import replay_trace
+    from kafkalog.conformance.runner import run_seed
+    from kafkalog.conformance.trace import Trace, loads_trace
 
     started = time.monotonic()
     for seed in range(examples):
@@ -54,10 +54,10 @@ def _as_replayed(name: str, trace_jsonl: str) -> str:
     A run verifies the directory every tenth step only, so replay may find the same bug a step
     earlier; the regression corpus wants the trace to diverge exactly at its last step.
     """
-    from .broken import broken_factory
-    from .minimise import _replay
-    from .trace import Trace, dumps_trace, loads_trace
-    from .wire import FEATURES
+    from kafkalog.conformance.adapter.wire import FEATURES
+    from kafkalog.conformance.broken.catalogue import broken_factory
+    from kafkalog.conformance.minimise import _replay
+    from kafkalog.conformance.trace import Trace, dumps_trace, loads_trace
 
     trace = loads_trace(trace_jsonl)
     replayed = _replay(trace, list(trace.steps), broken_factory(name), frozenset(FEATURES), 1)
@@ -69,7 +69,7 @@ def _as_replayed(name: str, trace_jsonl: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .broken import BROKEN
+    from kafkalog.conformance.broken.catalogue import BROKEN
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="broken implementations (default: all)")

@@ -2,7 +2,7 @@
 
 These are the nouns of the action vocabulary (specs/log.md): what an action takes and what it
 returns. They are frozen, hashable and built from ints, bytes, strings and tuples only, so they
-compare by value, cross the adapter protocol as JSON (conformance/wire.py) and can be checked by
+compare by value, cross the adapter protocol as JSON (adapter/wire.py) and can be checked by
 CrossHair. `kafkalog.impl` may import this module and `errors`; it never imports model operations.
 
 Offsets are int64 and exclusive where they name an end (`log_end_offset`, `high_watermark`).

@@ -18,9 +18,15 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-
-from .harness import CaseResult, Sandbox, Verdict, run_adapter_case, run_file_case, run_trace_case
-from .mutators import adapter_sessions, file_mutations, trace_texts
+from kafkalog.conformance.fuzz.harness import (
+    CaseResult,
+    Sandbox,
+    Verdict,
+    run_adapter_case,
+    run_file_case,
+    run_trace_case,
+)
+from kafkalog.conformance.fuzz.mutators import adapter_sessions, file_mutations, trace_texts
 
 KINDS = ("files", "adapter", "trace")
 REGRESSIONS = Path(__file__).resolve().parents[2] / "tests" / "regressions"

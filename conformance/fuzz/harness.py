@@ -37,11 +37,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from kafkalog.conformance.fuzz.builders import CONFIG, build_every_codec_dir
+from kafkalog.conformance.fuzz.mutators import FileMutation
 from kafkalog.impl.fs import FileSystem, PathLike
 from kafkalog.model.errors import KafkalogError
-
-from .builders import CONFIG, build_every_codec_dir
-from .mutators import FileMutation
 
 CASE_SECONDS = 30.0
 
@@ -290,10 +289,10 @@ TAIL = (b'{"id":900001,"action":"handshake","args":{"protocol_version":1}}',
 
 def run_adapter_case(lines: list[bytes]) -> CaseResult:
     """Feed the lines, then a usable tail, to the real implementation's adapter (invariant 5)."""
+    from kafkalog.conformance.adapter.protocol import readable_request_id
+    from kafkalog.conformance.adapter.server import serve
+    from kafkalog.conformance.adapter.wire import FEATURES
     from kafkalog.conformance.impl_sut import ImplSut
-    from kafkalog.conformance.protocol import readable_request_id
-    from kafkalog.conformance.server import serve
-    from kafkalog.conformance.wire import FEATURES
 
     result = CaseResult("adapter")
     data = b"\n".join([*lines, *TAIL]) + b"\n"

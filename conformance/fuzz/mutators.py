@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
-
-from .builders import legacy_gzip_bomb, legacy_message, v2_bomb
+from kafkalog.conformance.fuzz.builders import legacy_gzip_bomb, legacy_message, v2_bomb
 
 # Integers that break parsers: boundaries of every width the formats use.
 EXTREMES = (0, 1, -1, 13, 14, 48, 49, 60, 61, 2**15 - 1, -(2**15), 2**31 - 1, -(2**31),

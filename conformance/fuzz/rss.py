@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .builders import build_log_dir, legacy_gzip_bomb, sparse_file, v2_bomb
+from kafkalog.conformance.fuzz.builders import build_log_dir, legacy_gzip_bomb, sparse_file, v2_bomb
 
 BOUND_MIB = 100  # issue 13's goal for each scenario
 GIB = 1 << 30

@@ -33,7 +33,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
+from kafkalog.conformance.campaign.errors import CampaignJobError, CampaignOptionsError
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
@@ -107,7 +107,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 @click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
 def campaign(**options: Any) -> None:
     """Run a conformance campaign: many seeded runs on Spark, rows in Parquet, a report."""
-    from kafkalog.conformance import campaign_preflight as preflight
+    from kafkalog.conformance.campaign import preflight
 
     preflight.require_spark_extra("campaign")
     console = _console()
@@ -121,7 +121,7 @@ def campaign(**options: Any) -> None:
     if recorded is not None:  # every seed recorded, compacted and reported: no Spark at all
         _show_recorded(console, recorded, report_root)
         return
-    from kafkalog.conformance.campaign_job import require_java, run_campaign
+    from kafkalog.conformance.campaign.job import require_java, run_campaign
 
     require_java()
     spark = _start_spark(console, options["master"], options["verbose"])
@@ -161,7 +161,7 @@ def _console() -> Console:
 
 def _show_recorded(console: Console, summary: Any, report_root: Path) -> None:
     """Print a finished campaign's saved summary (the no-op rerun); exit 1 if it had failures."""
-    from kafkalog.conformance.campaign_report import campaign_dir, render_terminal
+    from kafkalog.conformance.campaign.report import campaign_dir, render_terminal
 
     console.print(
         f"campaign [bold]{summary.campaign_id}[/]: nothing to run, all {summary.runs} seeds are "
@@ -185,11 +185,11 @@ def report(
     campaign_dir: str, campaign_id: str | None, report_dir: str | None, master: str, verbose: bool
 ) -> None:
     """Rebuild a campaign's report from its Parquet rows (CAMPAIGN_DIR is the campaign's --out)."""
-    from kafkalog.conformance.campaign_preflight import check_master, require_spark_extra
+    from kafkalog.conformance.campaign.preflight import check_master, require_spark_extra
 
     require_spark_extra("report")
-    from kafkalog.conformance.campaign_aggregate import campaign_ids
-    from kafkalog.conformance.campaign_job import require_java
+    from kafkalog.conformance.campaign.aggregate import campaign_ids
+    from kafkalog.conformance.campaign.job import require_java
 
     local = Path(campaign_dir)
     if not (local / "runs").is_dir() and (local.parent / "runs").is_dir():
@@ -206,9 +206,9 @@ def report(
 
 def _plan(options: dict[str, Any]) -> Any:
     """The campaign plan from the command's options; raises typed errors for bad ones."""
-    from kafkalog.conformance.campaign_job import CampaignPlan, with_commit
-    from kafkalog.conformance.campaign_store import check_campaign_id
-    from kafkalog.conformance.campaign_task import TaskSpec, parse_config_mix
+    from kafkalog.conformance.campaign.job import CampaignPlan, with_commit
+    from kafkalog.conformance.campaign.store import check_campaign_id
+    from kafkalog.conformance.campaign.task import TaskSpec, parse_config_mix
 
     campaign_id = options["campaign_id"] or datetime.now(UTC).strftime("c%Y%m%d-%H%M%S")
     if not _ID_PATTERN.fullmatch(campaign_id):
@@ -242,7 +242,7 @@ def _check_broken(broken: str | None, adapter: str | None) -> None:
             "--broken patches the built-in implementation; it cannot be combined with --adapter",
             where=f"--broken {broken}",
         )
-    from kafkalog.conformance.broken import broken_class
+    from kafkalog.conformance.broken.catalogue import broken_class
 
     broken_class(broken)  # raises UnknownBrokenImplError naming the known ones
 
@@ -277,7 +277,7 @@ def _report_root(out: str, report_dir: str | None) -> Path:
 
 def _start_spark(console: Console, master: str, verbose: bool) -> Any:
     """A session; under spark-submit (a gateway is already up) its master wins over --master."""
-    from kafkalog.conformance.campaign_job import build_session
+    from kafkalog.conformance.campaign.job import build_session
 
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     started = time.monotonic()
@@ -285,7 +285,7 @@ def _start_spark(console: Console, master: str, verbose: bool) -> Any:
         try:
             spark = build_session(None if submitted else master, verbose=verbose)
         except Exception as error:  # Py4J/Java errors: one line, not two tracebacks
-            from kafkalog.conformance.campaign_job import _cause
+            from kafkalog.conformance.campaign.job import _cause
 
             raise CampaignJobError(f"Spark did not start: {_cause(error)}", where=master) from None
     console.print(
@@ -334,8 +334,8 @@ def _progress(console: Console) -> Iterator[tuple[Any, Any]]:
 
 def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root: Path) -> Any:
     """Aggregate one campaign, write its report files and print its summary."""
-    from kafkalog.conformance.campaign_aggregate import summarize
-    from kafkalog.conformance.campaign_report import render_terminal, write_report
+    from kafkalog.conformance.campaign.aggregate import summarize
+    from kafkalog.conformance.campaign.report import render_terminal, write_report
 
     summary = summarize(spark, runs_path, campaign_id)
     paths = write_report(summary, root)
@@ -357,16 +357,16 @@ def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root
 def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: int | None,
           audit_id: str | None, verbose: bool) -> None:  # fmt: skip
     """Verify many Kafka log directories in parallel on Spark; findings as Parquet, a report."""
-    from kafkalog.conformance import campaign_preflight as preflight
+    from kafkalog.conformance.campaign import preflight
 
     preflight.require_spark_extra("audit")
-    from kafkalog.conformance.campaign_audit import find_log_dirs, plan_units, run_audit
-    from kafkalog.conformance.campaign_audit_report import (
+    from kafkalog.conformance.audit.job import find_log_dirs, plan_units, run_audit
+    from kafkalog.conformance.audit.report import (
         audit_lines,
         summarize_audit,
         write_audit_report,
     )
-    from kafkalog.conformance.campaign_job import require_java
+    from kafkalog.conformance.campaign.job import require_java
 
     console = _console()
     if workers is not None and master.startswith("local"):

@@ -38,7 +38,7 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--family", "families", multiple=True, type=click.Choice(sorted(CONFIG_FAMILIES)),
               help="Config family (repeatable); default: the standard mix.")
 @click.option("--broken", default=None, metavar="NAME",
-              help="Check a deliberately broken implementation (see conformance/broken.py).")
+              help="Check a deliberately broken implementation (see broken/catalogue.py).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("out/conformance"),
               show_default=True, help="Where failing traces are written.")
 @click.option("--time-limit", type=float, default=120.0, show_default=True,
@@ -69,7 +69,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
     from kafkalog.conformance.runner import run_seed
 
     if broken is not None:
-        from kafkalog.conformance.broken import broken_class
+        from kafkalog.conformance.broken.catalogue import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
     mix = families or DEFAULT_MIX
@@ -81,7 +81,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
         mix = families or WIRE_MIX
     elif adapter is not None and adapter != "model":
-        from kafkalog.conformance.campaign_preflight import check_adapter
+        from kafkalog.conformance.campaign.preflight import check_adapter
 
         check_adapter(adapter)  # a bad adapter fails here once, not once per run
     runs = examples or PROFILES[profile]["examples"]
@@ -200,7 +200,7 @@ def _replay_target(
     adapter: str | None, broken: str | None, named: str | None
 ) -> tuple[str, bool]:
     """What a replay runs against, in words, and whether the trace's header chose it."""
-    from kafkalog.conformance.broken import broken_class
+    from kafkalog.conformance.broken.catalogue import broken_class
 
     if adapter is not None:
         return f"the adapter {adapter!r}", False
@@ -230,15 +230,15 @@ def _without_broken(header: object) -> object:
 def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> None:
     """Serve the built-in log over the JSON-lines adapter protocol on stdin/stdout."""
     from kafkalog import __version__
-    from kafkalog.conformance.server import serve
-    from kafkalog.conformance.wire import FEATURES
+    from kafkalog.conformance.adapter.server import serve
+    from kafkalog.conformance.adapter.wire import FEATURES
 
     if serve_model:
         from kafkalog.conformance.sut import ModelSut
 
         factory, name = ModelSut, f"kafkalog-model {__version__}"
     elif broken is not None:
-        from kafkalog.conformance.broken import broken_factory
+        from kafkalog.conformance.broken.catalogue import broken_factory
 
         factory, name = broken_factory(broken), f"kafkalog-impl {__version__} broken={broken}"
     else:

@@ -23,7 +23,7 @@ def export(directory: Path, no_verify: bool) -> None:
     """Write manifest.json, vectors.schema.json and vectors/*.jsonl into DIRECTORY."""
     from collections import Counter
 
-    from kafkalog.conformance.vectors import export as export_corpus
+    from kafkalog.conformance.vectors.corpus import export as export_corpus
 
     manifest = export_corpus(directory, verify=not no_verify)
     kinds = Counter(entry["kind"] for entry in manifest["vectors"])
@@ -43,7 +43,7 @@ def export(directory: Path, no_verify: bool) -> None:
               help="Run the vectors of this Kafka version profile.")
 def run(directory: Path, adapter: str | None, kafka_version: str) -> None:
     """Replay every vector; exit 0 when none failed (skipped ones name the missing feature)."""
-    from kafkalog.conformance.vector_run import run as run_corpus
+    from kafkalog.conformance.vectors.run import run as run_corpus
 
     report = run_corpus(directory, adapter, kafka_version)
     for result in report.results:
@@ -58,8 +58,8 @@ def run(directory: Path, adapter: str | None, kafka_version: str) -> None:
 @click.option("--seeds", type=click.IntRange(min=1), default=30, show_default=True)
 @click.option("--steps", type=click.IntRange(min=1), default=40, show_default=True)
 def catalogue(seeds: int, steps: int) -> None:
-    """Regenerate conformance/vector_catalogue.json (search + hand scenarios); review the diff."""
-    from kafkalog.conformance.vector_catalogue import build, save
+    """Regenerate conformance/vectors/catalogue.json (search + hand scenarios); review the diff."""
+    from kafkalog.conformance.vectors.catalogue import build, save
 
     path = save(build(seeds, steps))
     click.echo(f"wrote {path}")

@@ -43,7 +43,7 @@ def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None,
                  exclude: tuple[str, ...]) -> None:
     """Serve the adapter protocol on stdin/stdout against a broker over Kafka's protocol."""
     try:
-        from kafkalog.conformance.broker_adapter import serve_broker
+        from kafkalog.conformance.broker.adapter import serve_broker
     except ModuleNotFoundError as error:
         raise click.ClickException(
             f"{error.name} is missing: install the broker extra (pip install -e '.[broker]')"

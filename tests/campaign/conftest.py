@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.campaign_errors import JavaMissingError
-from kafkalog.conformance.campaign_job import build_session, require_java
+from kafkalog.conformance.campaign.errors import JavaMissingError
+from kafkalog.conformance.campaign.job import build_session, require_java
 
 
 @pytest.fixture(scope="session")

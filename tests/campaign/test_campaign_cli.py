@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from kafkalog.conformance.campaign_errors import JavaMissingError
-from kafkalog.conformance.campaign_job import require_java
+from kafkalog.conformance.campaign.errors import JavaMissingError
+from kafkalog.conformance.campaign.job import require_java
 
 from kafkalog.cli.main import cli, main
 
-SYNTHETIC = "kafkalog.conformance.campaign_synthetic:synthetic_run_seed"
+SYNTHETIC = "kafkalog.conformance.campaign.synthetic:synthetic_run_seed"
 
 
 def kafkalog(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

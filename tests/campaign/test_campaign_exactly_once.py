@@ -17,13 +17,13 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from kafkalog.conformance.campaign_errors import CampaignIncompleteError
-from kafkalog.conformance.campaign_job import CampaignPlan, check_complete, run_campaign
-from kafkalog.conformance.campaign_synthetic import slow_synthetic_run_seed, synthetic_run_seed
-from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign.errors import CampaignIncompleteError
+from kafkalog.conformance.campaign.job import CampaignPlan, check_complete, run_campaign
+from kafkalog.conformance.campaign.synthetic import slow_synthetic_run_seed, synthetic_run_seed
+from kafkalog.conformance.campaign.task import TaskSpec
 
 pytestmark = pytest.mark.spark
-SLOW = "kafkalog.conformance.campaign_synthetic:slow_synthetic_run_seed"
+SLOW = "kafkalog.conformance.campaign.synthetic:slow_synthetic_run_seed"
 
 
 def seeds_on_disk(out: Path, campaign_id: str) -> list[int]:
@@ -112,7 +112,7 @@ def test_hadoop_store__file_uri__same_contract_as_the_local_store(
     spark: Any, tmp_path: Path
 ) -> None:
     """The store used for hdfs:// and s3a:// outs, driven through Hadoop's file:// system."""
-    from kafkalog.conformance.campaign_store import HadoopStore
+    from kafkalog.conformance.campaign.store import HadoopStore
 
     store, root = HadoopStore(spark), f"file://{tmp_path}/h"
     store.mkdirs(f"{root}/a")

@@ -1,7 +1,8 @@
 """The campaign job on Spark: Parquet schema, resume after a kill, de-duplication, bucketing.
 
-Runs use the synthetic run function (campaign_synthetic.py), whose rows are predictable, so the
-pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the real run_seed.
+Runs use the synthetic run function (conformance/campaign/synthetic.py), whose rows are
+predictable, so the pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the
+real run_seed.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.campaign_aggregate import THROUGHPUT_POINTS, load_runs, summarize
-from kafkalog.conformance.campaign_errors import CampaignJobError, CampaignOptionsError
-from kafkalog.conformance.campaign_job import CampaignPlan, run_campaign
-from kafkalog.conformance.campaign_synthetic import synthetic_run_seed
-from kafkalog.conformance.campaign_task import SPARK_DDL, TaskSpec, trace_step_count
+from kafkalog.conformance.campaign.aggregate import THROUGHPUT_POINTS, load_runs, summarize
+from kafkalog.conformance.campaign.errors import CampaignJobError, CampaignOptionsError
+from kafkalog.conformance.campaign.job import CampaignPlan, run_campaign
+from kafkalog.conformance.campaign.synthetic import synthetic_run_seed
+from kafkalog.conformance.campaign.task import SPARK_DDL, TaskSpec, trace_step_count
 
 pytestmark = pytest.mark.spark
 

@@ -9,14 +9,14 @@ import re
 import xml.dom.minidom
 from pathlib import Path
 
-from kafkalog.conformance.campaign_aggregate import (
+from kafkalog.conformance.campaign.aggregate import (
     Bucket,
     CampaignSummary,
     RuntimeStats,
     natural_sorted,
 )
-from kafkalog.conformance.campaign_counterexample import counterexample, render_html
-from kafkalog.conformance.campaign_report import render_terminal, ticks, write_report
+from kafkalog.conformance.campaign.counterexample import counterexample, render_html
+from kafkalog.conformance.campaign.report import render_terminal, ticks, write_report
 from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[2]

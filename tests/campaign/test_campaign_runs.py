@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.campaign_aggregate import summarize
-from kafkalog.conformance.campaign_job import CampaignPlan, run_campaign
-from kafkalog.conformance.campaign_report import write_report
-from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign.aggregate import summarize
+from kafkalog.conformance.campaign.job import CampaignPlan, run_campaign
+from kafkalog.conformance.campaign.report import write_report
+from kafkalog.conformance.campaign.task import TaskSpec
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.trace import read_trace
 

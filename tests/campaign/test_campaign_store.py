@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.campaign_errors import CampaignBusyError, CampaignOptionsError
-from kafkalog.conformance.campaign_store import (
+from kafkalog.conformance.campaign.errors import CampaignBusyError, CampaignOptionsError
+from kafkalog.conformance.campaign.store import (
     SUPERSEDES,
     CampaignLayout,
     CampaignLock,
@@ -23,8 +23,8 @@ from kafkalog.conformance.campaign_store import (
     record_params,
     recover,
 )
-from kafkalog.conformance.campaign_synthetic import synthetic_run_seed
-from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign.synthetic import synthetic_run_seed
+from kafkalog.conformance.campaign.task import TaskSpec
 
 
 def layout(tmp_path: Path, campaign_id: str = "c1") -> CampaignLayout:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from kafkalog.conformance.campaign_job import git_commit, require_java
-from kafkalog.conformance.campaign_ship import build_zip
+from kafkalog.conformance.campaign.job import git_commit, require_java
+from kafkalog.conformance.campaign.ship import build_zip
 
 pytestmark = pytest.mark.spark
 

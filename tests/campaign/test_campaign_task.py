@@ -10,8 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from kafkalog.conformance.campaign_synthetic import DIVERGE_EVERY, synthetic_run_seed
-from kafkalog.conformance.campaign_task import (
+from kafkalog.conformance.campaign.synthetic import DIVERGE_EVERY, synthetic_run_seed
+from kafkalog.conformance.campaign.task import (
     ARROW_SCHEMA,
     SPARK_DDL,
     TaskSpec,
@@ -181,8 +181,8 @@ def test_campaign_schema_doc__documents_every_column() -> None:
 
 def test_adapter_timeout__wrapper_and_its_children__all_killed(tmp_path: Path) -> None:
     """A hung adapter started through a shell is killed as a process group, grandchild included."""
+    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
     from kafkalog.conformance.errors import AdapterTimeoutError
-    from kafkalog.conformance.subprocess_sut import AdapterProcess
 
     marker = tmp_path / "pids"
     command = f"sh -c 'sleep 300 & echo $$ $! > {marker}; sleep 300'"

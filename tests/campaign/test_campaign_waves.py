@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kafkalog.conformance.campaign_job import (
+from kafkalog.conformance.campaign.job import (
     MAX_WAVE,
     WAVE_TARGET_S,
     CampaignPlan,
     _next_wave_size,
     git_commit,
 )
-from kafkalog.conformance.campaign_task import TaskSpec
+from kafkalog.conformance.campaign.task import TaskSpec
 
 
 def test_next_wave_size__aims_at_the_target_time_in_whole_partitions() -> None:

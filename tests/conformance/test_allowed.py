@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 import pytest
+from kafkalog.conformance.adapter.wire import FEATURES
 from kafkalog.conformance.configs import config_family
 from kafkalog.conformance.impl_sut import ImplSut
 from kafkalog.conformance.machine import make_machine
@@ -18,7 +19,6 @@ from kafkalog.conformance.runner import run_settings
 from kafkalog.conformance.scripted import run_calls
 from kafkalog.conformance.session import START_MS, Session
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import FEATURES
 from kafkalog.impl import log_segment
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes

@@ -1,6 +1,6 @@
 """Proof that the checker finds bugs: every broken implementation is caught with a short trace.
 
-Each broken implementation (conformance/broken.py) is the real one with one historical Kafka bug
+Each broken implementation (broken/catalogue.py) is the real one with one historical Kafka bug
 put back. For each, `run_seed` over a few fixed seeds must diverge with a shrunk trace of at most
 8 steps that (a) still diverges when replayed against the broken implementation and (b)
 conforms when replayed against the real one, so the trace pins the reintroduced bug and not some
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kafkalog.conformance.broken import BROKEN, broken_class, install, uninstall
-from kafkalog.conformance.broken_base import defining_class
+from kafkalog.conformance.broken.base import defining_class
+from kafkalog.conformance.broken.catalogue import BROKEN, broken_class, install, uninstall
 from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.runner import run_seed

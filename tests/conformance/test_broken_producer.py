@@ -1,4 +1,4 @@
-"""Every producer-state broken implementation (conformance/broken_producer.py) is caught.
+"""Every producer-state broken implementation (conformance/broken/producer.py) is caught.
 
 Like tests/conformance/test_broken.py: a few fixed seeds of the `producers` family must diverge
 with a shrunk trace of at most 10 steps that still diverges on the broken implementation and
@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.broken import broken_class
-from kafkalog.conformance.broken_producer import PRODUCER_BROKEN, PRODUCER_BROKEN_FAMILY
+from kafkalog.conformance.broken.catalogue import broken_class
+from kafkalog.conformance.broken.producer import PRODUCER_BROKEN, PRODUCER_BROKEN_FAMILY
 from kafkalog.conformance.trace import read_trace
 from pinned_search import caught
 

@@ -1,4 +1,4 @@
-"""Every transaction broken implementation (conformance/broken_txn.py) is caught.
+"""Every transaction broken implementation (conformance/broken/txn.py) is caught.
 
 Like tests/conformance/test_broken.py: fixed seeds of the `transactions` family must diverge
 with a shrunk trace of at most 10 steps that still diverges on the broken implementation and
@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.broken import broken_class
-from kafkalog.conformance.broken_txn import TXN_BROKEN, TXN_BROKEN_FAMILY
+from kafkalog.conformance.broken.catalogue import broken_class
+from kafkalog.conformance.broken.txn import TXN_BROKEN, TXN_BROKEN_FAMILY
 from kafkalog.conformance.trace import read_trace
 from pinned_search import caught
 

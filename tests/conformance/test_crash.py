@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kafkalog.conformance.adapter.server import serve
+from kafkalog.conformance.adapter.wire import CRASH_FAULTS, CRASH_LEFTOVERS, FEATURES
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.impl_sut import ImplSut
 from kafkalog.conformance.lockstep import DivergenceError
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.server import serve
 from kafkalog.conformance.session import START_MS, Session
 from kafkalog.conformance.trace import Trace, TraceHeader, loads_trace
-from kafkalog.conformance.wire import CRASH_FAULTS, CRASH_LEFTOVERS, FEATURES
 from kafkalog.model import values as v
 
 from kafkalog.cli.conformance_cmds import check

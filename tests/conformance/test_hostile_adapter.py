@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
+from kafkalog.conformance.adapter.server import Server, serve
+from kafkalog.conformance.adapter.wire import FEATURES
 from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.server import Server, serve
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import FEATURES
 
 HANDSHAKE = b'{"id":1,"action":"handshake","args":{"protocol_version":1}}\n'
 APPEND = (b'{"id":%d,"action":"append_as_leader","args":{"records":[{"key":null,'

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
 from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.subprocess_sut import AdapterProcess
-from kafkalog.conformance.vector_run import run
-from kafkalog.conformance.vectors import export
+from kafkalog.conformance.vectors.corpus import export
+from kafkalog.conformance.vectors.run import run
 
 from kafkalog.cli.conformance_cmds import check
 

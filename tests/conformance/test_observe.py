@@ -54,7 +54,7 @@ def test_serve_adapter__state_reply__carries_the_same_index_entries_as_in_proces
     import sys
     from pathlib import Path
 
-    from kafkalog.conformance.subprocess_sut import AdapterProcess, SubprocessSut
+    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
 
     config = dataclasses.replace(CONFIG_FAMILIES["index_full"], segment_index_bytes=120)
     process = AdapterProcess(f"{shlex.quote(str(Path(sys.executable).parent / 'kafkalog'))} "

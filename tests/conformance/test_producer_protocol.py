@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import jsonschema
+from kafkalog.conformance.adapter.server import serve
+from kafkalog.conformance.adapter.wire import FEATURES, decode, encode, encode_args
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.lockstep import masked_to
-from kafkalog.conformance.server import serve
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import FEATURES, decode, encode, encode_args
 from kafkalog.model import values as v
 
 SCHEMA = json.loads(

@@ -1,4 +1,4 @@
-"""The adapter protocol's framing and server (specs/adapter-protocol.md, conformance/server.py)."""
+"""The adapter protocol's framing and server (specs/adapter-protocol.md, adapter/server.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from kafkalog.conformance.adapter.protocol import parse_request, parse_response
+from kafkalog.conformance.adapter.server import Server, serve
+from kafkalog.conformance.adapter.wire import FEATURES, encode
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.errors import ProtocolError
-from kafkalog.conformance.protocol import parse_request, parse_response
-from kafkalog.conformance.server import Server, serve
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import FEATURES, encode
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "specs" / "adapter-protocol.schema.json").read_text()

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from kafkalog.conformance import black_box
+from kafkalog.conformance.adapter.wire import decode_args, decode_result
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.sut import ModelSut, StepResult, execute
 from kafkalog.conformance.trace import Trace, TraceStep, read_trace
-from kafkalog.conformance.wire import decode_args, decode_result
 
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 TRACES = sorted(CORPUS.glob("*.jsonl"))
@@ -26,18 +26,18 @@ TRACES = sorted(CORPUS.glob("*.jsonl"))
 
 def test_corpus__holds_a_trace_for_every_broken_implementation() -> None:
     """At least one trace per reintroduced bug, so each stays pinned."""
-    from kafkalog.conformance.broken import BROKEN
+    from kafkalog.conformance.broken.catalogue import BROKEN
 
     named = {read_trace(path).header.broken for path in TRACES}
     assert set(BROKEN) <= named
 
 
 def test_corpus__holds_a_trace_for_every_crash_bug_the_checker_can_reach() -> None:
-    """Issue #10: each seeded crash-recovery bug (conformance/broken_crash.py) is pinned by a
+    """Issue #10: each seeded crash-recovery bug (conformance/broken/crash.py) is pinned by a
     trace `kafkalog check` found, except those make_crash_traces.py lists as unreachable."""
     import importlib.util
 
-    from kafkalog.conformance.broken_crash import BROKEN_CRASH
+    from kafkalog.conformance.broken.crash import BROKEN_CRASH
 
     spec = importlib.util.spec_from_file_location("make_crash_traces",
                                                   CORPUS / "make_crash_traces.py")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.errors import (
     AdapterCrashedError,
@@ -15,7 +16,6 @@ from kafkalog.conformance.errors import (
     ProtocolError,
 )
 from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.subprocess_sut import AdapterProcess, SubprocessSut
 from kafkalog.model import values as v
 
 HERE = Path(__file__).resolve().parent

@@ -12,10 +12,10 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from kafkalog.conformance import vector_catalogue
-from kafkalog.conformance.broken import BROKEN
-from kafkalog.conformance.vector_run import run
-from kafkalog.conformance.vectors import export
+from kafkalog.conformance.broken.catalogue import BROKEN
+from kafkalog.conformance.vectors import catalogue as vector_catalogue
+from kafkalog.conformance.vectors.corpus import export
+from kafkalog.conformance.vectors.run import run
 
 from kafkalog.cli.vectors_cmds import vectors
 
@@ -55,7 +55,9 @@ def test_export__covers_every_spec_rule_every_broken_impl_and_profile_difference
     spec = set(re.findall(r"\*\*(KL-[A-Z]+-\d+)\b", (ROOT / "specs" / "log.md").read_text()))
     # The crash rules need protocol 2's `crash` feature and a fault-injecting file system; no
     # vector exports them yet (issue #10: they are pinned by tests/regressions/ traces instead).
-    spec = {rule for rule in spec if not rule.startswith("KL-CRASH-")}
+    # KL-ALLOW-5 is a choice of the crash set's load (recovery's cut); no fault model produces it
+    # for a strict implementation, so tests/conformance/test_recovery_cut_deletion.py pins it.
+    spec = {rule for rule in spec if not rule.startswith("KL-CRASH-") and rule != "KL-ALLOW-5"}
     covered = {rule for e in manifest["vectors"] if e["kind"] == "rule" for rule in e["rules"]}
     assert spec <= covered
     assert {e["broken"] for e in manifest["vectors"] if e["kind"] == "broken"} == set(BROKEN)
@@ -98,8 +100,8 @@ def test_vectors_cli__run_exits_0_and_export_reports_the_count(tmp_path: Path) -
 
 
 def test_catalogue__hand_scenarios__are_the_committed_ones() -> None:
-    """Spec: KL-ALLOW-2 (vector_catalogue.json is regenerated whenever HAND changes)."""
-    from kafkalog.conformance.wire import decode_args, encode_args
+    """Spec: KL-ALLOW-2 (vectors/catalogue.json is regenerated whenever HAND changes)."""
+    from kafkalog.conformance.adapter.wire import decode_args, encode_args
 
     committed = vector_catalogue.load()
     for rule, (family, calls) in vector_catalogue.hand_entries().items():

@@ -46,7 +46,7 @@ def test_mid_batch_read__builtin_trunk_impl__conforms_under_trunk_not_under_3_9(
 
 def test_run_seed__kafka_version__travels_in_the_config_of_the_outcome() -> None:
     """Spec: KL-VERSION-1 (campaign rows and saved traces carry the profile in their config)."""
-    from kafkalog.conformance.campaign_task import TaskSpec, run_one
+    from kafkalog.conformance.campaign.task import TaskSpec, run_one
 
     outcome = run_seed(0, steps=5, config_family="tiny", adapter="model", kafka_version="3.9")
     assert outcome.outcome == "conformed" and outcome.config["kafka_version"] == "3.9"

@@ -1,12 +1,11 @@
-"""The JSON codec of values, actions and errors (conformance/wire.py)."""
+"""The JSON codec of values, actions and errors (conformance/adapter/wire.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from kafkalog.conformance.errors import UnknownActionError, WireFormatError
-from kafkalog.conformance.wire import (
+from kafkalog.conformance.adapter.wire import (
     ACTIONS,
     decode,
     decode_args,
@@ -16,6 +15,7 @@ from kafkalog.conformance.wire import (
     encode_args,
     encode_error,
 )
+from kafkalog.conformance.errors import UnknownActionError, WireFormatError
 from kafkalog.model import values as v
 from kafkalog.model.errors import (
     OffsetOutOfRangeError,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from kafkalog.conformance.broken import BROKEN
-from kafkalog.conformance.broken_zoo import ZOO
+from kafkalog.conformance.broken.catalogue import BROKEN
+from kafkalog.conformance.broken.zoo import ZOO
 from kafkalog.conformance.configs import DEFAULT_MIX
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.runner import run_seed

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kafkalog.benchmarks.crash_checks import TP, check_recovered
 from kafkalog.benchmarks.crash_explore import CONFIG, Workload, record_workload
-from kafkalog.conformance.broken_crash import patched
+from kafkalog.conformance.broken.crash import patched
 from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileSystem
@@ -254,6 +254,6 @@ PUT_BACK = {
 
 @pytest.mark.parametrize("name", sorted(PUT_BACK))
 def test_each_defect_put_back_fails_its_own_test(name: str, tmp_path: Path) -> None:
-    """Each of defects 1-5 reintroduced (conformance/broken_crash.py) breaks its test above."""
+    """Each of defects 1-5 reintroduced (conformance/broken/crash.py) breaks its test above."""
     with patched(name), pytest.raises(AssertionError):
         PUT_BACK[name](tmp_path)

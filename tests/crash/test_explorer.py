@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from kafkalog.benchmarks.crash_explore import WORKLOADS, run_exploration
-from kafkalog.conformance.broken_crash import BROKEN_CRASH, patched
+from kafkalog.conformance.broken.crash import BROKEN_CRASH, patched
 from kafkalog.impl.fault_fs import FaultModel
 
 BY_NAME = {w.name: w for w in WORKLOADS}
@@ -52,7 +52,7 @@ DEFECTS = {"load_cut_keeps_later_segments", "no_checkpoint_after_truncation",
 
 
 def test_every_seeded_crash_bug_has_a_catching_workload_or_defect_test() -> None:
-    """The tables cover the whole registry of conformance/broken_crash.py."""
+    """The tables cover the whole registry of conformance/broken/crash.py."""
     assert set(CATCHES) | DEFECTS == set(BROKEN_CRASH) and not set(CATCHES) & DEFECTS
 
 

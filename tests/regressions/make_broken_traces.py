@@ -6,12 +6,12 @@ a deliberate change of the model or the trace format; review the diff like any o
 import sys
 from pathlib import Path
 
-from kafkalog.conformance.broken import BROKEN, broken_factory
+from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.broken.catalogue import BROKEN, broken_factory
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.lockstep import DivergenceError
 from kafkalog.conformance.session import START_MS, Session
 from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, write_trace
-from kafkalog.conformance.wire import FEATURES
 from kafkalog.model import values as v
 
 NOW = START_MS

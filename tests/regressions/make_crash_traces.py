@@ -1,4 +1,4 @@
-"""Find and save tests/regressions/ traces of the crash bugs of conformance/broken_crash.py.
+"""Find and save tests/regressions/ traces of the crash bugs of conformance/broken/crash.py.
 
 `python tests/regressions/make_crash_traces.py tests/regressions` searches seeds with
 `kafkalog check`'s runner (crash weight 3) until each bug diverges, and writes the shrunk trace as
@@ -10,7 +10,7 @@ import logging
 import sys
 from pathlib import Path
 
-from kafkalog.conformance.broken_crash import BROKEN_CRASH
+from kafkalog.conformance.broken.crash import BROKEN_CRASH
 from kafkalog.conformance.runner import run_seed
 
 FAMILIES = ("tiny", "index_full", "time_roll", "hw_retention")
@@ -98,11 +98,11 @@ def defect_scenarios() -> dict[str, tuple[str, list[tuple[str, dict]], object]]:
 def make_defect_traces(out: Path) -> None:
     import dataclasses
 
+    from kafkalog.conformance.adapter.wire import FEATURES
     from kafkalog.conformance.configs import CONFIG_FAMILIES
     from kafkalog.conformance.impl_sut import ImplSut
     from kafkalog.conformance.session import START_MS, Session
     from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, write_trace
-    from kafkalog.conformance.wire import FEATURES
 
     logging.disable(logging.WARNING)
     faults = {"defect1": ("power_loss_torn", "missing_index"),

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kafkalog.conformance.broker_process import TansuBroker, tansu_binary
+from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.lockstep import DivergenceError
 from kafkalog.conformance.runner import _factory, run_seed

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.broker_process import TansuBroker, tansu_binary
+from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,12 @@ from collections import Counter
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 from kafkalog.conformance import black_box
+from kafkalog.conformance.adapter.wire import ACTIONS, FEATURES
 from kafkalog.conformance.configs import config_family
 from kafkalog.conformance.machine import make_machine
 from kafkalog.conformance.runner import run_settings
 from kafkalog.conformance.session import Session
 from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.wire import ACTIONS, FEATURES
 from kafkalog.model import values as v
 
 WIRE_FEATURES = frozenset({"black_box", "timestamps"})

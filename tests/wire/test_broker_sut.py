@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from kafkalog.conformance.broker_adapter import broker_features
-from kafkalog.conformance.broker_process import TansuBroker
-from kafkalog.conformance.broker_sut import Broker, BrokerSut, error_for, topic_configs
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
+from kafkalog.conformance.broker.adapter import broker_features
+from kafkalog.conformance.broker.process import TansuBroker
+from kafkalog.conformance.broker.sut import Broker, BrokerSut, error_for, topic_configs
 from kafkalog.conformance.configs import config_family
 from kafkalog.conformance.errors import AdapterCrashedError, UnexpectedException
-from kafkalog.conformance.subprocess_sut import AdapterProcess
 from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
@@ -136,8 +136,8 @@ def test_wire_adapter__broker_gone_mid_run__is_an_adapter_error_quoting_the_brok
     """Through the adapter protocol, a dead broker is an AdapterError (the run ends as
     adapter_error, never as a pass or a divergence) whose message carries the broker's log
     (KL-WIRE-8)."""
+    from kafkalog.conformance.adapter.subprocess_sut import SubprocessSut
     from kafkalog.conformance.errors import AdapterError
-    from kafkalog.conformance.subprocess_sut import SubprocessSut
 
     process = AdapterProcess(wire_adapter_command(own_tansu.address,
                                                   broker_log=own_tansu.log_path))

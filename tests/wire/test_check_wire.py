@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kafkalog.conformance.broker_process import TansuBroker
+from kafkalog.conformance.broker.process import TansuBroker
 from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.trace import read_trace
 

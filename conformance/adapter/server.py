@@ -1,0 +1,221 @@
+"""The server end of the adapter protocol: `kafkalog serve-adapter` runs `serve` on stdin/stdout.
+
+It is the working peer other implementers read: a loop that parses one request per line,
+dispatches it to a `Sut` built by a factory (the in-process implementation by default) and writes
+exactly one reply per request. Diagnostics go to stderr only, since stdout carries the protocol.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import traceback
+from collections.abc import Callable
+from typing import IO, Any
+
+from kafkalog.conformance.adapter.protocol import (
+    PROTOCOL_VERSIONS,
+    VERSION_2_FEATURES,
+    Request,
+    dumps,
+    parse_request,
+    readable_request_id,
+)
+from kafkalog.conformance.adapter.wire import (
+    ACTIONS,
+    SESSION_ACTIONS,
+    Json,
+    decode,
+    decode_args,
+    encode,
+    without_transactions,
+)
+from kafkalog.conformance.black_box import asks
+from kafkalog.conformance.errors import ProtocolError, UnknownActionError, WireFormatError
+from kafkalog.conformance.sut import Sut, UnsupportedError, execute
+from kafkalog.model import values as v
+from kafkalog.model.errors import KafkalogError
+
+SutFactory = Callable[[v.LogConfig, int, int], Sut]
+
+
+class Server:
+    """Holds the open log (at most one) and answers requests."""
+
+    def __init__(self, factory: SutFactory, implementation: str, features: frozenset[str]) -> None:
+        self._factory = factory
+        self._implementation = implementation
+        self._features = features
+        self._sut: Sut | None = None
+        self.handshaken = False
+
+    def handle_line(self, line: str, line_no: int) -> dict[str, Any]:
+        """The reply to one request line (never raises for bad input)."""
+        ident: int | None = None
+        try:
+            request = parse_request(line, where=f"stdin line {line_no}")
+            ident = request.id
+            return {"id": ident, **self._dispatch(request)}
+        except (ProtocolError, UnknownActionError, WireFormatError) as error:
+            ident = ident if ident is not None else readable_request_id(line)
+            return {"id": ident, "error": {"code": error.code, "message": str(error)}}
+        except KafkalogError as error:  # e.g. the log could not open its directory
+            message = f"{error.code}: {error}"
+            return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+
+    def _dispatch(self, request: Request) -> dict[str, Json]:
+        action = request.action
+        if action not in ACTIONS and action not in SESSION_ACTIONS:
+            raise UnknownActionError(f"unknown action {action!r}", where=f"request {request.id}")
+        if action == "handshake":
+            return {"ok": self._handshake(request.args)}
+        if not self.handshaken:
+            raise ProtocolError("the first request must be handshake",
+                                where=f"request {request.id}")
+        if action == "open":
+            self._open(request.args)
+            return {"ok": None}
+        sut = self._sut
+        if sut is None:
+            raise ProtocolError(f"{action} before open", where=f"request {request.id}")
+        if action in ACTIONS:
+            return self._action(sut, action, request.args, request.id)
+        return {"ok": self._session(sut, action)}
+
+    def _handshake(self, args: dict[str, Json]) -> Json:
+        version = args.get("protocol_version")
+        # An integer exactly: JSON's 1.0 and true compare equal to 1 in Python but are not it.
+        if type(version) is not int or version not in PROTOCOL_VERSIONS:
+            raise ProtocolError(
+                f"unsupported protocol_version {version!r}; this adapter speaks "
+                f"{' or '.join(map(str, PROTOCOL_VERSIONS))}"
+            )
+        self.handshaken = True
+        if version == 1:  # a version-1 client knows nothing of crashes
+            self._features = self._features - VERSION_2_FEATURES
+        return {
+            "protocol_version": version,
+            "implementation": self._implementation,
+            "features": sorted(self._features),
+        }
+
+    def _open(self, args: dict[str, Json]) -> None:
+        config = decode(v.LogConfig, args.get("config", {}), "args.config")
+        now_ms = decode(int, args.get("now_ms", 0), "args.now_ms")
+        log_start_offset = decode(int, args.get("log_start_offset", 0), "args.log_start_offset")
+        old, self._sut = self._sut, None
+        if old is not None:
+            try:
+                old.close()
+            except Exception:  # a broken log must not block opening a fresh one
+                traceback.print_exc(file=sys.stderr)
+        self._sut = self._factory(config, now_ms, log_start_offset)
+
+    def _action(self, sut: Sut, action: str, raw: dict[str, Json], ident: int) -> dict[str, Json]:
+        if not asks(self._features, action):
+            return {"unsupported": {"message": f"{self._implementation} does not support {action}"}}
+        args = decode_args(action, raw, where=f"request {ident} args")
+        if "producer_state" not in self._features and _uses_producer_state(args):
+            return {"unsupported": {"message": f"{self._implementation} does not support "
+                                               "producer state (feature producer_state)"}}
+        if "transactions" not in self._features and _uses_transactions(args):
+            return {"unsupported": {"message": f"{self._implementation} does not support "
+                                               "transactions (feature transactions)"}}
+        try:
+            result = execute(sut, action, args)
+        except UnsupportedError as error:
+            return {"unsupported": {"message": str(error)}}
+        if result.ok:
+            value = result.value
+            if "transactions" not in self._features and isinstance(value, v.FetchDataInfo):
+                value = without_transactions(value)  # answer as an adapter before the feature
+            return {"ok": encode(value)}
+        return {"error": {"code": result.code, "message": result.message}}
+
+    def _session(self, sut: Sut, action: str) -> Json:
+        if action == "state":
+            state = sut.state()
+            if "producer_state" not in self._features:  # answer as a version-1 adapter
+                state = dataclasses.replace(state, producers=None, producer_snapshots=None)
+            if "transactions" not in self._features:
+                state = dataclasses.replace(state, last_stable_offset=None, aborted_txns=None)
+            return encode(state)
+        if action == "check":
+            return sut.check()
+        if action == "verify":
+            return sut.verify()
+        assert action == "close", action
+        sut.close()
+        self._sut = None
+        return None
+
+    def shutdown(self) -> None:
+        if self._sut is not None:
+            self._sut.close()
+            self._sut = None
+
+
+def _decoded(raw: str | bytes, line_no: int) -> str | dict[str, Any]:
+    """A request line as text, or the error reply for a line that is not UTF-8.
+
+    stdin is read as bytes and decoded line by line, so one bad line costs one error reply
+    instead of the process (a strict text decoder raises outside the per-line handling).
+    """
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        message = (f"request is not UTF-8: {error.reason} at byte {error.start} "
+                   f"(stdin line {line_no})")
+        ident = readable_request_id(raw.decode("utf-8", errors="replace"))
+        return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+
+
+def serve(
+    factory: SutFactory,
+    implementation: str,
+    features: frozenset[str],
+    stdin: IO[str] | IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+) -> int:
+    """Answer requests until end of input; returns the process exit status (0)."""
+    inp: IO[str] | IO[bytes] = stdin or sys.stdin.buffer
+    out = stdout or sys.stdout
+    server = Server(factory, implementation, features)
+    try:
+        for line_no, raw in enumerate(inp, start=1):
+            line = _decoded(raw, line_no)
+            if isinstance(line, dict):
+                out.write(dumps(line) + "\n")
+                out.flush()
+                continue
+            if not line.strip():
+                continue
+            try:
+                reply = server.handle_line(line, line_no)
+            except Exception:  # a bug in the adapter itself: say so on stderr, keep serving
+                traceback.print_exc(file=sys.stderr)
+                reply = {"id": None, "error": {"code": "ProtocolError",
+                                               "message": "internal adapter error (see stderr)"}}
+            out.write(dumps(reply) + "\n")
+            out.flush()
+    finally:
+        server.shutdown()
+    return 0
+
+
+def _uses_producer_state(args: dict[str, Any]) -> bool:
+    """True when a request carries producer arguments or producer fields in its batches."""
+    if args.get("producer_id", -1) != -1 or args.get("is_transactional", False):
+        return True
+    return any(b.producer_id != -1 or b.is_transactional for b in args.get("batches", ()))
+
+
+def _uses_transactions(args: dict[str, Any]) -> bool:
+    """True for transactional or control batches and read_committed reads (feature
+    transactions)."""
+    if args.get("is_transactional", False) or args.get("isolation") is v.Isolation.TXN_COMMITTED:
+        return True
+    return any(b.is_transactional or b.is_control for b in args.get("batches", ()))
+

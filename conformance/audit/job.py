@@ -1,0 +1,396 @@
+"""`kafkalog audit`: `verify` over a fleet of Kafka log directories as one Spark job.
+
+The driver finds the log directories under SOURCES (local paths, globs, `file://` URIs), reads
+each one's root files (layout, checkpoints, clean-shutdown marker: a listing and three small
+files) and turns every live partition directory into a unit of work. Units are packed into
+about 4 x cores Spark tasks, largest partitions first (longest-processing-time first, so one big
+partition is not left for the end); each task runs the same read-only
+`kafkalog.impl.verify.verify_partition` that `kafkalog verify` runs, and emits one row per
+partition and one row per finding. A partition that cannot be read is a finding
+(`unreadable_partition`), never a failed job. Rows go to `<out>/partitions/` and
+`<out>/findings/` (specs/audit-schema.md), written into a staging folder and renamed into place.
+
+Discovery never follows symbolic links, and nothing here writes to a source.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance.campaign.errors import CampaignDataError, CampaignOptionsError
+
+PARTITION_DDL = (
+    "audit_id STRING, log_dir STRING, topic STRING, partition INT, path STRING, "
+    "clean_shutdown BOOLEAN, segments INT, bytes BIGINT, log_start_offset BIGINT, "
+    "log_end_offset BIGINT, recovery_point BIGINT, high_watermark BIGINT, "
+    "recovery_behind BOOLEAN, epochs INT, latest_epoch INT, problems INT, notes INT, "
+    "problem_kinds MAP<STRING, INT>, error STRING, duration_s DOUBLE, worker STRING"
+)
+FINDING_DDL = (
+    "audit_id STRING, log_dir STRING, topic STRING, partition INT, severity STRING, "
+    "kind STRING, rule STRING, file STRING, position BIGINT, message STRING"
+)
+_ROOT_FILES = {
+    "meta.properties",
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    ".kafka_cleanshutdown",
+}
+
+
+def _columns(ddl: str) -> list[tuple[str, str]]:
+    """(name, type) pairs of a flat DDL string (types may be `MAP<STRING, INT>`)."""
+    parts = ddl.replace("MAP<STRING, INT>", "MAP<STRING;INT>").split(",")
+    pairs = [part.strip().split(" ", 1) for part in parts]
+    return [(name, kind.replace(";", ", ")) for name, kind in pairs]
+
+
+_MAX_DEPTH = 4  # how far below a SOURCE log directories are looked for
+_PARTITION_COLUMNS = [name for name, _ in _columns(PARTITION_DDL)]
+_NESTED = [name for name, _ in _columns(FINDING_DDL)][4:]  # a finding's own columns
+UNIT_DDL = PARTITION_DDL + (
+    ", findings ARRAY<STRUCT<severity: STRING, kind: STRING, rule: STRING, file: STRING, "
+    "position: BIGINT, message: STRING>>"
+)
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One partition to audit: plain values, so it pickles to any executor."""
+
+    log_dir: str
+    clean: bool
+    topic: str
+    partition: int
+    path: str
+    bytes: int
+    recovery_point: int | None
+    log_start: int | None
+    high_watermark: int | None
+
+
+def find_log_dirs(sources: list[str]) -> list[Path]:
+    """Log directories under SOURCES (paths, globs, file:// URIs), sorted, symlinks not followed.
+
+    Raises CampaignOptionsError for a source that names nothing or uses another URI scheme.
+    """
+    found: set[Path] = set()
+    for source in sources:
+        if "://" in source and not source.startswith("file://"):
+            raise CampaignOptionsError(
+                "only local paths and file:// URIs are audited here (executors read with "
+                "kafkalog's own file layer); mount the storage or copy it",
+                where=source,
+            )
+        pattern = source.removeprefix("file://")
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        roots = [Path(match) for match in matches if Path(match).is_dir()]
+        if not roots:
+            raise CampaignOptionsError("no directory matches this source", where=source)
+        for root in roots:
+            found.update(_walk(root, _MAX_DEPTH))
+    return sorted(found)
+
+
+def _walk(path: Path, depth: int) -> list[Path]:
+    if _is_log_dir(path):
+        return [path]
+    if depth == 0:
+        return []
+    children = sorted(child for child in _subdirs(path))
+    return [found for child in children for found in _walk(child, depth - 1)]
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return [entry for entry in path.iterdir() if entry.is_dir() and not entry.is_symlink()]
+    except OSError:
+        return []
+
+
+def _is_log_dir(path: Path) -> bool:
+    """A Kafka log directory: its root files, or a live partition directory with a segment."""
+    from kafkalog.impl.log_dir import DirKind, parse_partition_dir_name
+    from kafkalog.model.errors import KafkalogError
+
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    if _ROOT_FILES & set(names):
+        return True
+    for name in names:
+        child = path / name
+        try:
+            if parse_partition_dir_name(name).kind is DirKind.LIVE and child.is_dir():
+                return any(entry.endswith(".log") for entry in os.listdir(child))
+        except (KafkalogError, OSError):
+            continue
+    return False
+
+
+def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Row]]:
+    """Every live partition of the log directories, and the root findings (as finding rows)."""
+    from kafkalog.impl.fs import FileSystem
+    from kafkalog.impl.log_dir import inspect_log_dir, read_root_checkpoints
+    from kafkalog.impl.verify import _root_findings  # verify's own root checks, unchanged
+    from kafkalog.model.errors import KafkalogError
+
+    fs, units, roots = FileSystem(), [], []
+    for log_dir in log_dirs:
+        try:
+            layout = inspect_log_dir(fs, log_dir)
+            checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
+        except KafkalogError as error:
+            roots.append(
+                _finding_row(
+                    audit_id,
+                    str(log_dir),
+                    None,
+                    None,
+                    "problem",
+                    "unreadable_log_dir",
+                    "",
+                    str(log_dir),
+                    None,
+                    str(error),
+                )
+            )
+            continue
+        for finding in _root_findings(layout, checkpoints):
+            roots.append(_from_finding(audit_id, str(log_dir), None, None, finding))
+        for tp, path in sorted(layout.partitions.items()):
+            units.append(
+                Unit(
+                    str(log_dir),
+                    layout.clean_shutdown_marker,
+                    tp.topic,
+                    tp.partition,
+                    str(path),
+                    _log_bytes(path),
+                    checkpoints.recovery_points.get(tp),
+                    checkpoints.log_start_offsets.get(tp),
+                    checkpoints.high_watermarks.get(tp),
+                )
+            )
+    return units, roots
+
+
+def pack(units: list[Unit], slots: int) -> list[list[Unit]]:
+    """Units in `slots` bins of similar total bytes, largest first (LPT); no empty bins."""
+    bins: list[list[Unit]] = [[] for _ in range(max(1, min(slots, len(units))))]
+    loads = [0] * len(bins)
+    for unit in sorted(units, key=lambda u: (-u.bytes, u.path)):
+        lightest = loads.index(min(loads))
+        bins[lightest].append(unit)
+        loads[lightest] += unit.bytes + 1
+    return [each for each in bins if each]
+
+
+def audit_unit(unit: Unit, audit_id: str, deep: bool) -> tuple[Row, list[Row]]:
+    """Verify one partition (read-only): its partition row and its finding rows. Never raises."""
+    started = time.monotonic()
+    try:
+        from kafkalog.impl.fs import FileSystem
+        from kafkalog.impl.log_dir import RootCheckpoints, TopicPartition
+        from kafkalog.impl.verify import Severity, verify_partition
+
+        tp = TopicPartition(unit.topic, unit.partition)
+        checkpoints = RootCheckpoints(
+            _one(tp, unit.recovery_point), _one(tp, unit.log_start), _one(tp, unit.high_watermark)
+        )
+        report = verify_partition(FileSystem(), tp, Path(unit.path), checkpoints, unit.clean, deep)
+    except BaseException as error:  # noqa: BLE001 - an unreadable partition is a finding
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        message = f"{type(error).__name__}: {error}"[:2000]
+        finding = _finding_row(
+            audit_id,
+            unit.log_dir,
+            unit.topic,
+            unit.partition,
+            "problem",
+            "unreadable_partition",
+            "",
+            unit.path,
+            None,
+            message,
+        )
+        return _partition_row(unit, audit_id, None, message, time.monotonic() - started), [finding]
+    findings = [
+        _from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
+        for f in report.findings
+    ]
+    row = _partition_row(unit, audit_id, (report, Severity), None, time.monotonic() - started)
+    return row, findings
+
+
+def _partition_row(
+    unit: Unit, audit_id: str, verified: Any, error: str | None, duration: float
+) -> Row:
+    """The partition row (PARTITION_DDL order); `verified` is (report, Severity) or None."""
+    segments = epochs = problems = notes = 0
+    start = end = unit.log_start or 0
+    latest: int | None = None
+    kinds: dict[str, int] = {}
+    if verified is not None:
+        report, severity = verified
+        segments, epochs = len(report.segments), len(report.epoch_entries)
+        start = max(unit.log_start or 0, report.first_base_offset)
+        end = report.log_end_offset
+        latest = report.epoch_entries[-1].epoch if report.epoch_entries else None
+        for finding in report.findings:
+            if finding.severity is severity.PROBLEM:
+                problems += 1
+                kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
+            else:
+                notes += 1
+    else:
+        problems, kinds = 1, {"unreadable_partition": 1}
+    behind = unit.recovery_point is not None and unit.recovery_point < end
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    return (
+        audit_id,
+        unit.log_dir,
+        unit.topic,
+        unit.partition,
+        unit.path,
+        unit.clean,
+        segments,
+        unit.bytes,
+        start,
+        end,
+        unit.recovery_point,
+        unit.high_watermark,
+        behind,
+        epochs,
+        latest,
+        problems,
+        notes,
+        kinds,
+        error,
+        duration,
+        worker,
+    )
+
+
+def _from_finding(
+    audit_id: str, log_dir: str, topic: str | None, partition: int | None, finding: Any
+) -> Row:
+    return _finding_row(
+        audit_id,
+        log_dir,
+        topic,
+        partition,
+        finding.severity.value,
+        finding.kind,
+        finding.rule,
+        finding.path,
+        finding.position,
+        finding.message,
+    )
+
+
+def _finding_row(*values: Any) -> Row:
+    return tuple(values)
+
+
+def _one(tp: Any, value: int | None) -> dict[Any, int]:
+    return {} if value is None else {tp: value}
+
+
+def _log_bytes(path: Path) -> int:
+    """Bytes of the partition's .log files (the work a unit does), 0 if unreadable."""
+    try:
+        return sum(e.stat().st_size for e in os.scandir(path) if e.name.endswith(".log"))
+    except OSError:
+        return 0
+
+
+def run_audit(
+    spark: Any,
+    units: list[Unit],
+    roots: list[Row],
+    out: str,
+    audit_id: str,
+    deep: bool,
+    on_task: Any = None,
+) -> tuple[int, int, float]:
+    """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s)."""
+    from kafkalog.conformance.campaign.store import LocalStore, new_attempt
+    from kafkalog.conformance.campaign.waves import _TaskProgress
+    from pyspark.sql import functions as F
+
+    store = LocalStore()
+    for name in ("partitions", "findings"):
+        if store.exists(f"{out}/{name}"):
+            raise CampaignDataError("--out already holds an audit; use a new folder", where=out)
+    started = time.monotonic()
+    slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
+    bins = pack(units, slots) or [[]]
+    staging = f"{out}/_staging/{new_attempt()}"
+    frame = (
+        spark.range(0, len(bins), 1, len(bins))
+        .mapInArrow(bin_runner(bins, audit_id, deep), UNIT_DDL)
+        .cache()
+    )
+    try:
+        # The audit itself: every task in parallel, rows cached (writing first would let
+        # coalesce(1) pull the whole computation into one task).
+        with _TaskProgress(spark, f"kafkalog-audit-{audit_id}", len(units), on_task or _quiet):
+            totals = frame.agg(F.count("*").alias("n"), F.sum(F.size("findings")).alias("f"))
+            counted = totals.first()
+        frame.drop("findings").coalesce(1).write.parquet(f"{staging}/partitions")
+        keys = ("audit_id", "log_dir", "topic", "partition")
+        nested = frame.select(*keys, F.explode("findings").alias("x")).select(*keys, "x.*")
+        at_roots = spark.createDataFrame(roots, FINDING_DDL)
+        nested.unionByName(at_roots).coalesce(1).write.parquet(f"{staging}/findings")
+    finally:
+        frame.unpersist()
+    for name in ("partitions", "findings"):
+        store.rename(f"{staging}/{name}", f"{out}/{name}")
+    store.delete(f"{out}/_staging")
+    found = int(counted.f or 0) + len(roots)
+    return int(counted.n), found, time.monotonic() - started
+
+
+def bin_runner(bins: list[list[Unit]], audit_id: str, deep: bool) -> Any:
+    """The `mapInArrow` function: input ids index `bins`; one Arrow batch of rows per bin."""
+
+    def run(batches: Any) -> Any:
+        import pyarrow as pa
+
+        schema = _arrow_schema(pa)
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                rows = []
+                for unit in bins[index]:
+                    partition, findings = audit_unit(unit, audit_id, deep)
+                    row = dict(zip(_PARTITION_COLUMNS, partition, strict=True))
+                    row["findings"] = [dict(zip(_NESTED, f[4:], strict=True)) for f in findings]
+                    rows.append(row)
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+    return run
+
+
+def _arrow_schema(pa: Any) -> Any:
+    """UNIT_DDL as an Arrow schema (the two must agree; test_audit.py reads what it writes)."""
+    types = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(),
+             "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(),
+             "MAP<STRING, INT>": pa.map_(pa.string(), pa.int32())}  # fmt: skip
+    fields = [(name, types[kind]) for name, kind in _columns(PARTITION_DDL)]
+    nested = pa.struct([(name, types[kind]) for name, kind in _columns(FINDING_DDL)][4:])
+    return pa.schema([*fields, ("findings", pa.list_(nested))])
+
+
+def _quiet(done: int) -> None:
+    """No progress output."""

@@ -1,0 +1,371 @@
+"""A partition log reached through a Kafka broker's API: the action vocabulary as Kafka requests.
+
+`Broker` holds the connections to one cluster (bootstrap, then the partition leader). Each
+`BrokerSut` is one run's log: a fresh single-partition topic created with the run's config
+(`topic_configs`, KL-WIRE-4). Actions map to requests (specs/wire.md):
+
+| action | request |
+|---|---|
+| append_as_leader | Produce, acks=all, the batch bytes of the built-in codec (KL-WIRE-6) |
+| read | Fetch, read_uncommitted, partition_max_bytes = max_bytes (KL-WIRE-7) |
+| update_high_watermark | ListOffsets LATEST: the HW the broker moved itself (KL-WIRE-2) |
+| maybe_increment_log_start_offset | DeleteRecords |
+| fetch_offset_by_timestamp | ListOffsets (earliest, latest, max timestamp, by time) |
+| end_offset_for_epoch | OffsetForLeaderEpoch (only when the broker offers it) |
+| state | ListOffsets EARLIEST and LATEST (KL-WIRE-3) |
+
+Broker error codes become the typed errors of specs/errors.md (`KAFKA_ERRORS`); a code without a
+counterpart, or a connection the broker dropped while still accepting new ones, is an
+`UnexpectedException` result quoting the broker's log tail (KL-WIRE-8); a broker that no longer
+answers at all is an `AdapterCrashedError`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest, DeleteTopicsRequest
+from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
+from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.producer import ProduceRequest
+from kafkalog.conformance.broker.kafka_wire import BrokerConnectionError, KafkaConnection
+from kafkalog.conformance.errors import AdapterCrashedError, UnexpectedException
+from kafkalog.conformance.impl_sut import batch_view
+from kafkalog.conformance.sut import UnsupportedError
+from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.model import errors as e
+from kafkalog.model import values as v
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+#: Kafka's numeric error codes (the protocol's error table) -> specs/errors.md names.
+KAFKA_ERRORS: dict[int, type[e.KafkalogError]] = {
+    1: e.OffsetOutOfRangeError,  # OFFSET_OUT_OF_RANGE
+    2: e.CorruptRecordError,  # CORRUPT_MESSAGE
+    10: e.RecordTooLargeError,  # MESSAGE_TOO_LARGE
+    18: e.RecordBatchTooLargeError,  # RECORD_LIST_TOO_LARGE
+    42: e.IllegalArgumentError,  # INVALID_REQUEST
+    56: e.KafkaStorageError,  # KAFKA_STORAGE_ERROR
+    87: e.InvalidRecordError,  # INVALID_RECORD
+}
+#: Codes that mean "the partition is not ready yet" right after CreateTopics: retried at open.
+RETRIABLE = {3, 5, 6, 7, 19}
+ACKS_ALL = -1
+WAIT_MS = 5_000
+
+
+def error_for(code: int, api: str) -> e.KafkalogError:
+    """The typed error of a broker error code; codes without a counterpart are untyped."""
+    import kafka.errors
+
+    name = kafka.errors.for_code(code).__name__
+    cls = KAFKA_ERRORS.get(code)
+    if cls is None:
+        return UnexpectedException(f"{api} answered error {code} ({name})", where="broker")
+    return cls(f"{api} answered error {code} ({name})", where="broker")
+
+
+def topic_configs(config: v.LogConfig) -> dict[str, str]:
+    """The topic configs of a run's LogConfig (KL-WIRE-4).
+
+    Size limits and the timestamp type map one to one. Retention is switched off: the broker
+    applies it on its own wall clock and in the background, where the model applies it only in
+    `delete_old_segments` on its mock clock, which a black box cannot be asked (KL-WIRE-5).
+    """
+    return {
+        "segment.bytes": str(config.segment_bytes),
+        "max.message.bytes": str(config.max_message_bytes),
+        "message.timestamp.type": config.message_timestamp_type.value,
+        "retention.ms": "-1",
+        "retention.bytes": "-1",
+    }
+
+
+class Broker:
+    """Connections to one cluster: the bootstrap broker and, per node id, the others."""
+
+    def __init__(self, bootstrap: str, broker_log: Path | None = None,
+                 topic_prefix: str = "kafkalog-") -> None:
+        host, _, port = bootstrap.rpartition(":")
+        if not host or not port.isdigit():
+            raise e.IllegalArgumentError(f"--bootstrap must be HOST:PORT, got {bootstrap!r}")
+        self.bootstrap = (host, int(port))
+        self.broker_log = broker_log
+        self.topic_prefix = topic_prefix
+        self._nodes: dict[int, tuple[str, int]] = {}
+        self._connections: dict[tuple[str, int], KafkaConnection] = {}
+        self.control = self.connection(self.bootstrap)
+
+    def log_size(self) -> int:
+        try:
+            return self.broker_log.stat().st_size if self.broker_log is not None else 0
+        except OSError:
+            return 0
+
+    def log_tail(self, since: int = 0, limit: int = 600) -> str:
+        """What the broker logged since byte `since` (its last `limit` characters, colours
+        stripped), when the adapter was told where the broker's log is."""
+        if self.broker_log is None:
+            return ""
+        try:
+            data = self.broker_log.read_bytes()
+        except OSError:
+            return ""
+        text = _ANSI.sub("", data[since:][-8 * limit:].decode("utf-8", "replace"))
+        return " ".join(text.split())[-limit:]
+
+    def connection(self, address: tuple[str, int]) -> KafkaConnection:
+        conn = self._connections.get(address)
+        if conn is None:
+            try:
+                conn = KafkaConnection(*address)
+            except BrokerConnectionError as error:
+                raise self.crashed(str(error)) from None
+            self._connections[address] = conn
+        return conn
+
+    def crashed(self, what: str) -> AdapterCrashedError:
+        tail = self.log_tail()
+        return AdapterCrashedError(f"{what}" + (f"; broker log: {tail}" if tail else ""),
+                                   where=f"broker {self.bootstrap[0]}:{self.bootstrap[1]}")
+
+    def call(self, address: tuple[str, int], message: Any) -> Any:
+        """Send one request; a dropped connection is a result if the broker still answers."""
+        since = self.log_size()
+        try:
+            return self.connection(address).request(message)
+        except BrokerConnectionError as error:
+            self._connections.pop(address).close()
+            self.connection(address)  # raises AdapterCrashedError if the broker is gone
+            time.sleep(0.05)  # the broker logs the failure after it closed the socket
+            tail = self.log_tail(since)
+            raise UnexpectedException(
+                f"{error} (the broker accepts new connections: its request handler failed)"
+                + (f"; broker log: {tail}" if tail else ""), where="broker") from None
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+
+class BrokerSut:
+    """One run's log: a fresh one-partition topic on the broker (specs/wire.md)."""
+
+    name = "broker"
+
+    def __init__(self, broker: Broker, features: frozenset[str], config: v.LogConfig,
+                 log_start_offset: int = 0, exclude: frozenset[str] = frozenset()) -> None:
+        if log_start_offset != 0:
+            raise e.IllegalArgumentError("a fresh topic starts at offset 0 (KL-WIRE-4)")
+        if config.message_timestamp_type is v.TimestampType.LOG_APPEND_TIME:
+            raise e.IllegalArgumentError(
+                "LogAppendTime topics stamp the broker's wall clock; they are left out of wire "
+                "runs (KL-WIRE-5)")
+        self.broker = broker
+        self.features = features
+        self.exclude = exclude
+        self.topic = f"{broker.topic_prefix}{uuid.uuid4().hex[:12]}"
+        self._create(config)
+        self.leader, self.leader_epoch = self._await_leader()
+
+    # --- set-up -----------------------------------------------------------------------------
+
+    def _create(self, config: v.LogConfig) -> None:
+        req_cls = CreateTopicsRequest
+        topic_cls = req_cls.CreatableTopic
+        configs = [topic_cls.CreatableTopicConfig(name=k, value=val)
+                   for k, val in topic_configs(config).items()]
+        version = self.broker.control.version(req_cls, 5)
+        response = self.broker.call(self.broker.bootstrap, req_cls[version](
+            topics=[topic_cls(name=self.topic, num_partitions=1, replication_factor=1,
+                              assignments=[], configs=configs)],
+            timeout_ms=WAIT_MS, validate_only=False))
+        code = response.topics[0].error_code
+        if code != 0:
+            raise self.broker.crashed(f"CreateTopics {self.topic} failed with error {code}: "
+                                      f"{response.topics[0].error_message}")
+
+    def _await_leader(self) -> tuple[tuple[str, int], int]:
+        """The partition leader's address and epoch, once Metadata names one."""
+        deadline = time.monotonic() + WAIT_MS / 1000
+        version = self.broker.control.version(MetadataRequest, 8)
+        while True:
+            response = self.broker.call(self.broker.bootstrap, MetadataRequest[version](
+                topics=[MetadataRequest.MetadataRequestTopic(name=self.topic)],
+                allow_auto_topic_creation=False))
+            nodes = {b.node_id: (b.host, b.port) for b in response.brokers}
+            for topic in response.topics:
+                for part in topic.partitions:
+                    if part.error_code == 0 and part.leader_id in nodes:
+                        return nodes[part.leader_id], part.leader_epoch
+            if time.monotonic() > deadline:
+                raise self.broker.crashed(f"no leader for {self.topic}-0 within {WAIT_MS} ms")
+            time.sleep(0.05)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in object.__getattribute__(self, "__dict__").get("exclude", ()):
+            raise UnsupportedError(f"{name} is excluded (--exclude-action)")
+        return object.__getattribute__(self, name)
+
+    def _send(self, message: Any) -> Any:
+        return self.broker.call(self.leader, message)
+
+    def _version(self, req_cls: Any, wanted: int) -> int:
+        try:
+            return self.broker.connection(self.leader).version(req_cls, wanted)
+        except BrokerConnectionError as error:
+            raise UnsupportedError(str(error)) from None
+
+    # --- actions ----------------------------------------------------------------------------
+
+    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
+        if not records:
+            raise UnsupportedError("a producer never sends an empty batch")
+        if leader_epoch != self.leader_epoch:
+            raise UnsupportedError(f"the broker's leader epoch is {self.leader_epoch}, "
+                                   f"not {leader_epoch}")
+        data = MemoryRecords.with_records(records).to_bytes()  # KL-WIRE-6: the exact batch
+        req = ProduceRequest
+        part = req.TopicProduceData.PartitionProduceData(index=0, records=data)
+        response = self._send(req[self._version(req, 9)](
+            transactional_id=None, acks=ACKS_ALL, timeout_ms=WAIT_MS,
+            topic_data=[req.TopicProduceData(name=self.topic, partition_data=[part])]))
+        result = response.responses[0].partition_responses[0]
+        if result.error_code != 0:
+            raise error_for(result.error_code, "Produce")
+        first = result.base_offset
+        return v.LogAppendInfo(
+            first_offset=first, last_offset=first + len(records) - 1,
+            max_timestamp=-1, offset_of_max_timestamp=-1,  # not on the wire (KL-WIRE-3)
+            log_append_time=result.log_append_time_ms,
+            valid_bytes=len(data), record_count=len(records))
+
+    def read(self, start_offset: int, max_bytes: int, isolation: v.Isolation,
+             min_one_message: bool) -> v.FetchDataInfo:
+        if not min_one_message:
+            raise UnsupportedError("Fetch v4+ always returns at least one batch (KIP-74)")
+        if max_bytes < 0:
+            raise UnsupportedError("Fetch has no negative max bytes")
+        req = FetchRequest
+        part = req.FetchTopic.FetchPartition(
+            partition=0, current_leader_epoch=-1, fetch_offset=start_offset, log_start_offset=-1,
+            partition_max_bytes=max_bytes)
+        # max_wait_ms=1, min_bytes=0: answer at once (KL-WIRE-7).
+        response = self._send(req[self._version(req, 12)](
+            replica_id=-1, max_wait_ms=1, min_bytes=0, max_bytes=max_bytes, isolation_level=0,
+            session_id=0, session_epoch=-1,
+            topics=[req.FetchTopic(topic=self.topic, partitions=[part])],
+            forgotten_topics_data=[], rack_id=""))
+        if response.error_code != 0:
+            raise error_for(response.error_code, "Fetch")
+        parts = [p for t in response.responses for p in t.partitions]
+        if not parts:
+            raise UnexpectedException("Fetch answered without the partition", where="broker")
+        if parts[0].error_code != 0:
+            raise error_for(parts[0].error_code, "Fetch")
+        records = MemoryRecords(parts[0].records or b"")
+        return v.FetchDataInfo(
+            fetch_offset_metadata=v.LogOffsetMetadata(start_offset),
+            size_in_bytes=records.size_in_bytes,
+            batches=tuple(batch_view(batch, 0) for batch in records.batches()),
+            first_entry_incomplete=False)
+
+    def _list_offset(self, timestamp: int) -> tuple[int, int, int]:
+        """(timestamp, offset, leader epoch) of one ListOffsets lookup."""
+        req = ListOffsetsRequest
+        part = req.ListOffsetsTopic.ListOffsetsPartition(
+            partition_index=0, current_leader_epoch=-1, timestamp=timestamp, max_num_offsets=1)
+        version = self._version(req, 7)
+        if timestamp == v.MAX_TIMESTAMP and version < 7:
+            raise UnsupportedError("ListOffsets MAX_TIMESTAMP needs version 7 (KIP-734)")
+        response = self._send(req[version](
+            replica_id=-1, isolation_level=0,
+            topics=[req.ListOffsetsTopic(name=self.topic, partitions=[part])]))
+        result = response.topics[0].partitions[0]
+        if result.error_code != 0:
+            raise error_for(result.error_code, "ListOffsets")
+        return result.timestamp, result.offset, getattr(result, "leader_epoch", -1)
+
+    def update_high_watermark(self, offset: int) -> int:
+        _, high_watermark, _ = self._list_offset(v.LATEST_TIMESTAMP)
+        if offset < high_watermark:
+            raise UnsupportedError("a client cannot lower a broker's high watermark")
+        return high_watermark
+
+    def maybe_increment_log_start_offset(self, offset: int) -> bool:
+        if offset < 0:
+            raise UnsupportedError("DeleteRecords reads a negative offset as 'the HW'")
+        _, before, _ = self._list_offset(v.EARLIEST_TIMESTAMP)
+        req = DeleteRecordsRequest
+        response = self._send(req[self._version(req, 2)](
+            topics=[req.DeleteRecordsTopic(name=self.topic, partitions=[
+                req.DeleteRecordsTopic.DeleteRecordsPartition(partition_index=0, offset=offset)])],
+            timeout_ms=WAIT_MS))
+        result = response.topics[0].partitions[0]
+        if result.error_code != 0:
+            raise error_for(result.error_code, "DeleteRecords")
+        return bool(result.low_watermark > before)
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> v.TimestampAndOffset | None:
+        if timestamp < v.MAX_TIMESTAMP:
+            raise UnsupportedError(f"ListOffsets target {timestamp} is not sent by this adapter")
+        ts, offset, epoch = self._list_offset(timestamp)
+        if offset < 0:
+            return None
+        return v.TimestampAndOffset(ts, offset, None if epoch < 0 else epoch)
+
+    def end_offset_for_epoch(self, epoch: int) -> v.EpochEndOffset | None:
+        req = OffsetForLeaderEpochRequest
+        topic = req.OffsetForLeaderTopic
+        part = topic.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1,
+                                              leader_epoch=epoch)
+        response = self._send(req[self._version(req, 4)](
+            replica_id=-1, topics=[topic(topic=self.topic, partitions=[part])]))
+        result = response.topics[0].partitions[0]
+        if result.error_code != 0:
+            raise error_for(result.error_code, "OffsetForLeaderEpoch")
+        if result.leader_epoch < 0 and result.end_offset < 0:
+            return None  # UNDEFINED on the wire is "no answer" in the model (KL-WIRE-3)
+        return v.EpochEndOffset(result.leader_epoch, result.end_offset)
+
+    def __getattr__(self, action: str) -> Any:
+        # roll, truncate_*, flush, delete_old_segments, advance_clock, close_and_reopen,
+        # append_as_follower, maybe_increment_high_watermark, assign_epoch: no client API.
+        from kafkalog.conformance.adapter.wire import ACTIONS
+
+        if action not in ACTIONS:
+            raise AttributeError(action)
+
+        def unsupported(*_: Any, **__: Any) -> Any:
+            raise UnsupportedError(f"Kafka's client API has no counterpart of {action}")
+
+        return unsupported
+
+    # --- session ----------------------------------------------------------------------------
+
+    def state(self) -> v.LogStateView:
+        _, log_start, _ = self._list_offset(v.EARLIEST_TIMESTAMP)
+        _, log_end, _ = self._list_offset(v.LATEST_TIMESTAMP)
+        return v.LogStateView(log_start_offset=log_start, high_watermark=log_end,
+                              log_end_offset=log_end, recovery_point=-1, segments=(),
+                              epoch_entries=(), pending_deletions=())
+
+    def check(self) -> list[str]:
+        return []
+
+    def verify(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        """Delete the run's topic (best effort: the verdict is already decided)."""
+        req = DeleteTopicsRequest
+        try:
+            version = self._version(req, 5)
+            self._send(req[version](topic_names=[self.topic], timeout_ms=WAIT_MS))
+        except (UnsupportedError, e.KafkalogError):
+            pass
