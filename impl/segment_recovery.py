@@ -29,6 +29,7 @@ from .record_batch import LOG_OVERHEAD
 
 _CHUNK = 1024 * 1024  # as FileRecords.batches: larger fresh buffers cost page faults
 _INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
 MAX_REMEMBERED = 1 << 16  # producer-batch positions kept per segment (~2 MiB at most)
 
 
@@ -128,6 +129,10 @@ def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: memoryview,
                 pos: int) -> tuple[int, int]:
     """The common batches of `chunk` in one `scan_recovery` call; (bytes consumed, stop)."""
     oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts, ti_last_off = walk.index_state
+    if not all(_INT64_MIN <= v <= _INT64_MAX for v in (oi_last, ti_last_off, walk.max_off)):
+        # Offsets past the int64 limit (a segment based just below it): Python's integers
+        # decide, through the per-batch path.
+        return 0, STOP_SLOW
     (consumed, stop, walk.last_index_entry, max_ts, max_off, oi_raw, ti_raw, flags, producers,
      v2_end) = scan_recovery(
         chunk, pos, segment.base_offset, segment.index_interval_bytes, walk.last_index_entry,

@@ -346,3 +346,22 @@ def test_recovery_walk__more_producer_batches_than_remembered__later_passes_walk
         assert segment_recovery.recovered_batches_of(seg) is None
     finally:
         seg.close_handlers()
+
+
+def test_recovery__segment_based_at_the_int64_limit__every_scan_matches_the_per_batch_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offsets that pass the int64 limit inside a segment based just below it (hostile bytes)
+    are left to the per-batch path's integers; no scan overflows."""
+    base = 2**63 - 20
+    data = bytearray()
+    for offset in (base, base + 5, 2**63 - 1, base + 10):  # the third one ends at 2**63
+        batch = bytearray(MemoryRecords.with_records([ValueRecord(None, b"v" * 300, 5)] * 2,
+                                                     base_offset=0).to_bytes())
+        struct.pack_into(">q", batch, 0, offset)  # outside the CRC (FMT-47)
+        data += batch
+    outcomes = {name: _recover_with(scan, tmp_path / "p", bytes(data), base, 0, 10 * 1024 * 1024,
+                                    True, monkeypatch)
+                for name, scan in RECOVERY_SCANS.items()}
+    reference = outcomes.pop("per-batch")
+    assert all(o == reference for o in outcomes.values())
+    assert reference[0][0] == "InvalidOffsetError"  # the fourth batch goes back: RCV-6 empties
