@@ -35,6 +35,8 @@ _INT64_MIN = -(2**63)
 # baseOffset, batchLength, partitionLeaderEpoch, magic, crc, [attributes], lastOffsetDelta,
 # [baseTimestamp], maxTimestamp, producerId: one unpack per batch.
 _FIELDS = struct.Struct(">qiibI2xi8xqq")
+# baseOffset, batchLength, [epoch], magic, crc, [attributes], lastOffsetDelta: scan_valid's.
+_VALID_FIELDS = struct.Struct(">qi4xbI2xi")
 _OI_ENTRY = struct.Struct(">ii")
 _TI_ENTRY = struct.Struct(">qi")
 
@@ -128,19 +130,31 @@ def py_scan_valid(buf: memoryview | bytes) -> ValidScan:
 
     Returns (bytes consumed, stop, batches, the next offset after the last one or -1); stops
     (STOP_SLOW) before an invalid batch, and after the walk when a next offset would pass the
-    int64 limit (the caller reads that one from the batch).
+    int64 limit (the caller reads that one from the batch). `_valid_size` inlined: this loop
+    runs for every batch of every checked read on the pure-Python path.
     """
-    n, rel, count, next_offset, overflow = len(buf), 0, 0, -1, False
+    unpack, n, rel, count, next_offset, overflow = _VALID_FIELDS.unpack_from, len(buf), 0, 0, \
+        -1, False
     while True:
-        size, fields = _valid_size(buf, rel, n)
-        if size <= 0:
-            stop = STOP_SLOW if size < 0 else (STOP_END if rel == n else STOP_MORE)
+        if n - rel < _HEADER:
+            stop = STOP_END if rel == n else STOP_MORE
             break
-        last = fields[0] + fields[5]
-        if not _INT64_MIN <= last < _INT64_MAX:
-            overflow = True
-        else:
+        base, length, magic, crc, delta = unpack(buf, rel)
+        size = length + _LOG_OVERHEAD
+        if size < _HEADER or magic != 2:
+            stop = STOP_SLOW
+            break
+        if size > n - rel:
+            stop = STOP_MORE
+            break
+        if crc32c(buf[rel + 21 : rel + size]) != crc:
+            stop = STOP_SLOW
+            break
+        last = base + delta
+        if _INT64_MIN <= last < _INT64_MAX:
             next_offset = last + 1
+        else:
+            overflow = True
         count += 1
         rel += size
     return rel, STOP_SLOW if overflow else stop, count, next_offset
