@@ -72,6 +72,8 @@ class _Walk:
     ti_raw: bytearray = field(default_factory=bytearray)  # pending time-index entries
     flags: bytearray = field(default_factory=bytearray)  # per offset entry: with a time entry?
     index_state: list[int] = field(default_factory=list)  # see `_sync`
+    latest_epoch: int | None = None  # the epoch cache's latest epoch, as of `_sync`
+    scannable: bool = True  # every offset the scan is given fits an int64 (see `_sync`)
 
 
 def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, RecoveredBatches]:
@@ -89,7 +91,7 @@ def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
     log = segment.log
     size, want = log.size_in_bytes, _CHUNK
     buffer = memoryview(bytearray(min(size, _CHUNK)))  # one buffer for every chunk (no copies)
-    _sync(segment, walk)
+    _sync(segment, epoch_cache, walk)
     try:
         while walk.valid_bytes < size:
             pos = walk.valid_bytes
@@ -112,41 +114,44 @@ def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
             _flush(segment, walk)
             if not _one_batch(segment, epoch_cache, walk):
                 return  # a torn tail (FMT-52): nothing more to recover
-            _sync(segment, walk)
+            _sync(segment, epoch_cache, walk)
     finally:
         _flush(segment, walk)  # what the per-batch walk would have written before it stopped
 
 
-def _sync(segment: Any, walk: _Walk) -> None:
-    """Read the indexes' state the scan checks its entries against (after per-batch work)."""
+def _sync(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
+    """Read the state the scan checks against (the indexes' last entries and room, the latest
+    epoch) at the start and after per-batch work, the only other writer of that state."""
     oi, ti = segment.offset_index, segment.time_index
     last = ti.last_entry
     walk.index_state = [oi.entries, oi.max_entries, oi.last_offset, ti.entries, ti.max_entries,
                         last.timestamp, last.offset]
+    walk.latest_epoch = None if epoch_cache is None else epoch_cache.latest_epoch
+    # Offsets past the int64 limit (a segment based just below it, hostile bytes) are left to
+    # the per-batch path's integers: a scan call could not take them.
+    walk.scannable = all(_INT64_MIN <= v <= _INT64_MAX
+                         for v in (oi.last_offset, last.offset, walk.max_off))
 
 
 def _scan_chunk(segment: Any, epoch_cache: Any, walk: _Walk, chunk: memoryview,
                 pos: int) -> tuple[int, int]:
     """The common batches of `chunk` in one `scan_recovery` call; (bytes consumed, stop)."""
-    oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts, ti_last_off = walk.index_state
-    if not all(_INT64_MIN <= v <= _INT64_MAX for v in (oi_last, ti_last_off, walk.max_off)):
-        # Offsets past the int64 limit (a segment based just below it): Python's integers
-        # decide, through the per-batch path.
+    if not walk.scannable:
         return 0, STOP_SLOW
+    oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts, ti_last_off = walk.index_state
     (consumed, stop, walk.last_index_entry, max_ts, max_off, oi_raw, ti_raw, flags, producers,
      v2_end) = scan_recovery(
         chunk, pos, segment.base_offset, segment.index_interval_bytes, walk.last_index_entry,
         walk.max_ts, walk.max_off, oi_entries, oi_max, oi_last, ti_entries, ti_max, ti_last_ts,
-        ti_last_off, epoch_cache is not None,
-        None if epoch_cache is None else epoch_cache.latest_epoch)
-    assert stop in (STOP_END, STOP_MORE, STOP_SLOW), f"unknown scan stop {stop}"
+        ti_last_off, epoch_cache is not None, walk.latest_epoch)
     if not consumed:
         return consumed, stop
     walk.valid_bytes += consumed
     if max_ts != walk.max_ts or max_off != walk.max_off:
         walk.max_ts, walk.max_off = max_ts, max_off
         segment._max_ts_and_offset = (max_ts, max_off)
-    walk.seen.remember(producers)
+    if producers:
+        walk.seen.remember(producers)
     walk.seen.v2_end = v2_end
     if flags:
         walk.oi_raw += oi_raw
