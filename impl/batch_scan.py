@@ -44,22 +44,6 @@ RecoveryScan = tuple[int, int, int, int, int, bytes, bytes, bytes, list[int], in
 ValidScan = tuple[int, int, int, int]
 
 
-def _valid_size(buf: memoryview | bytes, rel: int, n: int) -> tuple[int, tuple[int, ...]]:
-    """(size, fields) of the batch at `rel`: size 0 if the buffer ends inside it, -1 if it is
-    not a whole valid v2 batch (RecordBatch.is_valid's test: size >= 61, magic 2, CRC)."""
-    if n - rel < _HEADER:
-        return 0, ()
-    fields = _FIELDS.unpack_from(buf, rel)
-    size = fields[1] + _LOG_OVERHEAD
-    if size < _HEADER or fields[3] != 2:
-        return -1, fields
-    if size > n - rel:
-        return 0, fields
-    if crc32c(buf[rel + 21 : rel + size]) != fields[4]:
-        return -1, fields
-    return size, fields
-
-
 def py_scan_recovery(buf: memoryview | bytes, position: int, base_offset: int, interval: int,
                      last_index_entry: int, max_ts: int, max_off: int, oi_entries: int,
                      oi_max: int, oi_last: int, ti_entries: int, ti_max: int, ti_last_ts: int,
@@ -80,15 +64,25 @@ def py_scan_recovery(buf: memoryview | bytes, position: int, base_offset: int, i
     whether a time entry was appended with it, the positions of batches with a producer id,
     the next offset after the last batch or -1). O(batches) plus the CRCs.
     """
-    n, rel, stop = len(buf), 0, STOP_END
+    n, rel, stop, unpack = len(buf), 0, STOP_END, _FIELDS.unpack_from
     oi, ti, flags, producers = bytearray(), bytearray(), bytearray(), []
     v2_end = -1
     while True:
-        size, fields = _valid_size(buf, rel, n)
-        if size <= 0:
-            stop = STOP_SLOW if size < 0 else (STOP_END if rel == n else STOP_MORE)
+        # The header check inline: this loop runs for every batch recovery walks.
+        if n - rel < _HEADER:
+            stop = STOP_END if rel == n else STOP_MORE
             break
-        base, _, epoch, _, _, delta, batch_max_ts, producer_id = fields
+        base, length, epoch, magic, crc, delta, batch_max_ts, producer_id = unpack(buf, rel)
+        size = length + _LOG_OVERHEAD
+        if size < _HEADER or magic != 2:
+            stop = STOP_SLOW
+            break
+        if size > n - rel:
+            stop = STOP_MORE
+            break
+        if crc32c(buf[rel + 21 : rel + size]) != crc:
+            stop = STOP_SLOW
+            break
         last = base + delta
         if not _INT64_MIN <= last < _INT64_MAX or not 0 <= last - base_offset <= _INT32_MAX:
             stop = STOP_SLOW
@@ -130,7 +124,7 @@ def py_scan_valid(buf: memoryview | bytes) -> ValidScan:
 
     Returns (bytes consumed, stop, batches, the next offset after the last one or -1); stops
     (STOP_SLOW) before an invalid batch, and after the walk when a next offset would pass the
-    int64 limit (the caller reads that one from the batch). `_valid_size` inlined: this loop
+    int64 limit (the caller reads that one from the batch). The header check is inline: this loop
     runs for every batch of every checked read on the pure-Python path.
     """
     unpack, n, rel, count, next_offset, overflow = _VALID_FIELDS.unpack_from, len(buf), 0, 0, \
