@@ -90,7 +90,7 @@ def walk_batches(segment: Any, epoch_cache: Any) -> tuple[int, int, int, Recover
 def _walk(segment: Any, epoch_cache: Any, walk: _Walk) -> None:
     log = segment.log
     size, want = log.size_in_bytes, _CHUNK
-    buffer = memoryview(bytearray(min(size, _CHUNK)))  # one buffer for every chunk (no copies)
+    buffer = memoryview(bytearray(min(size, _CHUNK)))  # reused: no fresh allocation per chunk
     _sync(segment, epoch_cache, walk)
     try:
         while walk.valid_bytes < size:
