@@ -365,3 +365,42 @@ def test_recovery__segment_based_at_the_int64_limit__every_scan_matches_the_per_
     reference = outcomes.pop("per-batch")
     assert all(o == reference for o in outcomes.values())
     assert reference[0][0] == "InvalidOffsetError"  # the fourth batch goes back: RCV-6 empties
+
+
+def _plain_segment(batches: int) -> tuple[bytearray, list[int]]:
+    data, positions = bytearray(), []
+    for offset in range(batches):
+        positions.append(len(data))
+        data += MemoryRecords.with_records([ValueRecord(None, b"x" * 500, 10 + offset)],
+                                           base_offset=offset, partition_leader_epoch=0).to_bytes()
+    return data, positions
+
+
+@pytest.mark.parametrize("damage", ["crc flip", "length below 14", "length below the header",
+                                    "length past the end", "truncated header", "legacy magic"])
+def test_recovery__damaged_third_batch__cut_before_it_on_every_scan(
+        damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SEG-15 step 4, FMT-52, ERR-19/20: recovery keeps exactly the two batches before the
+    damage and rebuilds their index entries, whichever scan runs."""
+    data, positions = _plain_segment(6)
+    at = positions[2]
+    if damage == "crc flip":
+        data[at + 100] ^= 0x40
+    elif damage == "length below 14":
+        struct.pack_into(">i", data, at + 8, 13)
+    elif damage == "length below the header":
+        struct.pack_into(">i", data, at + 8, 30)
+    elif damage == "length past the end":
+        struct.pack_into(">i", data, at + 8, 10**6)
+    elif damage == "truncated header":
+        del data[at + 40:]
+    else:
+        data[at + 16] = 1
+    outcomes = {name: _recover_with(scan, tmp_path / "p", bytes(data), 0, 0, 10 * 1024 * 1024,
+                                    True, monkeypatch)
+                for name, scan in RECOVERY_SCANS.items()}
+    for name, outcome in outcomes.items():
+        truncated, size, offset_entries = outcome[:3]
+        assert size == at and truncated == len(data) - at, name
+        assert [e.offset for e in offset_entries] == [1], name  # batch 1, at position > 0
+        assert outcome == outcomes["per-batch"], name
