@@ -19,7 +19,7 @@ from typing import Any
 
 from kafkalog.impl.batch_scan import ACTIVE as BATCH_SCAN
 
-from . import append, lockstep_bench, read, reopen
+from . import append, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir
 
 REQUIRED_KEYS: tuple[str, ...] = (
@@ -30,12 +30,16 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "read.sequential", "lookup.translate_offset", "recovery.unclean",
     "open.clean.small", "open.clean.large", "memory.open_read",
     "conformance.lockstep", "conformance.end_to_end", "conformance.model", "conformance.impl",
+    # issue #17: the same workloads through independent codecs (kafkalog's number alone, marked
+    # "skipped", when a peer is not installed)
+    "peer.build.kafka_python", "peer.read.kafka_python", "peer.append.kafka_python",
+    "peer.build.aiokafka", "peer.read.aiokafka", "peer.append.aiokafka",
 )
 
 Progress = Callable[[str], None]
 GROUPS: tuple[str, ...] = ("append (leader)", "append (follower)", "append + flush",
                            "sequential read", "offset lookup", "recovery", "clean open + memory",
-                           "conformance")
+                           "conformance", "peer codecs")
 
 
 def _clean_open_and_memory(scale: Scale, root: Path) -> list[Figure]:
@@ -59,6 +63,8 @@ def _group(name: str, scale: Scale, root: Path) -> list[Figure]:
         return [reopen.recovery_figure(scale, root)]
     if name == "clean open + memory":
         return _clean_open_and_memory(scale, root)
+    if name == "peer codecs":
+        return peer.peer_figures(scale, root)
     return lockstep_bench.conformance_figures(scale)
 
 

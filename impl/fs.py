@@ -75,7 +75,9 @@ class FileHandle:
 
     def pread(self, position: int, n: int) -> bytes:
         """Up to `n` bytes at `position` (fewer only at end of file); usually one system call."""
-        fd = self._require_fd()
+        fd = self._fd  # `_require_fd`, inlined: every read and offset lookup comes through here
+        if fd is None:
+            raise KafkaStorageError("file handle is closed", where=str(self.path))
         try:
             data = os.pread(fd, n, position)
         except OSError as e:

@@ -42,6 +42,7 @@ from .fs import FileSystem
 from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
+from .segment_indexing import check_index_capacity, index_decisions
 from .segment_recovery import RecoveredBatches, walk_batches
 from .time import Time
 from .transaction_index import TransactionIndex
@@ -83,44 +84,6 @@ def roll_jitter_ms(config: LogConfig, base_offset: int) -> int:
     if config.segment_jitter_ms <= 0:
         return 0
     return base_offset % min(config.segment_jitter_ms, config.segment_ms)
-
-
-def check_index_capacity(
-    batches: list[BatchFacts],
-    index_interval_bytes: int,
-    bytes_since_last_index_entry: int,
-    max_timestamp: int,
-    offset_index: tuple[int, int],
-    time_index: tuple[int, int, int],
-    where: str,
-) -> None:
-    """Replay SEG-3's index decisions for `batches`; raise if an index would be full (ERR-3/7).
-
-    `offset_index` is (entries, max entries); `time_index` is (entries, max entries, last
-    timestamp). `batches` are `BatchFacts` (memory_records). Pure, O(batches) at worst.
-    """
-    since, max_ts = bytes_since_last_index_entry, max_timestamp
-    off_entries, off_max = offset_index
-    time_entries, time_max, last_ts = time_index
-    n = len(batches)
-    # Each batch adds at most one entry per index, so with room for n more nothing can fail.
-    if off_entries + n <= off_max and time_entries + n < time_max:
-        return
-    for _, size, _, _, _, batch_max_ts, _, _ in batches:
-        max_ts = max(max_ts, batch_max_ts)
-        if since > index_interval_bytes:
-            if off_entries >= off_max:
-                raise IllegalArgumentError(
-                    f"Attempt to append to a full index (size = {off_entries})", where=where)
-            if time_entries >= time_max - 1:
-                raise IllegalArgumentError(
-                    f"Attempt to append to a full time index (size = {time_entries})",
-                    where=where)
-            off_entries += 1
-            if max_ts > last_ts:
-                time_entries, last_ts = time_entries + 1, max_ts
-            since = 0
-        since += size
 
 
 @dataclass(frozen=True)
@@ -290,11 +253,41 @@ class LogSegment:
         self.log.append(records)
         self.last_modified_ms = self.time.milliseconds()
         max_ts, max_off = self.max_timestamp_and_offset_so_far
+        # SEG-3's decisions on header facts alone, then the entries in one bulk store each.
+        offsets, positions, timed, since, max_ts, max_off = index_decisions(
+            batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
+            max_ts, max_off)
+        if offsets:
+            self._append_index_entries(offsets, positions, timed, position, batches)
+        if (max_ts, max_off) != self._max_ts_and_offset:
+            self._max_ts_and_offset = (max_ts, max_off)
+        self.bytes_since_last_index_entry = since
+
+    def _append_index_entries(self, offsets: list[int], positions: list[int],
+                              timed: list[tuple[int, int]], start: int,
+                              batches: list[BatchFacts]) -> None:
+        """Write SEG-3's entries: the offset index in one bulk store, then the time index's.
+
+        When the bulk store or the time-index entries could fail (an index the checks above do
+        not vouch for), the per-batch loop runs instead, so the same error surfaces after the
+        same entries: offset and time index appended alternately, as Kafka does.
+        """
+        ti = self.time_index
+        if len(offsets) == 1:  # one entry (small appends): the plain calls cost less
+            self.offset_index.append(offsets[0], positions[0])
+            if timed:
+                ti.maybe_append(*timed[0])
+            return
+        if ti.accepts(timed) and self.offset_index.append_entries(offsets, positions):
+            ti.append_accepted(timed)
+            return
+        self._append_index_entries_per_batch(start, batches)
+
+    def _append_index_entries_per_batch(self, position: int, batches: list[BatchFacts]) -> None:
+        """SEG-3 batch by batch, alternating the two indexes (the bulk path's slow twin)."""
+        max_ts, max_off = self.max_timestamp_and_offset_so_far
         interval, since = self.index_interval_bytes, self.bytes_since_last_index_entry
-        # Both indexes were opened by _check_index_capacity; fetched once, not per entry.
         append_offset, append_time = self.offset_index.append, self.time_index.maybe_append
-        # A time-index call repeating the previous call's arguments is a no-op (FMT-22: an equal
-        # timestamp adds nothing; capacity was checked above), so it is made once per new max.
         called_ts, called_off = None, None
         try:
             for _, size, base, delta, _, batch_max_ts, _, _ in batches:
@@ -310,7 +303,7 @@ class LogSegment:
                 position += size
                 since += size
         finally:
-            self.bytes_since_last_index_entry = since  # kept per batch in a local: hot loop
+            self.bytes_since_last_index_entry = since
 
     def _check_index_capacity(self, batches: list[BatchFacts]) -> None:
         """Raise before writing if this append's index entries would overflow an index.
@@ -337,10 +330,10 @@ class LogSegment:
 
         O(log n) index lookup over the mmap, then a shallow scan of at most one index interval.
         """
-        mapping = self.offset_index.lookup(offset)
-        return self.log.search_for_offset_with_size(
-            offset, max(mapping.position, starting_file_position)
-        )
+        position, expected = self._offset_index.get().floor_span(offset)
+        if starting_file_position > position:
+            position = starting_file_position
+        return self.log.search_for_offset_with_size(offset, position, expected)
 
     def read(
         self,

@@ -33,7 +33,7 @@ from kafkalog.impl.record_batch import (
     RecordBatch,
     check_header_args,
 )
-from kafkalog.impl.varint import encode_varint, encode_varlong
+from kafkalog.impl.varint import varint_bytes, varlong_bytes
 from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
 from kafkalog.model.values import INT64_MAX, NO_TIMESTAMP, BatchSpec, TimestampType
 from kafkalog.model.values import Record as ProducerRecord
@@ -274,24 +274,35 @@ def batch_facts(records: MemoryRecords) -> list[BatchFacts]:
 
 def encode_record(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> bytes:
     """One v2 record (FMT-49): varint length, then attributes 0 and the fields."""
-    body = bytearray(b"\x00")
-    body += encode_varlong(timestamp_delta)
-    body += encode_varint(offset_delta)
-    _put_bytes(body, record.key)
-    _put_bytes(body, record.value)
-    body += encode_varint(len(record.headers))
-    for header in record.headers:
-        _put_bytes(body, header.key.encode("utf-8"))
-        _put_bytes(body, header.value)
-    return encode_varint(len(body)) + bytes(body)
+    return b"".join(_record_parts(record, offset_delta, timestamp_delta))
 
 
-def _put_bytes(out: bytearray, data: bytes | None) -> None:
-    if data is None:
-        out += encode_varint(-1)
+def _record_parts(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> list[bytes]:
+    """The pieces of `encode_record`, length first, to be joined once per batch (the builder
+    joins every record's pieces in one go: no per-record buffer)."""
+    key, value, headers = record.key, record.value, record.headers
+    parts = [b"", b"\x00", varlong_bytes(timestamp_delta), varint_bytes(offset_delta)]
+    if key is None:
+        parts.append(_NULL)
     else:
-        out += encode_varint(len(data))
-        out += data
+        parts += (varint_bytes(len(key)), key)
+    if value is None:
+        parts.append(_NULL)
+    else:
+        parts += (varint_bytes(len(value)), value)
+    parts.append(varint_bytes(len(headers)))
+    for header in headers:
+        name = header.key.encode("utf-8")
+        parts += (varint_bytes(len(name)), name)
+        if header.value is None:
+            parts.append(_NULL)
+        else:
+            parts += (varint_bytes(len(header.value)), header.value)
+    parts[0] = varint_bytes(sum(map(len, parts)))
+    return parts
+
+
+_NULL = varint_bytes(-1)  # the length of a null key, value or header value
 
 
 def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_leader_epoch: int,
@@ -320,7 +331,10 @@ def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_l
             raise IllegalArgumentError(f"invalid negative timestamp {r.timestamp}")
     if base_offset < 0 or base_offset + len(records) - 1 > INT64_MAX:
         raise IllegalArgumentError(f"invalid base offset {base_offset}")
-    body = b"".join(encode_record(r, i, r.timestamp - base_ts) for i, r in enumerate(records))
+    parts: list[bytes] = []
+    for i, r in enumerate(records):
+        parts += _record_parts(r, i, r.timestamp - base_ts)
+    body = b"".join(parts)
     if codec is not CompressionType.NONE:
         body = compress(codec, body)
     attributes = int(codec)

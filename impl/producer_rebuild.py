@@ -18,9 +18,9 @@ from .memory_records import MemoryRecords, ScannedRecords
 from .producer_state_manager import EndTxnMarker, ProducerBatch, ProducerStateManager
 from .segment_recovery import batches_at, recovered_batches_of
 
-_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at +43
-_PRODUCER_FIELDS_AT = 43
-_ATTRIBUTES = struct.Struct(">h")  # at +21
+# attributes at +21, then (past lastOffsetDelta and both timestamps) producerId, producerEpoch
+# and baseSequence at +43 (FMT-45)
+_ATTRIBUTES_AND_PRODUCER = struct.Struct(">h20xqhi")
 _TRANSACTIONAL = 0x10
 _CONTROL = 0x20
 _MARKER_KEY = struct.Struct(">hh")  # version, type (PSF-11)
@@ -66,12 +66,12 @@ def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
     if isinstance(records, ScannedRecords):
         buf = records.buffer
         out = []
+        unpack = _ATTRIBUTES_AND_PRODUCER.unpack_from
         for pos, _, base, delta, _, max_ts, _, _ in records.facts:
-            attributes = _ATTRIBUTES.unpack_from(buf, pos + 21)[0]
+            attributes, pid, epoch, seq = unpack(buf, pos + 21)  # one unpack per batch
             if attributes & _CONTROL:
                 out.append(_from_batch(next(iter(MemoryRecords(buf[pos:]).batches()))))
                 continue
-            pid, epoch, seq = _PRODUCER_FIELDS.unpack_from(buf, pos + _PRODUCER_FIELDS_AT)
             if pid >= 0:
                 out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts,
                                          bool(attributes & _TRANSACTIONAL)))
