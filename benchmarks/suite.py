@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafkalog.impl.batch_scan import ACTIVE as BATCH_SCAN
+
 from . import append, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir
 
@@ -94,6 +96,7 @@ def machine_info() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
         "load_average": list(os.getloadavg()),
+        "batch_scan": BATCH_SCAN,
     }
 
 
@@ -132,7 +135,8 @@ def markdown_table(document: dict[str, Any]) -> str:
     lines = [
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['os']}; "
         f"Python {m['python']} ({m['implementation']}); {m['date_utc']} UTC; scale "
-        f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}.",
+        f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}; batch "
+        f"scans: {m.get('batch_scan', 'pure Python')}.",
         "",
         "| figure | workload | value | baseline (same run) | ratio | CPU view | goal | met? |",
         "|---|---|---|---|---|---|---|---|",

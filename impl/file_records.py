@@ -162,9 +162,11 @@ class FileRecords:
 
     def read_into(self, buffer: bytearray | memoryview, position: int) -> int:
         """Fill `buffer` from `position` (bounded by the logical size); returns bytes copied."""
-        data = self.read_bytes(position, len(buffer))
-        memoryview(buffer)[: len(data)] = data
-        return len(data)
+        if position < 0:
+            raise IllegalArgumentError(f"invalid read of {len(buffer)} bytes at {position}",
+                                       where=self.path)
+        n = max(0, min(len(buffer), self._size - position))
+        return self._handle.pread_into(memoryview(buffer)[:n], position) if n else 0
 
     def slice(self, position: int, size: int) -> memoryview:
         """The bytes [position, position + size) capped at the end (ERR-16 on bad arguments).

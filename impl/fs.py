@@ -96,6 +96,22 @@ class FileHandle:
                 got += len(more)
             return b"".join(parts)
 
+    def pread_into(self, buffer: bytearray | memoryview, position: int) -> int:
+        """Fill `buffer` from `position` without a fresh allocation; returns the bytes read
+        (fewer only at end of file). Scans that read a file chunk by chunk reuse one buffer."""
+        fd = self._require_fd()
+        view = memoryview(buffer)
+        got = 0
+        try:
+            while got < len(view):
+                n = os.preadv(fd, [view[got:]], position + got)
+                if n == 0:
+                    break
+                got += n
+        except OSError as e:
+            raise KafkaStorageError(f"read failed: {e.strerror or e}", where=str(self.path)) from e
+        return got
+
     def pwrite(self, data: bytes | bytearray | memoryview, position: int) -> int:
         """Write all of `data` at `position`; returns the number of bytes written."""
         fd = self._require_fd()

@@ -27,7 +27,6 @@ from kafkalog.model.errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidFileNameError,
-    InvalidRecordError,
     LogSegmentOffsetOverflowError,
 )
 from kafkalog.model.values import (
@@ -44,6 +43,7 @@ from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
 from .segment_indexing import check_index_capacity, index_decisions
+from .segment_recovery import RecoveredBatches, walk_batches
 from .time import Time
 from .transaction_index import TransactionIndex
 
@@ -140,6 +140,8 @@ class LogSegment:
         self.last_modified_ms = log.last_modified_ms()
         # PSF-8: `.txnindex`, created by the first aborted transaction; follows suffix renames.
         self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
+        # What the last `recover()` walk saw, for the loader's later passes (PSR-7).
+        self.recovered_batches: RecoveredBatches | None = None
 
     @classmethod
     def open(
@@ -239,6 +241,7 @@ class LogSegment:
         One write of the given bytes, then index bookkeeping per batch from header fields only.
         Raises LogSegmentOffsetOverflowError (ERR-14) before writing anything.
         """
+        self.recovered_batches = None
         if records.size_in_bytes == 0:
             return
         position = self.log.size_in_bytes
@@ -351,16 +354,24 @@ class LogSegment:
         if position_info is None:
             return None
         start_position = position_info.position
-        batch_base = self._batch_base_offset_at(start_position)
-        metadata = LogOffsetMetadata(batch_base, self.base_offset, start_position)
         adjusted = max(max_size, position_info.size) if min_one_message else max_size
         if max_position == -1:
             max_position = self.size()
         if adjusted == 0 or max_position is None:
-            return FetchDataInfo(metadata, EMPTY_RECORDS)
+            batch_base = self._batch_base_offset_at(start_position)
+            return FetchDataInfo(LogOffsetMetadata(batch_base, self.base_offset, start_position),
+                                 EMPTY_RECORDS)
         fetch_size = max(0, min(max_position - start_position, adjusted))
+        records = self.log.slice_records(start_position, fetch_size)
+        # CHG-1's base offset from the bytes just read when they hold a v2 header (no second
+        # read of that header); otherwise from the file, as for an empty read.
+        head = records.buffer
+        if len(head) >= HEADER_SIZE_UP_TO_MAGIC and head[MAGIC_OFFSET] >= 2:
+            batch_base = int.from_bytes(head[:8], "big", signed=True)
+        else:
+            batch_base = self._batch_base_offset_at(start_position)
         return FetchDataInfo(
-            metadata, self.log.slice_records(start_position, fetch_size),
+            LogOffsetMetadata(batch_base, self.base_offset, start_position), records,
             adjusted < position_info.size,
         )
 
@@ -453,6 +464,7 @@ class LogSegment:
 
     def truncate_to(self, offset: int) -> int:
         """Remove everything with offset >= `offset`; returns bytes removed (SEG-13, SEG-14)."""
+        self.recovered_batches = None
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
@@ -479,33 +491,11 @@ class LogSegment:
         self.offset_index.reset()
         self.time_index.reset()
         self.txn_index.reset()  # PSF-10: rebuilt by the loader from replayed markers (PSR-7)
-        valid_bytes = 0
-        last_index_entry = 0
         self._max_ts_and_offset = _UNKNOWN
-        max_ts, max_off = _UNKNOWN
-        # Hoisted out of the per-batch loop (recovery walks every batch): the lazy index
-        # handles and each header field are fetched once per batch at most.
-        offset_index, time_index = self.offset_index, self.time_index
-        interval, base_offset = self.index_interval_bytes, self.base_offset
-        try:
-            for batch in self._batches_checked():
-                last_offset = batch.last_offset
-                if not 0 <= last_offset - base_offset <= INT32_MAX:
-                    self._ensure_offset_in_range(last_offset)  # raises
-                batch_max_ts = batch.max_timestamp
-                if batch_max_ts > max_ts:
-                    max_ts, max_off = batch_max_ts, last_offset
-                    self._max_ts_and_offset = (max_ts, max_off)
-                if valid_bytes - last_index_entry > interval:
-                    _grow_if_full(offset_index)
-                    _grow_if_full(time_index)
-                    offset_index.append(last_offset, valid_bytes)
-                    time_index.maybe_append(max_ts, max_off)
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                self._maybe_assign_epoch(batch, epoch_cache)
-        except (CorruptRecordError, InvalidRecordError):
-            pass  # SEG-15 step 4: the first invalid batch ends recovery silently
+        # One pass, a chunk at a time (impl/segment_recovery.py); it also remembers the
+        # producer batches, so the loader's .txnindex and producer-state passes need not walk
+        # the segment again.
+        valid_bytes, max_ts, max_off, seen = walk_batches(self, epoch_cache)
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0:
             self.log.truncate_to(valid_bytes)
@@ -513,6 +503,8 @@ class LogSegment:
         self.offset_index.trim_to_valid_size()
         self.time_index.maybe_append(max_ts, max_off, skip_full_check=True)
         self.time_index.trim_to_valid_size()
+        seen.size = self.log.size_in_bytes
+        self.recovered_batches = seen
         return truncated
 
     def _batches_checked(self) -> Iterator[Any]:
@@ -633,15 +625,3 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"
-
-
-def _grow_if_full(index: Any) -> None:
-    """Double a full index while recovery rebuilds it (KL-CRASH-5).
-
-    The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
-    counter a truncation reset, so recovery (counting from the segment start) can index more
-    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
-    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
-    """
-    if index.is_full():
-        index.resize(max(2 * index.length(), 2 * index.entry_size()))

@@ -16,6 +16,7 @@ import struct
 from collections.abc import Iterator, Sequence
 
 from crc32c import crc32c
+from kafkalog.impl.batch_scan import STOP_END, STOP_MORE, scan_valid
 from kafkalog.impl.compression import CompressionType, compress
 from kafkalog.impl.legacy_records import LegacyRecordBatch
 from kafkalog.impl.record_batch import (
@@ -159,6 +160,28 @@ class MemoryRecords:
             else:
                 yield RecordBatch(view, pos)
             pos += size
+
+    def ensure_valid_batches(self) -> tuple[int, int]:
+        """Check every whole batch as `RecordBatch.ensure_valid` does, in one pass (FMT-46).
+
+        Returns (whole batches, the next offset after the last one, -1 when there is none). A
+        torn tail ends the walk (FMT-52). Raises CorruptRecordError naming the first bad batch,
+        or a size field below 14 (ERR-19), exactly as the per-batch walk does: the one-pass
+        scan (`batch_scan.scan_valid`) handles plain v2 batches, and anything else (an invalid
+        batch, legacy magic, a short tail, an offset at the int64 limit) sends the whole buffer
+        through that walk. O(batches) plus the CRCs.
+        """
+        buf = self.buffer
+        consumed, stop, count, next_offset = scan_valid(buf)
+        # STOP_MORE with a whole header left: a v2 batch the buffer cuts short (a torn tail).
+        if stop == STOP_END or (stop == STOP_MORE
+                                and len(buf) - consumed >= RECORD_BATCH_OVERHEAD):
+            return count, next_offset
+        count, next_offset = 0, -1
+        for batch in self.batches():
+            batch.ensure_valid()
+            count, next_offset = count + 1, batch.next_offset
+        return count, next_offset
 
     def valid_bytes(self) -> int:
         """Bytes covered by whole batches (a torn tail excluded)."""

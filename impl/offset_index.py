@@ -21,9 +21,9 @@ from itertools import repeat
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
-    CHECK_CHUNK_ENTRIES,
     AbstractIndex,
     Column,
+    check_chunks,
     non_decreasing,
     strictly_increasing,
 )
@@ -260,12 +260,11 @@ class OffsetIndex(AbstractIndex):
                 raise CorruptIndexError(problem, where=self.path)
 
     def _first_disorder(self) -> str | None:
-        """The first entry out of order, scanned in chunks of CHECK_CHUNK_ENTRIES so memory stays
+        """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
         O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
         prev_rel, prev_pos = -1, -1
         buf = self._buf() if self._entries else b""
-        for start in range(0, self._entries, CHECK_CHUNK_ENTRIES):
-            end = min(self._entries, start + CHECK_CHUNK_ENTRIES)
+        for start, end in check_chunks(self._entries):
             raw = array("i", buf[start * 8 : end * 8])
             if sys.byteorder == "little":
                 raw.byteswap()  # the file is big-endian (FMT-10)

@@ -16,9 +16,9 @@ import struct
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
-    CHECK_CHUNK_ENTRIES,
     AbstractIndex,
     Column,
+    check_chunks,
     non_decreasing,
     strictly_increasing,
 )
@@ -212,13 +212,12 @@ class TimeIndex(AbstractIndex):
                 raise CorruptIndexError(problem, where=self.path)
 
     def _first_disorder(self) -> str | None:
-        """The first entry out of order, scanned in chunks of CHECK_CHUNK_ENTRIES so memory stays
+        """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
         O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
         prev_ts: int | None = None
         prev_rel = 0
         buf = self._buf() if self._entries else b""
-        for start in range(0, self._entries, CHECK_CHUNK_ENTRIES):
-            end = min(self._entries, start + CHECK_CHUNK_ENTRIES)
+        for start, end in check_chunks(self._entries):
             chunk = bytes(buf[start * 12 : end * 12])
             timestamps, rels = (list(column) for column in
                                 zip(*self.ENTRY.iter_unpack(chunk), strict=True))
