@@ -103,13 +103,16 @@ class LogLoader:
         active = self.segments.active_segment()
         active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
         active.time_index.resize(self.config.segment_index_bytes)
-        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
-        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
-        # trimming the start first makes every load agree.
-        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
-        self.epoch_cache.truncate_from_end(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
+        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
+        # trimming the start first makes every load agree. kafkalog trims at the loaded log
+        # start, not at its checkpoint (REC-15): after a crash inside a full truncation or a
+        # retention pass the checkpoint may be older than the segments, and Kafka then keeps
+        # an epoch entry below the log start (KL-CRASH-6, KL-INV-10).
+        self.epoch_cache.truncate_from_start(log_start)
+        self.epoch_cache.truncate_from_end(next_offset)
         self._make_recovery_durable()
         return LoadedLog(
             self.segments, log_start, recovery_point,

@@ -142,9 +142,12 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         entries = ()
         leo = checkpoints.log_start
     segments = (*segments[:-1], resize_active(segments[-1], config.segment_index_bytes))
-    entries = epoch_cache.truncate_from_start(entries, checkpoints.log_start)
-    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(checkpoints.log_start, segments[0].base_offset)
+    # kafkalog trims at the loaded log start, Kafka at the checkpoint (REC-15): a crash inside
+    # a full truncation or a retention pass may leave the checkpoint below the first segment,
+    # and an entry below the log start would break KL-INV-10.
+    entries = epoch_cache.truncate_from_start(entries, log_start)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     loaded = PartitionState(
         config=config,
         segments=segments,

@@ -9,6 +9,7 @@ import pytest
 from kafkalog.model import crash, log
 from kafkalog.model.crash import CrashMode, Durable, FaultModel
 from kafkalog.model.crash_invariants import crash_violations
+from kafkalog.model.invariants import check_all
 from kafkalog.model.recovery import Checkpoints, load_unclean
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import EpochEntry, LogConfig, Record
@@ -180,6 +181,23 @@ def test_crash_inside_an_action__is_a_state_of_the_set_before_or_after_it() -> N
     assert any(s.recovery_point == s.log_end_offset == 1 for s, _ in inside)
 
 
+def test_crash_inside_a_full_truncation__trims_stale_epochs_at_the_loaded_log_start() -> None:
+    """The epoch file may still be the old one when the segments are gone; kafkalog trims at
+    the loaded LSO, not at the older checkpoint (REC-15), so KL-INV-10 holds (check seed 175).
+    Spec: KL-CRASH-6, KL-CRASH-8"""
+    t = Tracked()
+    t.append(10)
+    t.do("close_and_reopen")  # recovery-point checkpoint 10: recovery keeps the cache's entries
+    before, durable_before = t.state, t.durable
+    t.do("truncate_fully_and_start_at", 3)
+    for fault in (FaultModel.PROCESS_CRASH, *POWER):
+        inside = crash.crash_between(before, durable_before, t.state, t.durable,
+                                     "truncate_fully_and_start_at", fault)
+        for state, _ in inside:
+            assert check_all(state) == [], (fault, state.log_start_offset, state.epochs)
+        assert any(s.log_start_offset == 3 for s, _ in inside)
+
+
 def test_torn_tail_cut__may_stamp_the_last_modified_time_of_a_segment_without_timestamps() -> None:
     """SEG-19: only visible to time retention without timestamps. Spec: KL-CRASH-9"""
     t = Tracked()
@@ -239,5 +257,6 @@ def test_every_member_of_the_allowed_set__satisfies_the_crash_invariants(mode: C
     for _ in range(60):
         for before, durable, after in _random_walk(rng, mode):
             assert crash_violations(before, durable, after, mode) == [], (before, after)
+            assert check_all(after) == [], (before, after)  # the model's own invariants too
             seen += 1
     assert seen > 50
