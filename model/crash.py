@@ -242,15 +242,32 @@ def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]
     return list(dict.fromkeys([snapshots, snapshots[:-1], ()]))
 
 
+def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool
+                       ) -> list[tuple[frozenset[int], int | None]]:
+    """(segments whose `.log` recovery cut, the segment recovery must empty or None).
+
+    With offsets going back planted (KL-CRASH-9, RCV-6), the last segment may be emptied: an
+    offset-index append during its rebuild meets an offset not above the last (InvalidOffsetError,
+    which Kafka's LogLoader.recoverLog catches: `segment.truncateTo(baseOffset)`).
+    """
+    out: list[tuple[frozenset[int], int | None]] = [
+        (touched, None) for touched in _touched_variants(layout, state)]
+    if offsets_back and layout:
+        out.append((frozenset({layout[-1].base_offset}), layout[-1].base_offset))
+    return out
+
+
 def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                  mode: CrashMode = CrashMode.STRICT,
-                 extra_layouts: tuple[tuple[Segment, ...], ...] = ()
-                 ) -> tuple[Outcome, ...]:
+                 extra_layouts: tuple[tuple[Segment, ...], ...] = (),
+                 offsets_back: bool = False) -> tuple[Outcome, ...]:
     """Every state a crash after the last completed action, then a load, may leave.
 
     Spec: KL-CRASH-1, KL-CRASH-2, KL-CRASH-5, KL-CRASH-6, KL-CRASH-7. Checkpoints keep their
     durable content (the in-memory recovery point, LSO and HW are lost, GAP-12); the load is
-    unclean (the marker was consumed when the log was opened).
+    unclean (the marker was consumed when the log was opened). `offsets_back`: CRC-valid
+    batches whose offsets go back were planted after the last segment's data (KL-CRASH-9);
+    recovery empties that segment when it reaches them, or cuts earlier at a torn batch.
     """
     layouts = _surviving_layouts(state, durable, fault, mode)
     for extra in extra_layouts:  # intermediate layouts lose unsynced data like the others
@@ -261,19 +278,20 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
     for layout in layouts:
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
-            for touched in _touched_variants(layout, state):
+            for touched, unreadable in _recovery_variants(layout, state, offsets_back):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state):
                     loaded = load_unclean(layout, checkpoints, state.config, state.now_ms,
-                                          touched, snapshots)
+                                          touched, snapshots, unreadable)
                     out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
     return tuple(out)
 
 
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
                   durable_after_action: Durable, action: str, fault: FaultModel,
-                  mode: CrashMode = CrashMode.STRICT) -> tuple[Outcome, ...]:
+                  mode: CrashMode = CrashMode.STRICT,
+                  offsets_back: bool = False) -> tuple[Outcome, ...]:
     """A crash inside `action`: a state of the allowed set of the log before or after it.
 
     Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
@@ -319,7 +337,7 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts)
-            for outcome in crash_states(state, merged, fault, mode, extra):
+            for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
                 out.setdefault(outcome, None)
     return tuple(out)
 

@@ -68,13 +68,15 @@ def _emptied(segment: Segment, config: LogConfig, now_ms: int) -> Segment:
 
 def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: LogConfig,
                       now_ms: int, touched: frozenset[int],
-                      entries: tuple[EpochEntry, ...]
+                      entries: tuple[EpochEntry, ...], unreadable: int | None = None
                       ) -> tuple[tuple[Segment, ...], tuple[EpochEntry, ...]]:
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
     `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
     The cache is first truncated at the recovery point; then batches with an epoch above
-    the latest add cache entries (RCV-10). An emptied segment ends the log.
+    the latest add cache entries (RCV-10). An emptied segment ends the log: one whose index
+    rebuild fails, or the `unreadable` one (its `.log` holds CRC-valid batches whose offsets
+    go back, so an index append fails there, KL-CRASH-9).
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
     if first < len(layout):
@@ -84,7 +86,8 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
     for segment in layout[first:]:
         modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
-        rebuilt = rebuilt_segment(segment, config, now_ms, modified)
+        rebuilt = (None if segment.base_offset == unreadable
+                   else rebuilt_segment(segment, config, now_ms, modified))
         if rebuilt is None:
             out.append(_emptied(segment, config, now_ms))
             break
@@ -117,7 +120,8 @@ def _reload_producers(snapshots: tuple[tuple[int, Producers], ...],
 
 def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
                  now_ms: int, touched: frozenset[int] = frozenset(),
-                 snapshots: tuple[tuple[int, Producers], ...] = ()) -> PartitionState:
+                 snapshots: tuple[tuple[int, Producers], ...] = (),
+                 unreadable: int | None = None) -> PartitionState:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
     `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
@@ -125,10 +129,11 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
     RCV-5), so no leftover is pending afterwards, whatever the crash left (KL-CRASH-9); only a
     LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7).
+    `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
-                                          touched, checkpoints.epochs)
+                                          touched, checkpoints.epochs, unreadable)
     if not segments:
         segments = (new_segment(checkpoints.log_start, config, now_ms),)
     leo = segments[-1].next_offset

@@ -198,6 +198,22 @@ def test_crash_inside_a_full_truncation__trims_stale_epochs_at_the_loaded_log_st
         assert any(s.log_start_offset == 3 for s, _ in inside)
 
 
+def test_offsets_going_back__may_empty_the_last_segment_flushed_or_not() -> None:
+    """GAP-6, RCV-6 (KAFKA-905): the load empties the segment instead of failing; without the
+    plant the set is unchanged. Spec: KL-CRASH-9"""
+    t = Tracked()
+    t.append(3)
+    t.do("roll", None)
+    t.append(2)
+    t.do("flush", None)
+    plain = {log.view(s) for s, _ in t.outcomes(FaultModel.POWER_LOSS)}
+    planted = crash.crash_states(t.state, t.durable, FaultModel.POWER_LOSS, offsets_back=True)
+    leos = {s.log_end_offset for s, _ in planted}
+    assert leos == {3, 5} and {log.view(s) for s, _ in planted} > plain
+    emptied = [s for s, _ in planted if s.log_end_offset == 3]
+    assert all(s.segments[-1].batches == () and check_all(s) == [] for s in emptied)
+
+
 def test_torn_tail_cut__may_stamp_the_last_modified_time_of_a_segment_without_timestamps() -> None:
     """SEG-19: only visible to time retention without timestamps. Spec: KL-CRASH-9"""
     t = Tracked()
