@@ -57,7 +57,7 @@ def crash_modelled(config: Any) -> bool:
     from kafkalog.conformance.producers import is_producer_config
     from kafkalog.conformance.transactions import is_txn_config
 
-    return not (is_producer_config(config) or is_txn_config(config))
+    return not is_txn_config(config)
 
 
 def _crash_rule(n: int) -> Any:

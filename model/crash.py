@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from .crash_producers import surviving_snapshots
 from .helpers import floor_index
 from .log import view
 from .recovery import Checkpoints, load_unclean
@@ -236,10 +237,8 @@ Outcome = tuple[PartitionState, Durable]
 
 
 def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]]:
-    """The producer snapshot files a crash may leave: all, all but the newest, or none (a
-    snapshot is written without an fsync at a roll, DUR-29)."""
-    snapshots = state.producer_state.snapshots
-    return list(dict.fromkeys([snapshots, snapshots[:-1], ()]))
+    """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list."""
+    return surviving_snapshots(state.producer_state.snapshots)
 
 
 def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import epochs as epoch_cache
+from .crash_producers import reload_producers
 from .errors import KafkalogError
 from .helpers import floor_index
 from .local_log import clamped_high_watermark, schedule_deletion
-from .producer_state import Producers, ProducerState, rebuild, remove_stray_snapshots
+from .producer_state import Producers
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
@@ -102,22 +103,6 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     return tuple(out), entries
 
 
-def _reload_producers(snapshots: tuple[tuple[int, Producers], ...],
-                      segments: tuple[Segment, ...], log_start: int, leo: int,
-                      config: LogConfig, now_ms: int) -> ProducerState:
-    """PSR-3, PSR-5 after an unclean start: the snapshot files that survived, strays removed,
-    then the state rebuilt from the batches above the latest usable snapshot (KL-PROD-12)."""
-    from .reload import segment_producer_batches
-
-    fresh = ProducerState(
-        snapshots=tuple(s for s in snapshots if s[0] <= leo),
-        expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,
-    )
-    fresh = remove_stray_snapshots(fresh, (s.base_offset for s in segments))
-    return rebuild(fresh, segment_producer_batches(segments), log_start, leo, now_ms,
-                   config.producer_id_expiration_ms, clean_shutdown=False)
-
-
 def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
                  now_ms: int, touched: frozenset[int] = frozenset(),
                  snapshots: tuple[tuple[int, Producers], ...] = (),
@@ -163,7 +148,10 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         recovery_point=max(min(checkpoints.recovery_point, leo), log_start),
         epochs=entries,
         now_ms=now_ms,
-        producer_state=_reload_producers(snapshots, segments, log_start, leo, config, now_ms),
+        # PSR-7 (KL-CRASH-11): recovery rewrites the snapshots segment by segment first.
+        producer_state=reload_producers(snapshots, segments, log_start, leo,
+                                        checkpoints.log_start, checkpoints.recovery_point,
+                                        config, now_ms, dropped=bool(dropped)),
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
     return schedule_deletion(replace(loaded, high_watermark=hw), dropped)
