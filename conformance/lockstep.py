@@ -317,7 +317,8 @@ class Lockstep:
 
 def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
     """The KL-CRASH rules one crash step exercised (specs/log.md §15)."""
-    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10"}
+    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10",
+             "KL-CRASH-11"}
     if args.get("fault") != "process_crash":
         rules.add("KL-CRASH-2")
     if impl.ok and isinstance(impl.value, int) and impl.value > 0:

@@ -51,10 +51,9 @@ CRASH_SEEDS = st.integers(0, (1 << 16) - 1)
 
 
 def crash_modelled(config: Any) -> bool:
-    """False for the producer and transactions config families: producer state and transaction
-    state after a crash are not in the crash model yet (specs/log.md §15), so their runs draw no
+    """False for the transactions config family: transaction state after a crash is not in the
+    crash model yet (specs/log.md §15; producer state is, KL-CRASH-11), so its runs draw no
     crash step. Every path (check, campaign, serve-adapter) asks this via `crash_enabled`."""
-    from kafkalog.conformance.producers import is_producer_config
     from kafkalog.conformance.transactions import is_txn_config
 
     return not is_txn_config(config)
