@@ -20,6 +20,7 @@ from .producer_state import Producers
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
+from .transactions import on_high_watermark_updated
 from .values import EpochEntry, LogConfig, LogOffsetMetadata
 
 #: Index capacity while rebuilding: recovery appends to a reset index that has the full
@@ -115,7 +116,7 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     RCV-5), so no leftover is pending afterwards, whatever the crash left (KL-CRASH-9); only a
     LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7).
     `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
-    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9.
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs, unreadable)
@@ -133,6 +134,11 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         leo = checkpoints.log_start
     segments = (*segments[:-1], resize_active(segments[-1], config.segment_index_bytes))
     log_start = max(checkpoints.log_start, segments[0].base_offset)
+    # PSR-7 (KL-CRASH-11): recovery rewrites the snapshots segment by segment and rebuilds the
+    # recovered segments' transaction indexes.
+    producer_state, segments = reload_producers(
+        snapshots, segments, log_start, leo, checkpoints.log_start, checkpoints.recovery_point,
+        config, now_ms, dropped=bool(dropped))
     # kafkalog trims at the loaded log start, Kafka at the checkpoint (REC-15): a crash inside
     # a full truncation or a retention pass may leave the checkpoint below the first segment,
     # and an entry below the log start would break KL-INV-10.
@@ -148,10 +154,9 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
         recovery_point=max(min(checkpoints.recovery_point, leo), log_start),
         epochs=entries,
         now_ms=now_ms,
-        # PSR-7 (KL-CRASH-11): recovery rewrites the snapshots segment by segment first.
-        producer_state=reload_producers(snapshots, segments, log_start, leo,
-                                        checkpoints.log_start, checkpoints.recovery_point,
-                                        config, now_ms, dropped=bool(dropped)),
+        producer_state=producer_state,
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
-    return schedule_deletion(replace(loaded, high_watermark=hw), dropped)
+    # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
+    return on_high_watermark_updated(schedule_deletion(replace(loaded, high_watermark=hw),
+                                                       dropped))

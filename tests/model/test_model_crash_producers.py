@@ -90,3 +90,44 @@ def test_crash_right_after_an_unclean_load__recovers_the_same_producer_table() -
         for state, durable in t.outcomes(fault):
             again = crash.crash_states(state, durable, fault)
             assert {log.view(s).producers for s, _ in again} == {log.view(state).producers}
+
+
+def _txn(t: Tracked, pid: int, seq: int) -> None:
+    t.do("append_as_leader", (Record(None, b"test", 100),), 0, pid, 0, seq, True)
+
+
+def _marker(t: Tracked, pid: int, commit: bool) -> None:
+    t.do("append_marker", pid, 0, commit, 1, 0)
+
+
+def test_unclean_load__rebuilds_the_txn_index_of_recovered_segments_only_from_their_batches(
+) -> None:
+    """TXN-11 in PSR-7: an ABORT marker lost with the unflushed tail takes its `.txnindex`
+    entry with it; a kept one is re-indexed with TXN-10's last stable offset.
+    Spec: KL-CRASH-12"""
+    t = Tracked()
+    _txn(t, pid=5, seq=0)        # offset 0, producer 5's transaction
+    _txn(t, pid=6, seq=0)        # offset 1, producer 6's transaction, still open below
+    _marker(t, pid=5, commit=False)  # offset 2: ABORT, LSO = 1 (producer 6 is open)
+    assert [(e.producer_id, e.last_stable_offset) for e in log.view(t.state).aborted_txns] == [
+        (5, 1)]
+    outcomes = t.outcomes(FaultModel.POWER_LOSS)
+    by_leo = {s.log_end_offset: log.view(s).aborted_txns for s, _ in outcomes}
+    assert set(by_leo) == {0, 1, 2, 3}
+    assert by_leo[2] == () and by_leo[3] == log.view(t.state).aborted_txns
+    for state, _ in outcomes:
+        assert check_all(state) == []
+
+
+def test_unclean_load__an_ongoing_transaction_holds_the_last_stable_offset_back() -> None:
+    """TXN-13 then TXN-8: the open transaction comes back from the recovery's snapshot; nothing
+    is unreplicated; the LSO is its first offset once the HW checkpoint is above it.
+    Spec: KL-CRASH-12"""
+    t = Tracked()
+    t.do("append_as_leader", (Record(None, b"test", 100),), 0)
+    _txn(t, pid=9, seq=0)  # offset 1, open
+    t.do("update_high_watermark", 2)
+    t.do("close_and_reopen")  # checkpoints the HW
+    for state, _ in t.outcomes(FaultModel.PROCESS_CRASH):
+        assert log.view(state).last_stable_offset == 1
+        assert state.producer_state.unreplicated == ()
