@@ -144,7 +144,8 @@ class Log(LogProducers, LogDeletion, LogTimestamps):
         local = LocalLog(
             fs, d, config, loaded.segments, loaded.recovery_point, loaded.next_offset_metadata, time
         )
-        local.schedule_deletion(list(loaded.dropped_segments))  # REC-9, KL-RELOAD-3
+        # REC-9, KL-RELOAD-3; and recovery's cut when it defers like Kafka (KL-ALLOW-5).
+        local.schedule_deletion([*loaded.dropped_segments, *loaded.deferred_segments])
         log = cls(local, epoch_cache, loaded.log_start_offset, time)
         dropped = tuple(s.base_offset for s in loaded.dropped_segments)
         log._load_producer_state(had_clean_shutdown, log_start_offset, recovery_point, dropped)

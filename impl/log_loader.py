@@ -60,10 +60,18 @@ class LoadedLog:
     # REC-9: segments renamed `.deleted` because the LEO was below the log-start checkpoint;
     # `Log.open` schedules their removal (LDR removeAndDeleteSegmentsAsync, KL-RELOAD-3).
     dropped_segments: tuple[LogSegment, ...] = ()
+    # KL-ALLOW-5, only with `LogLoader.defer_cut_deletion`: the segments recovery's cut renamed
+    # `.deleted` instead of deleting them; `Log.open` schedules their removal the same way.
+    deferred_segments: tuple[LogSegment, ...] = ()
 
 
 class LogLoader:
     """Loads one partition directory (REC-1 inputs); `load()` may be called once."""
+
+    #: KL-ALLOW-5: kafkalog deletes the segments after recovery's cut at once (strict). True is
+    #: Kafka's `removeAndDeleteSegmentsAsync`: renamed `.deleted` now, removed after
+    #: `file_delete_delay_ms` (conformance/broken/variants.py runs the checker against it).
+    defer_cut_deletion = False
 
     def __init__(
         self,
@@ -89,6 +97,7 @@ class LogLoader:
         self._recovered: list[int] = []
         self._truncated_bytes = 0
         self._dropped: list[LogSegment] = []
+        self._deferred: list[LogSegment] = []
         self._dir_changed = False  # a delete, rename or new segment to make durable (GAP-4)
         self._load_cut: int | None = None  # base of the first segment the index rebuild cut
 
@@ -118,6 +127,7 @@ class LogLoader:
             self.segments, log_start, recovery_point,
             LogOffsetMetadata(next_offset, active.base_offset, active.size()),
             tuple(self._recovered), self._truncated_bytes, tuple(self._dropped),
+            tuple(self._deferred),
         )
 
     # --- durability of the loader's own edits (strict, beyond Kafka's DUR-25) ---------------
@@ -344,7 +354,11 @@ class LogLoader:
                 for later in unflushed[i + 1 :]:
                     self.segments.remove(later.base_offset)
                     self._truncated_bytes += later.size()
-                    later.delete_if_exists()
+                    if self.defer_cut_deletion:  # Kafka's way (KL-ALLOW-5)
+                        later.change_file_suffixes("", DELETED_FILE_SUFFIX)
+                        self._deferred.append(later)
+                    else:
+                        later.delete_if_exists()
                     self._dir_changed = True
                 return
 

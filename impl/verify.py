@@ -13,20 +13,21 @@ checkpoint files are read whole (they are small), and the directory is only list
 The checks are pure functions over small value types (`BatchFacts`, index entries, epoch entries),
 so each rule is unit-tested without files; the scanning functions only gather those values.
 Legacy v0/v1 entries are scanned and CRC-checked like batches but carry no leader epoch.
+
+By concern: `verify_findings.py` (the finding types), `verify_scan.py` (the `.log` scan),
+`verify_index.py` (index checks), `verify_producer.py` and `verify_txn.py`; this module keeps the
+epoch and checkpoint checks and the drivers, and re-exports every public name of the others.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from kafkalog.model.errors import (
     CorruptCheckpointError,
-    CorruptRecordError,
     KafkalogError,
     KafkaStorageError,
     LogDirError,
@@ -46,335 +47,22 @@ from .log_dir import (
     inspect_log_dir,
     read_root_checkpoints,
 )
-from .memory_records import batch_of, next_batch_size
+from .verify_findings import Finding as Finding
+from .verify_findings import Severity as Severity
+from .verify_findings import note as _note
+from .verify_findings import problem as _problem
+from .verify_index import MAX_INDEX_PROBLEMS as MAX_INDEX_PROBLEMS
+from .verify_index import OFFSET_INDEX_ENTRY as OFFSET_INDEX_ENTRY
+from .verify_index import TIME_INDEX_ENTRY as TIME_INDEX_ENTRY
+from .verify_index import check_offset_index as check_offset_index
+from .verify_index import check_time_index as check_time_index
+from .verify_index import length_findings
 from .verify_producer import check_snapshots
+from .verify_scan import BatchFacts as BatchFacts
+from .verify_scan import SegmentScan as SegmentScan
+from .verify_scan import scan_bytes as scan_bytes
+from .verify_scan import scan_segment as scan_segment
 from .verify_txn import check_txn_index
-
-INT32_MAX = 2**31 - 1
-# Per index file: after this many problems the rest of the file is summarised in one note, so a
-# garbage index of any size costs bounded memory and output (issue 13).
-MAX_INDEX_PROBLEMS = 100
-OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
-TIME_INDEX_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
-
-
-class Severity(StrEnum):
-    """A problem makes `verify` exit 1; a note is information only."""
-
-    PROBLEM = "problem"
-    NOTE = "note"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One observation about one file; `position` is a byte position (or line for checkpoints)."""
-
-    severity: Severity
-    kind: str
-    path: str
-    position: int | None
-    message: str
-    rule: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"severity": self.severity.value, "kind": self.kind, "path": self.path,
-                "position": self.position, "message": self.message, "rule": self.rule}
-
-    def __str__(self) -> str:
-        where = self.path if self.position is None else f"{self.path}@{self.position}"
-        rule = f" [{self.rule}]" if self.rule else ""
-        return f"{self.severity.value}: {self.kind}: {where}: {self.message}{rule}"
-
-
-def _problem(kind: str, path: str, position: int | None, message: str, rule: str) -> Finding:
-    return Finding(Severity.PROBLEM, kind, path, position, message, rule)
-
-
-def _note(kind: str, path: str, position: int | None, message: str, rule: str) -> Finding:
-    return Finding(Severity.NOTE, kind, path, position, message, rule)
-
-
-# --- Segment scan (FMT-52, FMT-46, SEG-2) ---
-
-
-@dataclass(frozen=True)
-class BatchFacts:
-    """The header facts of one batch at `position` in its `.log` (what every check needs)."""
-
-    position: int
-    size: int
-    base_offset: int
-    last_offset: int  # inclusive
-    magic: int
-    partition_leader_epoch: int  # -1 for v0/v1
-    max_timestamp: int
-
-
-@dataclass(frozen=True)
-class SegmentScan:
-    """Every whole batch of one `.log`, and what scanning found wrong with it."""
-
-    path: str
-    base_offset: int
-    file_size: int
-    batches: tuple[BatchFacts, ...]
-    findings: tuple[Finding, ...]
-
-    @property
-    def valid_bytes(self) -> int:
-        return self.batches[-1].position + self.batches[-1].size if self.batches else 0
-
-    @property
-    def next_offset(self) -> int:
-        """SEG-12: the last batch's last offset + 1, or the base offset when empty."""
-        return self.batches[-1].last_offset + 1 if self.batches else self.base_offset
-
-
-def scan_bytes(buf: memoryview | bytes, base_offset: int, path: str,
-               deep: bool = False) -> SegmentScan:
-    """Shallow-scan `buf` as a `.log` of a segment at `base_offset`. Pure; O(batches).
-
-    Checks: size field >= 14 (FMT-52), CRC (FMT-46), no torn tail, offsets strictly increasing
-    and within [base, base + Int.MAX] (SEG-2, LOG-2). With `deep`, every record is decoded too.
-    """
-    view = memoryview(buf)
-    facts: list[BatchFacts] = []
-    findings: list[Finding] = []
-    pos, end = 0, len(view)
-    while True:
-        try:
-            size = next_batch_size(view, pos, end, 0, path)
-        except CorruptRecordError as error:
-            findings.append(_problem("corrupt_batch_size", path, pos, error.message, "FMT-52"))
-            return SegmentScan(path, base_offset, end, tuple(facts), tuple(findings))
-        if size is None:
-            break
-        batch = batch_of(view[pos : pos + size], pos, path)
-        try:
-            fact = BatchFacts(pos, size, batch.base_offset, batch.last_offset, batch.magic,
-                              batch.partition_leader_epoch if batch.magic >= 2 else -1,
-                              batch.max_timestamp)
-            findings.extend(_check_batch(batch, fact, facts[-1] if facts else None,
-                                         base_offset, path, deep))
-            facts.append(fact)
-        except KafkalogError as error:
-            # A legacy wrapper's offsets come from its compressed inner messages, which may not
-            # decode; the size field still says where the next batch starts.
-            findings.append(_problem("corrupt_batch", path, pos, error.message, "FMT-51"))
-        finally:
-            del batch  # release the view into `buf` (an mmap cannot close while views exist)
-        pos += size
-    if pos < end:
-        findings.append(_problem("torn_tail", path, pos,
-                                 f"{end - pos} bytes after the last whole batch", "FMT-52"))
-    return SegmentScan(path, base_offset, end, tuple(facts), tuple(findings))
-
-
-def _check_batch(batch: Any, fact: BatchFacts, previous: BatchFacts | None, base_offset: int,
-                 path: str, deep: bool) -> Iterator[Finding]:
-    pos = fact.position
-    if not batch.is_valid():
-        yield _problem("crc_mismatch", path, pos,
-                       f"batch {fact.base_offset}..{fact.last_offset} fails its CRC/size check "
-                       f"(stored crc {batch.crc}, computed {batch.compute_checksum()})", "FMT-46")
-    elif deep:
-        try:
-            for _ in batch.records():
-                pass
-        except KafkalogError as error:
-            yield _problem("corrupt_records", path, pos, error.message, "FMT-49")
-    if fact.last_offset < fact.base_offset:
-        yield _problem("negative_offset_delta", path, pos,
-                       f"last offset {fact.last_offset} < base offset {fact.base_offset}", "FMT-45")
-    if fact.base_offset < base_offset or fact.last_offset - base_offset > INT32_MAX:
-        yield _problem("offset_outside_segment", path, pos,
-                       f"batch {fact.base_offset}..{fact.last_offset} is outside "
-                       f"[{base_offset}, {base_offset} + Int.MAX]", "SEG-2")
-    if previous is not None and fact.base_offset <= previous.last_offset:
-        yield _problem("offsets_not_increasing", path, pos,
-                       f"batch starts at {fact.base_offset} but the previous one ends at "
-                       f"{previous.last_offset}", "LOG-2")
-
-
-def scan_segment(fs: FileSystem, path: Path, base_offset: int, deep: bool = False) -> SegmentScan:
-    """Scan a `.log` through a read-only mapping (never written, never read whole into memory)."""
-    handle = fs.open_file(path, create=False, writable=False)
-    try:
-        size = handle.size()
-        if size == 0:
-            return SegmentScan(str(path), base_offset, 0, (), ())
-        mapped = handle.mmap(size, writable=False)
-        try:
-            view = memoryview(mapped)
-            try:
-                return scan_bytes(view, base_offset, str(path), deep)
-            finally:
-                view.release()
-        finally:
-            mapped.close()
-    finally:
-        handle.close()
-
-
-# --- Index checks (FMT-10..18, FMT-19..25, BUG-26) ---
-
-
-def _length_findings(path: str, left_over: int, zeros: int, entry_size: int,
-                     rule: str) -> Iterator[Finding]:
-    if left_over:
-        yield _problem("index_wrong_length", path, None,
-                       f"length is not a multiple of {entry_size} ({left_over} extra bytes)", rule)
-    if zeros:
-        yield _problem("index_not_trimmed", path, None,
-                       f"{zeros} zero-filled preallocated entries at the end (unclean shutdown; "
-                       f"recovery rebuilds the index)", "FMT-27")
-
-
-class _ProblemBudget:
-    """Stops an index check after MAX_INDEX_PROBLEMS problems, adding one note that says so.
-    Counts only the findings added since the last call, so each entry costs O(1)."""
-
-    def __init__(self, findings: list[Finding], path: str, count: int) -> None:
-        self.findings, self.path, self.count = findings, path, count
-        self.seen = self.problems = 0
-
-    def exhausted(self, n: int) -> bool:
-        for finding in self.findings[self.seen :]:
-            self.problems += finding.severity is Severity.PROBLEM
-        self.seen = len(self.findings)
-        if self.problems < MAX_INDEX_PROBLEMS:
-            return False
-        self.findings.append(_note("index_check_stopped", self.path, None,
-                                   f"stopped after {MAX_INDEX_PROBLEMS} problems; entries "
-                                   f"{n}..{self.count - 1} not checked", "FMT-18"))
-        return True
-
-
-def check_offset_index(entries: Sequence[tuple[int, int]], scan: SegmentScan,
-                       path: str) -> list[Finding]:
-    """Every entry points at a batch start keyed by that batch's last offset (FMT-12).
-
-    Keys and positions strictly increase (FMT-14). A key beyond the batch at its position is
-    anchor-era per-append keying (SEG-4): legal by BUG-26's rule (lookup never lands past the
-    batch containing the key), so it is a note; a key below that batch's base is a problem.
-    """
-    by_position = {b.position: b for b in scan.batches}
-    last_offsets = {b.last_offset for b in scan.batches}
-    findings: list[Finding] = []
-    previous: tuple[int, int] | None = None
-    budget = _ProblemBudget(findings, path, len(entries))
-    for n, (relative, position) in enumerate(entries):
-        if budget.exhausted(n):
-            break
-        at, key = n * OFFSET_INDEX_ENTRY.size, scan.base_offset + relative
-        if relative < 0:
-            findings.append(_problem("index_offset_below_base", path, at,
-                                     f"relative offset {relative} < 0", "FMT-18"))
-        if previous is not None and (key <= previous[0] or position <= previous[1]):
-            findings.append(_problem("index_not_increasing", path, at,
-                                     f"entry ({key}, {position}) does not follow "
-                                     f"({previous[0]}, {previous[1]})", "FMT-14"))
-        previous = (key, position)
-        batch = by_position.get(position)
-        if batch is None:
-            findings.append(_problem("index_entry_not_batch_start", path, at,
-                                     f"entry ({key}, {position}) points at no batch start in "
-                                     f"{scan.path}", "FMT-12"))
-        elif key < batch.base_offset or (key > batch.last_offset and key >= scan.next_offset):
-            findings.append(_problem("index_key_outside_batch", path, at,
-                                     f"key {key} is outside batch {batch.base_offset}.."
-                                     f"{batch.last_offset} at position {position}", "BUG-26"))
-        elif key != batch.last_offset:
-            detail = "an anchor-era per-append key" if key in last_offsets else "mid-batch"
-            findings.append(_note("index_key_not_batch_last_offset", path, at,
-                                  f"key {key} is {detail}; batch at {position} ends at "
-                                  f"{batch.last_offset}", "SEG-4"))
-    return findings
-
-
-def check_time_index(entries: Sequence[tuple[int, int]], scan: SegmentScan, path: str,
-                     expect_final_entry: bool = False) -> list[Finding]:
-    """(T, O): T is the largest timestamp of the batches up to the one holding O (FMT-19).
-
-    Timestamps strictly increase and offsets never decrease (FMT-22); O lies in the segment.
-    With `expect_final_entry` (a rolled segment, or any segment after a clean shutdown) the last
-    entry carries the segment's largest timestamp (SEG-16, SEG-17): timestamp lookups and time
-    retention read a segment's largest timestamp from there (SEG-19).
-    """
-    findings = _time_index_entry_findings(entries, scan, path)
-    largest = max((b.max_timestamp for b in scan.batches), default=-1)
-    last = entries[-1][0] if entries else -1
-    if expect_final_entry and largest >= 0 and not entries:
-        # Legal: LogSegment.truncateTo re-derives the max timestamp only if the truncated time
-        # index kept an entry, so a segment cut back below its first entry (after a reload, when
-        # the max was not yet loaded) rolls with no entry at all (SEG-13); lookups then scan.
-        findings.append(_note("time_index_empty", path, None,
-                              f"no entry, though the segment's largest timestamp is {largest}",
-                              "SEG-13"))
-    elif expect_final_entry and largest >= 0 and last != largest:
-        findings.append(_problem("time_index_missing_final_entry", path, None,
-                                 f"last entry has timestamp {last} but the segment's largest "
-                                 f"timestamp is {largest}", "SEG-17"))
-    return _explain_forgotten_prefix(findings, entries, scan, path, expect_final_entry)
-
-
-_PREFIX_KINDS = ("time_index_timestamp_mismatch", "time_index_missing_final_entry")
-
-
-def _explain_forgotten_prefix(findings: list[Finding], entries: Sequence[tuple[int, int]],
-                              scan: SegmentScan, path: str, final: bool) -> list[Finding]:
-    """Timestamp mismatches that Kafka itself produces become one note.
-
-    After a reload a segment's max timestamp is loaded lazily; a truncation that empties its
-    time index then forgets the batches before the cut (LogSegment.truncateTo re-derives the
-    max only if it is already >= 0, SEG-13), so every later entry, the final one included, is
-    the max over the batches from some batch k on. Any other mismatch stays a problem.
-    """
-    if not any(f.kind in _PREFIX_KINDS for f in findings):
-        return findings
-    batches = scan.batches
-    for k in range(1, len(batches)):
-        def since_k(offset: int, k: int = k) -> int:
-            return max((b.max_timestamp for b in batches[k:] if b.base_offset <= offset),
-                       default=-1)
-
-        if all(ts == since_k(scan.base_offset + rel) for ts, rel in entries) and (
-            not final or (entries[-1][0] if entries else -1) == since_k(scan.next_offset)
-        ):
-            kept = [f for f in findings if f.kind not in _PREFIX_KINDS]
-            return [*kept, _note("time_index_forgot_prefix", path, None,
-                                 f"entries describe only the batches from offset "
-                                 f"{batches[k].base_offset} on (a reload, then a truncation "
-                                 "that emptied the time index)", "SEG-13")]
-    return findings
-
-
-def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: SegmentScan,
-                               path: str) -> list[Finding]:
-    findings: list[Finding] = []
-    previous: tuple[int, int] | None = None
-    budget = _ProblemBudget(findings, path, len(entries))
-    for n, (timestamp, relative) in enumerate(entries):
-        if budget.exhausted(n):
-            break
-        at, offset = n * TIME_INDEX_ENTRY.size, scan.base_offset + relative
-        if previous is not None and (timestamp <= previous[0] or offset < previous[1]):
-            findings.append(_problem("time_index_not_increasing", path, at,
-                                     f"entry ({timestamp}, {offset}) does not follow "
-                                     f"({previous[0]}, {previous[1]})", "FMT-22"))
-        previous = (timestamp, offset)
-        if relative < 0 or offset >= scan.next_offset:
-            findings.append(_problem("time_index_entry_outside_segment", path, at,
-                                     f"offset {offset} is outside [{scan.base_offset}, "
-                                     f"{scan.next_offset})", "FMT-25"))
-            continue
-        seen = max((b.max_timestamp for b in scan.batches if b.base_offset <= offset), default=-1)
-        if seen != timestamp:
-            findings.append(_problem("time_index_timestamp_mismatch", path, at,
-                                     f"entry ({timestamp}, {offset}) but the largest timestamp "
-                                     f"up to offset {offset} is {seen}", "FMT-19"))
-    return findings
-
 
 # --- Epochs vs batches (EPO-1, SEG-15, REC-13) ---
 
@@ -610,7 +298,7 @@ def _check_indexes(fs: FileSystem, partition_dir: Path, base: int, suffixes: set
             continue
         try:
             with open_index(fs, path, entry) as (entries, left_over, zeros):
-                report.findings.extend(_length_findings(path, left_over, zeros, entry.size, rule))
+                report.findings.extend(length_findings(path, left_over, zeros, entry.size, rule))
                 if suffix == ".index":
                     report.findings.extend(check_offset_index(entries, scan, path))
                 else:

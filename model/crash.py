@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from .choices import outcomes
 from .crash_producers import surviving_snapshots
 from .helpers import floor_index
 from .log import view
-from .recovery import Checkpoints, load_unclean
+from .recovery import Checkpoints, defer_cut_deletion, recover_unclean
 from .state import PartitionState, Segment
 from .values import EpochEntry, LogStateView
 
@@ -274,17 +275,41 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                 else list(_layouts_after_power_loss(extra, durable.flushed)))
         layouts += [layout for layout in more if layout not in layouts]
     out: dict[Outcome, None] = {}
+    sources = (state.segments, *(durable.layouts if mode is CrashMode.KAFKA else ()),
+               *extra_layouts)
     for layout in layouts:
+        beyond = _beyond_cut(layout, sources)
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
             for touched, unreadable in _recovery_variants(layout, state, offsets_back):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state):
-                    loaded = load_unclean(layout, checkpoints, state.config, state.now_ms,
-                                          touched, snapshots, unreadable)
-                    out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+                    recovered = recover_unclean(layout, checkpoints, state.config,
+                                                state.now_ms, touched, snapshots, beyond,
+                                                unreadable)
+                    # KL-ALLOW-5: every way the load may treat the segments its cut removed.
+                    options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
+                               if recovered[1] else [recovered[0]])
+                    for loaded in options:
+                        out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
     return tuple(out)
+
+
+def _beyond_cut(layout: tuple[Segment, ...],
+                sources: tuple[tuple[Segment, ...], ...]) -> tuple[Segment, ...]:
+    """The segments after the layout's end that may still be on disk (KL-ALLOW-5): when the
+    layout's last segment lost batches of the segment layout it came from (the log's, or one a
+    kafka-mode crash may resurrect), recovery's cut of its torn tail (RCV-6) removes them."""
+    if not layout:
+        return ()
+    last = layout[-1]
+    for segments in sources:
+        source = next((s for s in segments if s.base_offset == last.base_offset), None)
+        if source is not None and len(last.batches) < len(source.batches) \
+                and source.batches[: len(last.batches)] == last.batches:
+            return tuple(s for s in segments if s.base_offset > last.base_offset)
+    return ()
 
 
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,

@@ -54,10 +54,12 @@ def epochs_consistent(before: PartitionState, durable: Durable, after: Partition
 def offsets_bounded(before: PartitionState, durable: Durable, after: PartitionState,
                     mode: CrashMode) -> bool:
     """CRP-11, RCV-3: 0 <= LSO <= HW <= LEO, recovery point <= LEO; no leftover is pending, only
-    the segments a LEO below the log-start checkpoint dropped (RCV-7), all below the LSO."""
+    the segments a LEO below the log-start checkpoint dropped (RCV-7), all below the LSO, and
+    those recovery's cut removed Kafka's way (KL-ALLOW-5), all at or above the LEO."""
     return (0 <= after.log_start_offset <= after.high_watermark.message_offset
             <= after.log_end_offset and after.recovery_point <= after.log_end_offset
-            and all(b < after.log_start_offset for b in after.deleted_files)
+            and all(b < after.log_start_offset or b >= after.log_end_offset
+                    for b in after.deleted_files)
             and len(after.deletion_timers) == len(after.deleted_files))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import epochs as epoch_cache
+from .choices import choose
 from .crash_producers import reload_producers
 from .errors import KafkalogError
 from .helpers import floor_index
@@ -22,6 +23,7 @@ from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
 from .transactions import on_high_watermark_updated
 from .values import EpochEntry, LogConfig, LogOffsetMetadata
+from .versions import recovery_cut_deletes_asynchronously
 
 #: Index capacity while rebuilding: recovery appends to a reset index that has the full
 #: preallocated size; the rebuilt index is trimmed afterwards (SEG-15 step 4).
@@ -104,22 +106,63 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     return tuple(out), entries
 
 
+def defer_cut_deletion(state: PartitionState, cut: tuple[Segment, ...],
+                       on_disk: int = 0) -> PartitionState:
+    """KL-ALLOW-5: the segments recovery's cut removed from the map (RCV-6, LOC-11).
+
+    kafkalog deletes them at once (option 0, nothing pending). Kafka's `recoverLog` renames
+    them `.deleted` and deletes them `file_delete_delay_ms` after the load
+    (`removeAndDeleteSegmentsAsync`), as KL-RELOAD-3's load does: those on disk are then pending
+    deletions. The first `on_disk` of `cut` surely are; of the rest, whose directory entries a
+    power loss may have dropped, the ones on disk are a prefix in base order (creation order).
+    """
+    if not cut or not recovery_cut_deletes_asynchronously(state.config.kafka_version):
+        return state
+    kept = choose("recovery_cut_deletion",
+                  ((), *(cut[:k] for k in range(len(cut), max(on_disk, 1) - 1, -1))))
+    return schedule_deletion(state, kept)
+
+
 def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
                  now_ms: int, touched: frozenset[int] = frozenset(),
                  snapshots: tuple[tuple[int, Producers], ...] = (),
+                 beyond: tuple[Segment, ...] = (),
                  unreadable: int | None = None) -> PartitionState:
+    """`recover_unclean`, then the choice of KL-ALLOW-5 (a choice point, model/choices.py).
+
+    Spec: KL-CRASH-6, KL-ALLOW-5.
+    """
+    return defer_cut_deletion(*recover_unclean(layout, checkpoints, config, now_ms, touched,
+                                               snapshots, beyond, unreadable))
+
+
+def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
+                    now_ms: int, touched: frozenset[int] = frozenset(),
+                    snapshots: tuple[tuple[int, Producers], ...] = (),
+                    beyond: tuple[Segment, ...] = (),
+                    unreadable: int | None = None
+                    ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
     `layout` is the segments that survived, already cut at the first invalid batch (a cut drops
     every later segment, RCV-6, and in kafkalog also in the index-rebuild path, KL-CRASH-5).
+    `beyond` are the segments after the layout's end that may still be on disk when that cut was
+    recovery's (a torn tail): Kafka may leave them pending deletion (KL-ALLOW-5).
     `.deleted`, `.cleaned`, `.swap`-below-cleaned and orphan index files are removed (RCV-3,
     RCV-5), so no leftover is pending afterwards, whatever the crash left (KL-CRASH-9); only a
-    LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7).
+    LEO below the log-start checkpoint schedules the loaded segments' deletion (RCV-7), and
+    recovery's cut may, Kafka's way (KL-ALLOW-5): returns kafkalog's state (nothing of the cut
+    pending), the segments the cut removed and how many of them are surely on disk, for
+    `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
     `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
-    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12.
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs, unreadable)
+    # An index-rebuild failure empties a segment and ends the log there (RCV-6): the layout's
+    # later segments were on disk and recovery's cut removed them.
+    emptied = tuple(s for s in layout if segments and s.base_offset > segments[-1].base_offset)
+    cut = (*emptied, *beyond)
     if not segments:
         segments = (new_segment(checkpoints.log_start, config, now_ms),)
     leo = segments[-1].next_offset
@@ -158,5 +201,5 @@ def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: 
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
     # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
-    return on_high_watermark_updated(schedule_deletion(replace(loaded, high_watermark=hw),
-                                                       dropped))
+    loaded = on_high_watermark_updated(replace(loaded, high_watermark=hw))
+    return schedule_deletion(loaded, dropped), cut, len(emptied)

@@ -65,3 +65,13 @@ def unobserved_result_fields(version: str, action: str) -> frozenset[str]:
     ):
         return frozenset({"offset_of_max_timestamp"})
     return frozenset()
+
+
+def recovery_cut_deletes_asynchronously(version: str) -> bool:
+    """KL-ALLOW-5: recovery's cut schedules the later segments' deletion in every profile.
+
+    Read at `LogLoader.recoverLog` -> `removeAndDeleteSegmentsAsync(unflushedRemaining)`:
+    3.6.2 LogLoader.scala:442, 3.7.1 :439, 3.8.0 :440, 3.9 branch (c821449) :440, trunk
+    (1eb7644) LogLoader.java:491; already 0.11.0.0 Log.scala:432 (`asyncDeleteSegment`).
+    """
+    return at_least(version, PROFILES[0])

@@ -123,7 +123,7 @@ def git_commit(root: Path | None = None) -> str:
     """
     if os.environ.get("KAFKALOG_COMMIT"):
         return os.environ["KAFKALOG_COMMIT"]
-    found = _git_commit(root or Path(__file__).resolve().parents[1])
+    found = _git_commit(root or Path(__file__).resolve().parents[2])
     if found == "unknown" and root is None:
         try:
             from kafkalog._build_commit import COMMIT  # type: ignore[import-not-found]

@@ -37,7 +37,7 @@ from kafkalog.model.versions import PROFILES, TRUNK
 from kafkalog import __version__
 
 VECTORS_FORMAT = 1
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "specs" / "vectors.schema.json"
 REGRESSIONS = ROOT / "tests" / "regressions"
 

@@ -1,7 +1,8 @@
 """The campaign job on Spark: Parquet schema, resume after a kill, de-duplication, bucketing.
 
-Runs use the synthetic run function (campaign_synthetic.py), whose rows are predictable, so the
-pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the real run_seed.
+Runs use the synthetic run function (conformance/campaign/synthetic.py), whose rows are
+predictable, so the pipeline's bookkeeping is checked exactly; test_campaign_runs.py drives the
+real run_seed.
 """
 
 from __future__ import annotations

@@ -55,7 +55,9 @@ def test_export__covers_every_spec_rule_every_broken_impl_and_profile_difference
     spec = set(re.findall(r"\*\*(KL-[A-Z]+-\d+)\b", (ROOT / "specs" / "log.md").read_text()))
     # The crash rules need protocol 2's `crash` feature and a fault-injecting file system; no
     # vector exports them yet (issue #10: they are pinned by tests/regressions/ traces instead).
-    spec = {rule for rule in spec if not rule.startswith("KL-CRASH-")}
+    # KL-ALLOW-5 is a choice of the crash set's load (recovery's cut); no fault model produces it
+    # for a strict implementation, so tests/conformance/test_recovery_cut_deletion.py pins it.
+    spec = {rule for rule in spec if not rule.startswith("KL-CRASH-") and rule != "KL-ALLOW-5"}
     covered = {rule for e in manifest["vectors"] if e["kind"] == "rule" for rule in e["rules"]}
     assert spec <= covered
     assert {e["broken"] for e in manifest["vectors"] if e["kind"] == "broken"} == set(BROKEN)

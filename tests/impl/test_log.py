@@ -1,4 +1,4 @@
-"""Log (UnifiedLog): HW, log start, append, roll and read scenarios ported from UnifiedLogTest."""
+"""Log (UnifiedLog): HW, append, read, close and concurrency scenarios from UnifiedLogTest."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from kafkalog.model.errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidRecordError,
-    InvalidRollError,
     LogClosedError,
     OffsetOutOfRangeError,
     OffsetsOutOfOrderError,
@@ -22,7 +21,6 @@ from kafkalog.model.errors import (
     UnexpectedAppendOffsetError,
 )
 from kafkalog.model.values import (
-    NO_TIMESTAMP,
     EpochEntry,
     Isolation,
     LogConfig,
@@ -30,40 +28,9 @@ from kafkalog.model.values import (
     Record,
     TimestampType,
 )
+from log_builders import batch, leader
 
 FS = FileSystem()
-
-
-def recs(*values: str, ts: int = NO_TIMESTAMP, key: bytes | None = None) -> list[Record]:
-    return [Record(key, v.encode(), ts) for v in values]
-
-
-def batch(base: int, *values: str, epoch: int = 0, ts: int = NO_TIMESTAMP) -> MemoryRecords:
-    return MemoryRecords.with_records(recs(*values, ts=ts), base_offset=base,
-                                      partition_leader_epoch=epoch)
-
-
-def leader(*values: str, ts: int = NO_TIMESTAMP) -> MemoryRecords:
-    return MemoryRecords.with_records(recs(*values, ts=ts))
-
-
-@pytest.fixture
-def time() -> MockTime:
-    return MockTime(1_000_000)
-
-
-@pytest.fixture
-def open_log(tmp_path: Path, time: MockTime):  # type: ignore[no-untyped-def]
-    logs: list[Log] = []
-
-    def make(config: LogConfig | None = None, **kwargs: object) -> Log:
-        log = Log.open(FS, tmp_path / "topic-0", config or LogConfig(), time, **kwargs)  # type: ignore[arg-type]
-        logs.append(log)
-        return log
-
-    yield make
-    for log in logs:
-        log.close_handlers()
 
 
 def test_high_watermark__maintenance_as_leader_and_follower(open_log) -> None:
@@ -135,117 +102,6 @@ def test_read__out_of_range__raises(open_log) -> None:
     log.maybe_increment_log_start_offset(1)
     with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 1000)
-
-
-def test_roll__time_based_during_append(open_log, time: MockTime) -> None:
-    """Spec: SEG-6, SEG-7, LOG-22 (testTimeBasedLogRollDuringAppend, segment_ms = 3600)."""
-    log = open_log(LogConfig(segment_ms=3600))
-    ms = log.config.segment_ms
-    assert len(log.segments) == 1
-    time.sleep(ms + 1)
-    log.append_as_leader(leader("test"), 0)
-    assert len(log.segments) == 1, "no roll that would leave an empty segment"
-    log.append_as_leader(leader("test"), 0)
-    assert len(log.segments) == 2
-    for expected in (3, 4):
-        time.sleep(ms + 1)
-        log.append_as_leader(leader("test"), 0)
-        assert len(log.segments) == expected
-    stamp = time.milliseconds() + ms + 1
-    log.append_as_leader(leader("test", ts=stamp), 0)
-    assert len(log.segments) == 4, "first batch has no timestamp: wall clock decides"
-    time.sleep(ms + 1)
-    log.append_as_leader(leader("test", ts=stamp), 0)
-    assert len(log.segments) == 5
-    time.sleep(ms + 1)
-    log.append_as_leader(leader("test", ts=stamp), 0)
-    assert len(log.segments) == 5, "roll depends on the first message's timestamp"
-    log.append_as_leader(leader("test", ts=time.milliseconds()), 0)
-    assert len(log.segments) == 6
-    time.sleep(ms + 1)
-    log.append_as_leader(MemoryRecords(b""), 0)
-    assert len(log.segments) == 6, "an empty append never rolls"
-    log.check()
-
-
-def test_roll__segment_that_already_exists__recreates_empty_active(open_log, time) -> None:
-    """Spec: LOC-6 step 3, BUG-21 (testRollSegmentThatAlreadyExists)."""
-    log = open_log(LogConfig(segment_ms=3600))
-    assert log.roll(0) == 0 and len(log.segments) == 1
-    log.append_as_follower(MemoryRecords.with_records(
-        [Record(b"k1", b"v1", time.milliseconds())], base_offset=0, partition_leader_epoch=0), 0)
-    log.append_as_follower(MemoryRecords.with_records(
-        [Record(b"k2", b"v2", time.milliseconds() + 10)], base_offset=1,
-        partition_leader_epoch=0), 0)
-    assert log.log_end_offset == 2
-    assert next(log.read(0, 1, Isolation.LOG_END, True).records.batches()).last_offset == 0
-    assert next(log.read(1, 1, Isolation.LOG_END, True).records.batches()).last_offset == 1
-    assert log.roll() == 2 and len(log.segments) == 2
-    log.segments[-1].offset_index.resize(0)
-    log.append_as_follower(MemoryRecords.with_records(
-        [Record(b"k3", b"v3", time.milliseconds() + 12)], base_offset=2,
-        partition_leader_epoch=0), 0)
-    assert log.segments[-1].offset_index.max_entries > 1
-    assert len(log.segments) == 2
-    assert next(log.read(2, 100).records.batches()).last_offset == 2
-
-
-def test_roll__below_active_base_or_onto_non_empty_segment__raises_invalid_roll(open_log) -> None:
-    """Spec: LOC-6 steps 3-4, ERR-34."""
-    log = open_log()
-    log.append_as_leader(leader("a"), 0)
-    log.roll()
-    log.append_as_leader(leader("b"), 0)
-    assert log.roll(10) == 10, "a base above the LEO is allowed (LOC-7)"
-    assert log.log_end_offset == 2
-    with pytest.raises(InvalidRollError):
-        log.roll(5)
-    assert log.roll(10) == 10, "rolling onto the empty active segment recreates it"
-
-
-def test_roll__flushes_synchronously_and_advances_recovery_point(open_log) -> None:
-    """Spec: LOG-25 step 4 (kafkalog: synchronous, clamped to the LEO)."""
-    log = open_log()
-    log.append_as_leader(leader("a", "b"), 0)
-    assert log.recovery_point == 0
-    log.roll()
-    assert log.recovery_point == 2
-    log.roll(10)
-    assert log.recovery_point == 2
-
-
-def test_roll__size_based__when_next_append_would_exceed_segment_bytes(open_log) -> None:
-    """Spec: SEG-6 (1), LOG-22 (testSizeBasedLogRoll: 72-byte batches, segment_bytes 144)."""
-    log = open_log(LogConfig(segment_bytes=144))
-    for _ in range(2):
-        log.append_as_leader(leader("test"), 0)
-    assert len(log.segments) == 1
-    log.append_as_leader(leader("test"), 0)
-    assert [s.base_offset for s in log.segments] == [0, 2]
-
-
-def test_roll__index_full__rolls_at_the_appends_first_offset(open_log) -> None:
-    """Spec: SEG-6 (3, 4), LOG-22 (KAFKA-6530: roll at the exact first offset)."""
-    log = open_log(LogConfig(index_interval_bytes=1, segment_index_bytes=24))
-    for _ in range(6):
-        log.append_as_leader(leader("v"), 0)
-    bases = [s.base_offset for s in log.segments]
-    assert len(bases) > 1 and all(b > 0 for b in bases[1:])
-    log.check()
-
-
-def test_roll__jitter__is_deterministic_from_base_offset(open_log, time: MockTime) -> None:
-    """Spec: SEG-8 (kafkalog draws base % min(jitter, segment_ms)), SEG-6 (2)."""
-    log = open_log(LogConfig(segment_ms=100, segment_jitter_ms=1000))
-    log.append_as_leader(leader("a"), 0)
-    log.roll()
-    seg = log.segments[-1]
-    assert seg.roll_jitter_ms == 1 % 100
-    time.sleep(99)
-    log.append_as_leader(leader("b"), 0)
-    time.sleep(99)
-    log.append_as_leader(leader("c"), 0)
-    assert len(log.segments) == 3  # waited 99 > 100 - 1
 
 
 def test_append_as_leader__assigns_offsets_and_stamps_epoch(open_log) -> None:
@@ -338,178 +194,6 @@ def test_append_as_follower__batch_with_higher_epoch__skipped_with_the_rest(open
     data = b"".join(bytes(batch(o, "v", epoch=e).buffer) for o, e in ((0, 1), (1, 3), (2, 1)))
     info = log.append_as_follower(MemoryRecords(data), 2)
     assert (info.first_offset, info.last_offset, log.log_end_offset) == (0, 0, 1)
-
-
-def test_truncate_to__at_or_above_leo__clears_trailing_epoch(open_log) -> None:
-    """Spec: LOG-40 step 2, BUG-54 (testTruncateToEndOffsetClearsEpochCache)."""
-    log = open_log()
-    log.append_as_follower(batch(27, "a", "b", epoch=19), 19)
-    assert log.leader_epoch_cache.latest_entry == EpochEntry(19, 27)
-    for epoch, target in ((20, 29), (24, 30)):
-        log.assign_epoch(epoch, log.log_end_offset)
-        assert log.leader_epoch_cache.latest_entry == EpochEntry(epoch, 29)
-        assert log.truncate_to(target) is False
-        assert log.leader_epoch_cache.latest_entry == EpochEntry(19, 27)
-        assert log.log_end_offset == 29
-
-
-def test_truncate_to__negative__raises_illegal_argument(open_log) -> None:
-    """Spec: LOG-40 step 1, ERR-33."""
-    with pytest.raises(IllegalArgumentError):
-        open_log().truncate_to(-1)
-
-
-def test_truncate_to__across_segments__deletes_later_segments_async(open_log, time) -> None:
-    """Spec: LOC-8, LOC-11, LOG-40, LOG-42 (LEO = target even inside a batch)."""
-    log = open_log(LogConfig(segment_bytes=200, file_delete_delay_ms=1000))
-    for _ in range(6):
-        log.append_as_leader(leader("test", "two"), 0)
-    bases = [s.base_offset for s in log.segments]
-    assert len(bases) >= 3
-    log.update_high_watermark(12)
-    assert log.truncate_to(3) is True
-    assert log.log_end_offset == 3 and log.high_watermark == 3
-    assert log.state().pending_deletions == tuple(b for b in bases if b > 3)
-    deleted = [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
-    assert deleted
-    time.sleep(1000)
-    assert log.state().pending_deletions == ()
-    assert not [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
-    log.check()
-
-
-def test_close__before_deletion_timers_fire__releases_every_file_handle(open_log) -> None:
-    """Segments waiting in `.deleted` keep no descriptor open past close (they leaked in campaigns).
-
-    Spec: LOC-11, REC-2
-    """
-    import os
-
-    def open_descriptors() -> int:
-        return len(os.listdir("/proc/self/fd"))
-
-    log = open_log(LogConfig(segment_bytes=200, file_delete_delay_ms=1000))
-    before = open_descriptors()
-    for _ in range(6):
-        log.append_as_leader(leader("test", "two"), 0)
-    log.truncate_to(1)
-    assert log.state().pending_deletions
-    log.close()
-    assert open_descriptors() <= before
-    assert [p for p in log.dir.iterdir() if p.name.endswith(".deleted")]
-
-
-def test_truncate_to__below_first_segment__truncates_fully(open_log) -> None:
-    """Spec: LOG-40 step 3, LOG-41."""
-    log = open_log(LogConfig(segment_bytes=200))
-    log.truncate_fully_and_start_at(10)
-    log.append_as_leader(leader("a"), 0)
-    log.update_high_watermark(11)
-    assert log.truncate_to(5) is True
-    assert (log.log_start_offset, log.high_watermark, log.log_end_offset) == (5, 5, 5)
-    assert log.leader_epoch_cache.epoch_entries() == ()
-
-
-def test_maybe_increment_log_start_offset__above_hw__raises_out_of_range(open_log) -> None:
-    """Spec: LOG-29 step 1, ERR-30."""
-    log = open_log()
-    log.append_as_leader(leader("a", "b", "c"), 0)
-    log.update_high_watermark(2)
-    with pytest.raises(OffsetOutOfRangeError):
-        log.maybe_increment_log_start_offset(3)
-    assert log.maybe_increment_log_start_offset(2) is True
-    assert log.maybe_increment_log_start_offset(1) is False
-    assert log.log_start_offset == 2
-
-
-def test_maybe_increment_log_start_offset__truncates_epochs_from_start(open_log) -> None:
-    """Spec: LOG-29 step 4.2, EPO-7."""
-    log = open_log()
-    log.append_as_leader(leader("a", "b"), 1)
-    log.append_as_leader(leader("c", "d"), 2)
-    log.update_high_watermark(4)
-    log.maybe_increment_log_start_offset(1)
-    assert log.leader_epoch_cache.epoch_entries() == (EpochEntry(1, 1), EpochEntry(2, 2))
-
-
-def test_delete_old_segments__start_offset_first__second_call_deletes_nothing(
-    open_log, time
-) -> None:
-    """Spec: LOG-32, LOG-38, BUG-41 (KAFKA-12177: 2 then 0)."""
-    log = open_log(LogConfig(segment_bytes=144, retention_ms=999_999_999))
-    for _ in range(6):
-        log.append_as_leader(leader("test"), 0)
-    assert len(log.segments) == 3
-    log.update_high_watermark(log.log_end_offset)
-    log.maybe_increment_log_start_offset(4)
-    assert log.delete_old_segments() == 2
-    assert log.delete_old_segments() == 0
-    assert log.log_start_offset == 4 and [s.base_offset for s in log.segments] == [4]
-
-
-def test_delete_old_segments__never_at_or_above_hw(open_log, time: MockTime) -> None:
-    """Spec: LOG-33 step 3, BUG-36 (retention stops at the HW)."""
-    log = open_log(LogConfig(segment_bytes=144, retention_ms=10))
-    for _ in range(6):
-        log.append_as_leader(leader("test", ts=0), 0)
-    time.sleep(1000)
-    log.update_high_watermark(3)
-    assert log.delete_old_segments() == 1
-    assert log.log_start_offset == 2
-    log.check()
-
-
-def test_delete_old_segments__all_expired_and_hw_at_leo__rolls_first(
-    open_log, time: MockTime
-) -> None:
-    """Spec: LOG-34 step 1 (a log never has zero segments), LOG-35."""
-    log = open_log(LogConfig(segment_bytes=144, retention_ms=10, file_delete_delay_ms=50))
-    for _ in range(4):
-        log.append_as_leader(leader("test", ts=0), 0)
-    log.update_high_watermark(log.log_end_offset)
-    time.sleep(100)
-    assert log.delete_old_segments() == 2
-    assert [s.base_offset for s in log.segments] == [4]
-    assert log.log_start_offset == 4 and log.state().pending_deletions == (0, 2)
-    time.sleep(50)
-    assert log.state().pending_deletions == ()
-    log.check()
-
-
-def test_delete_old_segments__size_retention__oldest_first(open_log) -> None:
-    """Spec: LOG-37 (stateful size predicate)."""
-    log = open_log(LogConfig(segment_bytes=144, retention_bytes=150, retention_ms=-1))
-    for _ in range(6):
-        log.append_as_leader(leader("test"), 0)
-    log.update_high_watermark(log.log_end_offset)
-    # 3 segments of 144 bytes = 432; diff 282 allows deleting one (282 - 144 >= 0) then stops.
-    assert log.delete_old_segments() == 1
-    assert [s.base_offset for s in log.segments] == [2, 4]
-
-
-def test_delete_old_segments__no_timestamps__falls_back_to_last_modified(
-    open_log, time: MockTime
-) -> None:
-    """Spec: LOG-36, SEG-19 (largestTimestamp = last-modified when no record timestamp)."""
-    log = open_log(LogConfig(segment_bytes=144, retention_ms=500))
-    for _ in range(4):
-        log.append_as_leader(leader("test"), 0)
-    log.update_high_watermark(log.log_end_offset)
-    time.sleep(400)
-    assert log.delete_old_segments() == 0
-    time.sleep(101)
-    assert log.delete_old_segments() == 2
-
-
-def test_flush__offset_bounds_and_recovery_point(open_log) -> None:
-    """Spec: LOG-26, LOC-12 (kafkalog: offset must be in [0, LEO])."""
-    log = open_log()
-    log.append_as_leader(leader("a", "b", "c"), 0)
-    assert log.flush(2) == 2
-    assert log.flush(1) == 2, "the recovery point never moves back"
-    assert log.flush() == 3
-    with pytest.raises(IllegalArgumentError):
-        log.flush(4)
 
 
 def test_end_offset_for_epoch__undefined_and_known(open_log) -> None:

@@ -120,6 +120,32 @@ def test_unclean_reopen__corrupt_crc_in_middle__truncates_there_and_drops_later_
     again.close_handlers()
 
 
+def test_unclean_reopen__corrupt_crc_in_middle__kafka_mode_defers_deleting_later_segments(
+    log_dir: Path, time: MockTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spec: KL-ALLOW-5, LOC-11 (removeAndDeleteSegmentsAsync: `.deleted`, gone after the delay)."""
+    from kafkalog.impl.log_loader import LogLoader
+
+    monkeypatch.setattr(LogLoader, "defer_cut_deletion", True)
+    log = filled_log(log_dir, time, n=60)
+    segments = [Path(s.log.path) for s in log.segments]
+    later = [s.base_offset for s in log.segments[2:]]
+    crash(log)
+    data = bytearray(segments[1].read_bytes())
+    data[-5] ^= 0xFF  # inside the last batch's records: CRC mismatch
+    segments[1].write_bytes(bytes(data))
+    again = reopen_unclean(log_dir, time)
+    assert [s.base_offset for s in again.segments] == [s.base_offset for s in log.segments[:2]]
+    assert again.state().pending_deletions == tuple(later)
+    assert all(p.with_name(p.name + ".deleted").exists() and not p.exists()
+               for p in segments[2:])
+    time.sleep(CONFIG.file_delete_delay_ms)
+    assert again.state().pending_deletions == ()
+    assert not any(p.with_name(p.name + ".deleted").exists() for p in segments[2:])
+    again.check()
+    again.close_handlers()
+
+
 def test_unclean_reopen__segments_below_recovery_point__are_not_revalidated(
     log_dir: Path, time: MockTime
 ) -> None:

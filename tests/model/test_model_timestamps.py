@@ -82,6 +82,13 @@ def test_search__first_record_at_or_after_the_target_in_first_qualifying_segment
     assert log.fetch_offset_by_timestamp(s, 41)[1] is None
 
 
+def test_search__target_minus_6__is_searched_like_any_other_target() -> None:
+    """Spec: KL-TIME-4 (no -6 constant at trunk 1eb7644: `fetchOffsetByTimestamp`'s else branch)."""
+    s = sample()
+    assert log.fetch_offset_by_timestamp(s, -6)[1] == TimestampAndOffset(10, 0, 1)
+    assert log.fetch_offset_by_timestamp(s, -6) == log.fetch_offset_by_timestamp(s, 0)
+
+
 def test_search__skips_records_below_the_log_start_offset() -> None:
     """Spec: KL-TIME-4, KL-LSO-2"""
     s, _ = log.update_high_watermark(sample(), 5)
