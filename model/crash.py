@@ -162,10 +162,21 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     return Durable(flushed, checkpoints, options, layouts)
 
 
-def durable_after(state: PartitionState, checkpoints: Checkpoints) -> Durable:
+def durable_after(state: PartitionState, checkpoints: Checkpoints,
+                  before: Durable | None = None, fault: FaultModel | None = None,
+                  mode: CrashMode = CrashMode.STRICT) -> Durable:
     """After a crash and load: everything on disk is durable (it is what the crash left); the
     root checkpoint files keep their content, the epoch file holds the loaded cache (KL-CRASH-7).
+
+    Kafka mode after a process crash (GAP-4, DUR-25): recovery fsyncs nothing, so what it served
+    from the page cache is durable only up to the frontier `before` had, and the epoch file may
+    still hold what it held before the crash.
     """
+    if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
+        return Durable(flushed=min(before.flushed, state.log_end_offset),
+                       checkpoints=checkpoints,
+                       epoch_options=tuple(dict.fromkeys((state.epochs,
+                                                          *before.epoch_options))))
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
 
@@ -292,7 +303,8 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                     options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
                                if recovered[1] else [recovered[0]])
                     for loaded in options:
-                        out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+                        out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
+                                                              fault, mode)), None)
     return tuple(out)
 
 
@@ -323,6 +335,10 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
+    on_disk = Durable(low, durable_after_action.checkpoints,
+                      tuple(dict.fromkeys((*durable_after_action.epoch_options,
+                                           *durable_before.epoch_options))))
+    process = fault is FaultModel.PROCESS_CRASH
     removing = action in _TRUNCATIONS or action == "delete_old_segments"
     if fault is FaultModel.PROCESS_CRASH:
         # FLT-1: what the action had not written yet is all a process crash can lose: the
@@ -362,6 +378,11 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts)
             for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
+                if process and mode is CrashMode.KAFKA:
+                    # GAP-4: the page cache survived; the disk only has what was durable.
+                    loaded, after_load = outcome
+                    outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
+                                                     FaultModel.PROCESS_CRASH, mode))
                 out.setdefault(outcome, None)
     return tuple(out)
 
