@@ -149,7 +149,13 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-1
         checkpoints = replace(checkpoints, recovery_point=after.recovery_point)  # DUR-26
     elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments):
-        layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-2: retention's renames
+        # GAP-2: retention's renames may be lost; those that reach the disk also apply to the
+        # layouts an earlier truncation may resurrect (their segments below the new first base
+        # gone too).
+        first = after.segments[0].base_offset
+        trimmed = tuple(t for t in (tuple(x for x in layout if x.base_offset >= first)
+                                    for layout in layouts) if t)
+        layouts = tuple(dict.fromkeys((*layouts, *trimmed, before.segments)))[-_MAX_LAYOUTS:]
     if flushed > durable.flushed:
         layouts = ()  # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1)
     options = durable.epoch_options
@@ -164,19 +170,24 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
 
 def durable_after(state: PartitionState, checkpoints: Checkpoints,
                   before: Durable | None = None, fault: FaultModel | None = None,
-                  mode: CrashMode = CrashMode.STRICT) -> Durable:
+                  mode: CrashMode = CrashMode.STRICT,
+                  on_disk: tuple[Segment, ...] = ()) -> Durable:
     """After a crash and load: everything on disk is durable (it is what the crash left); the
     root checkpoint files keep their content, the epoch file holds the loaded cache (KL-CRASH-7).
 
     Kafka mode after a process crash (GAP-4, DUR-25): recovery fsyncs nothing, so what it served
-    from the page cache is durable only up to the frontier `before` had, and the epoch file may
-    still hold what it held before the crash.
+    from the page cache is durable only up to the frontier `before` had, the epoch file may
+    still hold what it held before the crash, and the layout on disk before the crash
+    (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
+    layouts `before` kept (GAP-1, GAP-2).
     """
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
+        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
         return Durable(flushed=min(before.flushed, state.log_end_offset),
                        checkpoints=checkpoints,
                        epoch_options=tuple(dict.fromkeys((state.epochs,
-                                                          *before.epoch_options))))
+                                                          *before.epoch_options))),
+                       layouts=layouts[-_MAX_LAYOUTS:])
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
 
@@ -304,7 +315,7 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                                if recovered[1] else [recovered[0]])
                     for loaded in options:
                         out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
-                                                              fault, mode)), None)
+                                                              fault, mode, layout)), None)
     return tuple(out)
 
 
@@ -382,7 +393,8 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                     # GAP-4: the page cache survived; the disk only has what was durable.
                     loaded, after_load = outcome
                     outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
-                                                     FaultModel.PROCESS_CRASH, mode))
+                                                     FaultModel.PROCESS_CRASH, mode,
+                                                     state.segments))
                 out.setdefault(outcome, None)
     return tuple(out)
 
