@@ -276,3 +276,16 @@ def test_every_member_of_the_allowed_set__satisfies_the_crash_invariants(mode: C
             assert check_all(after) == [], (before, after)  # the model's own invariants too
             seen += 1
     assert seen > 50
+
+
+def test_kafka_mode__a_load_after_a_process_crash_makes_nothing_durable() -> None:
+    """GAP-4 (found by `check --crash-mode kafka`): Kafka's recovery fsyncs nothing, so what it
+    served from the page cache may be lost by the next power loss; strict recovery fsyncs it.
+    Spec: KL-CRASH-1, KL-CRASH-7"""
+    for mode, lost in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(2)
+        (state, durable), = t.outcomes(FaultModel.PROCESS_CRASH)
+        assert state.log_end_offset == 2
+        again = crash.crash_states(state, durable, FaultModel.POWER_LOSS, mode)
+        assert (0 in {s.log_end_offset for s, _ in again}) is lost
