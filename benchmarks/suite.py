@@ -17,7 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import append, lockstep_bench, read, reopen
+from kafkalog.impl.batch_scan import ACTIVE as BATCH_SCAN
+
+from . import append, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir
 
 REQUIRED_KEYS: tuple[str, ...] = (
@@ -28,12 +30,16 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "read.sequential", "lookup.translate_offset", "recovery.unclean",
     "open.clean.small", "open.clean.large", "memory.open_read",
     "conformance.lockstep", "conformance.end_to_end", "conformance.model", "conformance.impl",
+    # issue #17: the same workloads through independent codecs (kafkalog's number alone, marked
+    # "skipped", when a peer is not installed)
+    "peer.build.kafka_python", "peer.read.kafka_python", "peer.append.kafka_python",
+    "peer.build.aiokafka", "peer.read.aiokafka", "peer.append.aiokafka",
 )
 
 Progress = Callable[[str], None]
 GROUPS: tuple[str, ...] = ("append (leader)", "append (follower)", "append + flush",
                            "sequential read", "offset lookup", "recovery", "clean open + memory",
-                           "conformance")
+                           "conformance", "peer codecs")
 
 
 def _clean_open_and_memory(scale: Scale, root: Path) -> list[Figure]:
@@ -57,6 +63,8 @@ def _group(name: str, scale: Scale, root: Path) -> list[Figure]:
         return [reopen.recovery_figure(scale, root)]
     if name == "clean open + memory":
         return _clean_open_and_memory(scale, root)
+    if name == "peer codecs":
+        return peer.peer_figures(scale, root)
     return lockstep_bench.conformance_figures(scale)
 
 
@@ -88,6 +96,7 @@ def machine_info() -> dict[str, Any]:
         "implementation": platform.python_implementation(),
         "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
         "load_average": list(os.getloadavg()),
+        "batch_scan": BATCH_SCAN,
     }
 
 
@@ -126,7 +135,8 @@ def markdown_table(document: dict[str, Any]) -> str:
     lines = [
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['os']}; "
         f"Python {m['python']} ({m['implementation']}); {m['date_utc']} UTC; scale "
-        f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}.",
+        f"`{document['scale']}`; load average at the end {m['load_average'][0]:.1f}; batch "
+        f"scans: {m.get('batch_scan', 'pure Python')}.",
         "",
         "| figure | workload | value | baseline (same run) | ratio | CPU view | goal | met? |",
         "|---|---|---|---|---|---|---|---|",

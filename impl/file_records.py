@@ -46,7 +46,8 @@ _MAX_CHUNK = 1024 * 1024
 _HEADER_CHUNK = 4 * 1024  # header scans: about one index interval (CFG-5 default)
 _V2_LAST_OFFSET_END = 27  # a v2 header up to and including lastOffsetDelta (FMT-45)
 _OFFSET_AND_SIZE = struct.Struct(">qi").unpack_from
-_LAST_OFFSET_DELTA = struct.Struct(">i").unpack_from
+# base offset, size field, magic and lastOffsetDelta of a v2 header in one unpack (FMT-45)
+_V2_HEADER_TO_LAST_DELTA = struct.Struct(">qi4xB6xi").unpack_from
 
 
 class LogOffsetPosition(NamedTuple):
@@ -161,9 +162,11 @@ class FileRecords:
 
     def read_into(self, buffer: bytearray | memoryview, position: int) -> int:
         """Fill `buffer` from `position` (bounded by the logical size); returns bytes copied."""
-        data = self.read_bytes(position, len(buffer))
-        memoryview(buffer)[: len(data)] = data
-        return len(data)
+        if position < 0:
+            raise IllegalArgumentError(f"invalid read of {len(buffer)} bytes at {position}",
+                                       where=self.path)
+        n = max(0, min(len(buffer), self._size - position))
+        return self._handle.pread_into(memoryview(buffer)[:n], position) if n else 0
 
     def slice(self, position: int, size: int) -> memoryview:
         """The bytes [position, position + size) capped at the end (ERR-16 on bad arguments).
@@ -224,38 +227,46 @@ class FileRecords:
 
     # --- searches ---
 
-    def search_for_offset_with_size(self, target_offset: int,
-                                    starting_position: int) -> LogOffsetPosition | None:
+    def search_for_offset_with_size(self, target_offset: int, starting_position: int,
+                                    expected_position: int = -1) -> LogOffsetPosition | None:
         """The first batch from `starting_position` whose last offset >= target (FMT-54).
 
         Reads batch headers only, like Kafka's FileLogInputStream, so a lookup costs one small
-        pread instead of reading whole batches. Fast path for v2 batches: 4 KiB preads, reading
-        only the first 27 header bytes of each batch. Anything unusual (legacy magic, a size
-        field below the v2 header, a short chunk) continues with `batches` from that position,
-        which decides exactly as before (its errors, and the silent stop at a torn tail).
+        pread instead of reading whole batches. Fast path for v2 batches: preads of at most
+        4 KiB, reading only the first 27 header bytes of each batch. `expected_position` is
+        where the offset index says the answer starts at the latest (the next entry's
+        position); it only shortens the reads (a small pread costs about half a 4 KiB one),
+        never the search: past it, reads are 4 KiB again. Anything unusual (legacy magic, a
+        size field below the v2 header, a short chunk) continues with `batches` from that
+        position, which decides exactly as before (its errors, and the silent stop at a torn
+        tail).
         """
         stop, pos = self._size, starting_position
         chunk_start, chunk = pos, b""
+        pread = self._handle.pread
         while True:
             rel = pos - chunk_start
             if rel + _V2_LAST_OFFSET_END > len(chunk):
                 if pos + HEADER_SIZE_UP_TO_MAGIC >= stop:
                     return None  # fewer than 18 bytes left: a torn tail (FMT-52)
-                n = min(_HEADER_CHUNK, stop - pos)
-                chunk_start, chunk, rel = pos, self._handle.pread(pos, n), 0
+                n = stop - pos
+                if n > _HEADER_CHUNK:
+                    n = _HEADER_CHUNK
+                if pos <= expected_position < pos + n - _V2_LAST_OFFSET_END:
+                    n = expected_position - pos + _V2_LAST_OFFSET_END  # up to the hint's header
+                chunk_start, chunk, rel = pos, pread(pos, n), 0
                 if len(chunk) < n:
                     raise KafkaStorageError("file shrank while being read", where=self.path)
                 if n < _V2_LAST_OFFSET_END:
                     break
-            base_offset, length = _OFFSET_AND_SIZE(chunk, rel)
+            base_offset, length, magic, last_delta = _V2_HEADER_TO_LAST_DELTA(chunk, rel)
             size = LOG_OVERHEAD + length
-            if chunk[rel + MAGIC_OFFSET] in (0, 1) or size < RECORD_BATCH_OVERHEAD:
-                break
+            if magic < 2 or size < RECORD_BATCH_OVERHEAD:
+                break  # legacy magic (0, 1) and short sizes: `batches` decides
             if pos + size > stop:
                 return None  # a torn tail (FMT-52)
-            last_offset = base_offset + _LAST_OFFSET_DELTA(chunk, rel + 23)[0]
-            if last_offset >= target_offset:
-                return LogOffsetPosition(last_offset, pos, size)
+            if base_offset + last_delta >= target_offset:
+                return LogOffsetPosition(base_offset + last_delta, pos, size)
             pos += size
         for batch in self.batches(pos):
             if batch.last_offset >= target_offset:

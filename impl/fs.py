@@ -75,7 +75,9 @@ class FileHandle:
 
     def pread(self, position: int, n: int) -> bytes:
         """Up to `n` bytes at `position` (fewer only at end of file); usually one system call."""
-        fd = self._require_fd()
+        fd = self._fd  # `_require_fd`, inlined: every read and offset lookup comes through here
+        if fd is None:
+            raise KafkaStorageError("file handle is closed", where=str(self.path))
         try:
             data = os.pread(fd, n, position)
         except OSError as e:
@@ -93,6 +95,22 @@ class FileHandle:
                 parts.append(more)
                 got += len(more)
             return b"".join(parts)
+
+    def pread_into(self, buffer: bytearray | memoryview, position: int) -> int:
+        """Fill `buffer` from `position` without a fresh allocation; returns the bytes read
+        (fewer only at end of file). Scans that read a file chunk by chunk reuse one buffer."""
+        fd = self._require_fd()
+        view = memoryview(buffer)
+        got = 0
+        try:
+            while got < len(view):
+                n = os.preadv(fd, [view[got:]], position + got)
+                if n == 0:
+                    break
+                got += n
+        except OSError as e:
+            raise KafkaStorageError(f"read failed: {e.strerror or e}", where=str(self.path)) from e
+        return got
 
     def pwrite(self, data: bytes | bytearray | memoryview, position: int) -> int:
         """Write all of `data` at `position`; returns the number of bytes written."""

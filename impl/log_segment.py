@@ -27,7 +27,6 @@ from kafkalog.model.errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidFileNameError,
-    InvalidRecordError,
     LogSegmentOffsetOverflowError,
 )
 from kafkalog.model.values import (
@@ -43,6 +42,8 @@ from .fs import FileSystem
 from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
+from .segment_indexing import check_index_capacity, index_decisions
+from .segment_recovery import RecoveredBatches, walk_batches
 from .time import Time
 from .transaction_index import TransactionIndex
 
@@ -83,44 +84,6 @@ def roll_jitter_ms(config: LogConfig, base_offset: int) -> int:
     if config.segment_jitter_ms <= 0:
         return 0
     return base_offset % min(config.segment_jitter_ms, config.segment_ms)
-
-
-def check_index_capacity(
-    batches: list[BatchFacts],
-    index_interval_bytes: int,
-    bytes_since_last_index_entry: int,
-    max_timestamp: int,
-    offset_index: tuple[int, int],
-    time_index: tuple[int, int, int],
-    where: str,
-) -> None:
-    """Replay SEG-3's index decisions for `batches`; raise if an index would be full (ERR-3/7).
-
-    `offset_index` is (entries, max entries); `time_index` is (entries, max entries, last
-    timestamp). `batches` are `BatchFacts` (memory_records). Pure, O(batches) at worst.
-    """
-    since, max_ts = bytes_since_last_index_entry, max_timestamp
-    off_entries, off_max = offset_index
-    time_entries, time_max, last_ts = time_index
-    n = len(batches)
-    # Each batch adds at most one entry per index, so with room for n more nothing can fail.
-    if off_entries + n <= off_max and time_entries + n < time_max:
-        return
-    for _, size, _, _, _, batch_max_ts, _, _ in batches:
-        max_ts = max(max_ts, batch_max_ts)
-        if since > index_interval_bytes:
-            if off_entries >= off_max:
-                raise IllegalArgumentError(
-                    f"Attempt to append to a full index (size = {off_entries})", where=where)
-            if time_entries >= time_max - 1:
-                raise IllegalArgumentError(
-                    f"Attempt to append to a full time index (size = {time_entries})",
-                    where=where)
-            off_entries += 1
-            if max_ts > last_ts:
-                time_entries, last_ts = time_entries + 1, max_ts
-            since = 0
-        since += size
 
 
 @dataclass(frozen=True)
@@ -177,6 +140,8 @@ class LogSegment:
         self.last_modified_ms = log.last_modified_ms()
         # PSF-8: `.txnindex`, created by the first aborted transaction; follows suffix renames.
         self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
+        # What the last `recover()` walk saw, for the loader's later passes (PSR-7).
+        self.recovered_batches: RecoveredBatches | None = None
 
     @classmethod
     def open(
@@ -276,6 +241,7 @@ class LogSegment:
         One write of the given bytes, then index bookkeeping per batch from header fields only.
         Raises LogSegmentOffsetOverflowError (ERR-14) before writing anything.
         """
+        self.recovered_batches = None
         if records.size_in_bytes == 0:
             return
         position = self.log.size_in_bytes
@@ -287,11 +253,41 @@ class LogSegment:
         self.log.append(records)
         self.last_modified_ms = self.time.milliseconds()
         max_ts, max_off = self.max_timestamp_and_offset_so_far
+        # SEG-3's decisions on header facts alone, then the entries in one bulk store each.
+        offsets, positions, timed, since, max_ts, max_off = index_decisions(
+            batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
+            max_ts, max_off)
+        if offsets:
+            self._append_index_entries(offsets, positions, timed, position, batches)
+        if (max_ts, max_off) != self._max_ts_and_offset:
+            self._max_ts_and_offset = (max_ts, max_off)
+        self.bytes_since_last_index_entry = since
+
+    def _append_index_entries(self, offsets: list[int], positions: list[int],
+                              timed: list[tuple[int, int]], start: int,
+                              batches: list[BatchFacts]) -> None:
+        """Write SEG-3's entries: the offset index in one bulk store, then the time index's.
+
+        When the bulk store or the time-index entries could fail (an index the checks above do
+        not vouch for), the per-batch loop runs instead, so the same error surfaces after the
+        same entries: offset and time index appended alternately, as Kafka does.
+        """
+        ti = self.time_index
+        if len(offsets) == 1:  # one entry (small appends): the plain calls cost less
+            self.offset_index.append(offsets[0], positions[0])
+            if timed:
+                ti.maybe_append(*timed[0])
+            return
+        if ti.accepts(timed) and self.offset_index.append_entries(offsets, positions):
+            ti.append_accepted(timed)
+            return
+        self._append_index_entries_per_batch(start, batches)
+
+    def _append_index_entries_per_batch(self, position: int, batches: list[BatchFacts]) -> None:
+        """SEG-3 batch by batch, alternating the two indexes (the bulk path's slow twin)."""
+        max_ts, max_off = self.max_timestamp_and_offset_so_far
         interval, since = self.index_interval_bytes, self.bytes_since_last_index_entry
-        # Both indexes were opened by _check_index_capacity; fetched once, not per entry.
         append_offset, append_time = self.offset_index.append, self.time_index.maybe_append
-        # A time-index call repeating the previous call's arguments is a no-op (FMT-22: an equal
-        # timestamp adds nothing; capacity was checked above), so it is made once per new max.
         called_ts, called_off = None, None
         try:
             for _, size, base, delta, _, batch_max_ts, _, _ in batches:
@@ -307,7 +303,7 @@ class LogSegment:
                 position += size
                 since += size
         finally:
-            self.bytes_since_last_index_entry = since  # kept per batch in a local: hot loop
+            self.bytes_since_last_index_entry = since
 
     def _check_index_capacity(self, batches: list[BatchFacts]) -> None:
         """Raise before writing if this append's index entries would overflow an index.
@@ -334,10 +330,10 @@ class LogSegment:
 
         O(log n) index lookup over the mmap, then a shallow scan of at most one index interval.
         """
-        mapping = self.offset_index.lookup(offset)
-        return self.log.search_for_offset_with_size(
-            offset, max(mapping.position, starting_file_position)
-        )
+        position, expected = self._offset_index.get().floor_span(offset)
+        if starting_file_position > position:
+            position = starting_file_position
+        return self.log.search_for_offset_with_size(offset, position, expected)
 
     def read(
         self,
@@ -358,16 +354,24 @@ class LogSegment:
         if position_info is None:
             return None
         start_position = position_info.position
-        batch_base = self._batch_base_offset_at(start_position)
-        metadata = LogOffsetMetadata(batch_base, self.base_offset, start_position)
         adjusted = max(max_size, position_info.size) if min_one_message else max_size
         if max_position == -1:
             max_position = self.size()
         if adjusted == 0 or max_position is None:
-            return FetchDataInfo(metadata, EMPTY_RECORDS)
+            batch_base = self._batch_base_offset_at(start_position)
+            return FetchDataInfo(LogOffsetMetadata(batch_base, self.base_offset, start_position),
+                                 EMPTY_RECORDS)
         fetch_size = max(0, min(max_position - start_position, adjusted))
+        records = self.log.slice_records(start_position, fetch_size)
+        # CHG-1's base offset from the bytes just read when they hold a v2 header (no second
+        # read of that header); otherwise from the file, as for an empty read.
+        head = records.buffer
+        if len(head) >= HEADER_SIZE_UP_TO_MAGIC and head[MAGIC_OFFSET] >= 2:
+            batch_base = int.from_bytes(head[:8], "big", signed=True)
+        else:
+            batch_base = self._batch_base_offset_at(start_position)
         return FetchDataInfo(
-            metadata, self.log.slice_records(start_position, fetch_size),
+            LogOffsetMetadata(batch_base, self.base_offset, start_position), records,
             adjusted < position_info.size,
         )
 
@@ -460,6 +464,7 @@ class LogSegment:
 
     def truncate_to(self, offset: int) -> int:
         """Remove everything with offset >= `offset`; returns bytes removed (SEG-13, SEG-14)."""
+        self.recovered_batches = None
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
@@ -486,33 +491,11 @@ class LogSegment:
         self.offset_index.reset()
         self.time_index.reset()
         self.txn_index.reset()  # PSF-10: rebuilt by the loader from replayed markers (PSR-7)
-        valid_bytes = 0
-        last_index_entry = 0
         self._max_ts_and_offset = _UNKNOWN
-        max_ts, max_off = _UNKNOWN
-        # Hoisted out of the per-batch loop (recovery walks every batch): the lazy index
-        # handles and each header field are fetched once per batch at most.
-        offset_index, time_index = self.offset_index, self.time_index
-        interval, base_offset = self.index_interval_bytes, self.base_offset
-        try:
-            for batch in self._batches_checked():
-                last_offset = batch.last_offset
-                if not 0 <= last_offset - base_offset <= INT32_MAX:
-                    self._ensure_offset_in_range(last_offset)  # raises
-                batch_max_ts = batch.max_timestamp
-                if batch_max_ts > max_ts:
-                    max_ts, max_off = batch_max_ts, last_offset
-                    self._max_ts_and_offset = (max_ts, max_off)
-                if valid_bytes - last_index_entry > interval:
-                    _grow_if_full(offset_index)
-                    _grow_if_full(time_index)
-                    offset_index.append(last_offset, valid_bytes)
-                    time_index.maybe_append(max_ts, max_off)
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                self._maybe_assign_epoch(batch, epoch_cache)
-        except (CorruptRecordError, InvalidRecordError):
-            pass  # SEG-15 step 4: the first invalid batch ends recovery silently
+        # One pass, a chunk at a time (impl/segment_recovery.py); it also remembers the
+        # producer batches, so the loader's .txnindex and producer-state passes need not walk
+        # the segment again.
+        valid_bytes, max_ts, max_off, seen = walk_batches(self, epoch_cache)
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0:
             self.log.truncate_to(valid_bytes)
@@ -520,6 +503,8 @@ class LogSegment:
         self.offset_index.trim_to_valid_size()
         self.time_index.maybe_append(max_ts, max_off, skip_full_check=True)
         self.time_index.trim_to_valid_size()
+        seen.size = self.log.size_in_bytes
+        self.recovered_batches = seen
         return truncated
 
     def _batches_checked(self) -> Iterator[Any]:
@@ -640,15 +625,3 @@ class LogSegment:
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"
-
-
-def _grow_if_full(index: Any) -> None:
-    """Double a full index while recovery rebuilds it (KL-CRASH-5).
-
-    The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
-    counter a truncation reset, so recovery (counting from the segment start) can index more
-    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
-    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
-    """
-    if index.is_full():
-        index.resize(max(2 * index.length(), 2 * index.entry_size()))

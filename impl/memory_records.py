@@ -16,6 +16,7 @@ import struct
 from collections.abc import Iterator, Sequence
 
 from crc32c import crc32c
+from kafkalog.impl.batch_scan import STOP_END, STOP_MORE, scan_valid
 from kafkalog.impl.compression import CompressionType, compress
 from kafkalog.impl.legacy_records import LegacyRecordBatch
 from kafkalog.impl.record_batch import (
@@ -32,7 +33,7 @@ from kafkalog.impl.record_batch import (
     RecordBatch,
     check_header_args,
 )
-from kafkalog.impl.varint import encode_varint, encode_varlong
+from kafkalog.impl.varint import varint_bytes, varlong_bytes
 from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
 from kafkalog.model.values import INT64_MAX, NO_TIMESTAMP, BatchSpec, TimestampType
 from kafkalog.model.values import Record as ProducerRecord
@@ -160,6 +161,28 @@ class MemoryRecords:
                 yield RecordBatch(view, pos)
             pos += size
 
+    def ensure_valid_batches(self) -> tuple[int, int]:
+        """Check every whole batch as `RecordBatch.ensure_valid` does, in one pass (FMT-46).
+
+        Returns (whole batches, the next offset after the last one, -1 when there is none). A
+        torn tail ends the walk (FMT-52). Raises CorruptRecordError naming the first bad batch,
+        or a size field below 14 (ERR-19), exactly as the per-batch walk does: the one-pass
+        scan (`batch_scan.scan_valid`) handles plain v2 batches, and anything else (an invalid
+        batch, legacy magic, a short tail, an offset at the int64 limit) sends the whole buffer
+        through that walk. O(batches) plus the CRCs.
+        """
+        buf = self.buffer
+        consumed, stop, count, next_offset = scan_valid(buf)
+        # STOP_MORE with a whole header left: a v2 batch the buffer cuts short (a torn tail).
+        if stop == STOP_END or (stop == STOP_MORE
+                                and len(buf) - consumed >= RECORD_BATCH_OVERHEAD):
+            return count, next_offset
+        count, next_offset = 0, -1
+        for batch in self.batches():
+            batch.ensure_valid()
+            count, next_offset = count + 1, batch.next_offset
+        return count, next_offset
+
     def valid_bytes(self) -> int:
         """Bytes covered by whole batches (a torn tail excluded)."""
         return sum(b.size_in_bytes for b in self.batches())
@@ -251,24 +274,35 @@ def batch_facts(records: MemoryRecords) -> list[BatchFacts]:
 
 def encode_record(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> bytes:
     """One v2 record (FMT-49): varint length, then attributes 0 and the fields."""
-    body = bytearray(b"\x00")
-    body += encode_varlong(timestamp_delta)
-    body += encode_varint(offset_delta)
-    _put_bytes(body, record.key)
-    _put_bytes(body, record.value)
-    body += encode_varint(len(record.headers))
-    for header in record.headers:
-        _put_bytes(body, header.key.encode("utf-8"))
-        _put_bytes(body, header.value)
-    return encode_varint(len(body)) + bytes(body)
+    return b"".join(_record_parts(record, offset_delta, timestamp_delta))
 
 
-def _put_bytes(out: bytearray, data: bytes | None) -> None:
-    if data is None:
-        out += encode_varint(-1)
+def _record_parts(record: ProducerRecord, offset_delta: int, timestamp_delta: int) -> list[bytes]:
+    """The pieces of `encode_record`, length first, to be joined once per batch (the builder
+    joins every record's pieces in one go: no per-record buffer)."""
+    key, value, headers = record.key, record.value, record.headers
+    parts = [b"", b"\x00", varlong_bytes(timestamp_delta), varint_bytes(offset_delta)]
+    if key is None:
+        parts.append(_NULL)
     else:
-        out += encode_varint(len(data))
-        out += data
+        parts += (varint_bytes(len(key)), key)
+    if value is None:
+        parts.append(_NULL)
+    else:
+        parts += (varint_bytes(len(value)), value)
+    parts.append(varint_bytes(len(headers)))
+    for header in headers:
+        name = header.key.encode("utf-8")
+        parts += (varint_bytes(len(name)), name)
+        if header.value is None:
+            parts.append(_NULL)
+        else:
+            parts += (varint_bytes(len(header.value)), header.value)
+    parts[0] = varint_bytes(sum(map(len, parts)))
+    return parts
+
+
+_NULL = varint_bytes(-1)  # the length of a null key, value or header value
 
 
 def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_leader_epoch: int,
@@ -297,7 +331,10 @@ def build_batch(records: Sequence[ProducerRecord], base_offset: int, partition_l
             raise IllegalArgumentError(f"invalid negative timestamp {r.timestamp}")
     if base_offset < 0 or base_offset + len(records) - 1 > INT64_MAX:
         raise IllegalArgumentError(f"invalid base offset {base_offset}")
-    body = b"".join(encode_record(r, i, r.timestamp - base_ts) for i, r in enumerate(records))
+    parts: list[bytes] = []
+    for i, r in enumerate(records):
+        parts += _record_parts(r, i, r.timestamp - base_ts)
+    body = b"".join(parts)
     if codec is not CompressionType.NONE:
         body = compress(codec, body)
     attributes = int(codec)

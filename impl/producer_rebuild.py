@@ -16,10 +16,11 @@ from kafkalog.model.values import ProducerBatchView, ProducerView
 
 from .memory_records import MemoryRecords, ScannedRecords
 from .producer_state_manager import EndTxnMarker, ProducerBatch, ProducerStateManager
+from .segment_recovery import batches_at, recovered_batches_of
 
-_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence at +43
-_PRODUCER_FIELDS_AT = 43
-_ATTRIBUTES = struct.Struct(">h")  # at +21
+# attributes at +21, then (past lastOffsetDelta and both timestamps) producerId, producerEpoch
+# and baseSequence at +43 (FMT-45)
+_ATTRIBUTES_AND_PRODUCER = struct.Struct(">h20xqhi")
 _TRANSACTIONAL = 0x10
 _CONTROL = 0x20
 _MARKER_KEY = struct.Struct(">hh")  # version, type (PSF-11)
@@ -65,12 +66,12 @@ def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
     if isinstance(records, ScannedRecords):
         buf = records.buffer
         out = []
+        unpack = _ATTRIBUTES_AND_PRODUCER.unpack_from
         for pos, _, base, delta, _, max_ts, _, _ in records.facts:
-            attributes = _ATTRIBUTES.unpack_from(buf, pos + 21)[0]
+            attributes, pid, epoch, seq = unpack(buf, pos + 21)  # one unpack per batch
             if attributes & _CONTROL:
                 out.append(_from_batch(next(iter(MemoryRecords(buf[pos:]).batches()))))
                 continue
-            pid, epoch, seq = _PRODUCER_FIELDS.unpack_from(buf, pos + _PRODUCER_FIELDS_AT)
             if pid >= 0:
                 out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts,
                                          bool(attributes & _TRANSACTIONAL)))
@@ -81,8 +82,14 @@ def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
 
 def _segment_producer_batches(segment: Any, start: int, end: int) -> Iterator[ProducerBatch]:
     """PSR-5 step 3: batches read from `start`, stopping before the first whose last offset is
-    at or above `end`; only v2 batches feed producer state (PST-6)."""
-    for b in segment.log.batches(0):
+    at or above `end`; only v2 batches feed producer state (PST-6).
+
+    After a recovery walk of the segment only the batches it found with a producer id (or a
+    last offset at the int64 limit) are read: the others add nothing to producer state."""
+    seen = recovered_batches_of(segment)
+    source = (segment.log.batches(0) if seen is None
+              else batches_at(segment.log, seen.producer_positions))
+    for b in source:
         last = b.last_offset
         if last >= end:
             return
@@ -149,3 +156,5 @@ def recover_producer_state(psm_factory: Any, segments: Sequence[Any], log_start_
             temp.update_map_end_offset(batch.last_offset + 1)
         temp.update_map_end_offset(segment.read_next_offset())
         temp.take_snapshot()
+    for segment in segments:
+        segment.recovered_batches = None  # the walks' facts have served their last pass

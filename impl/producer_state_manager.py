@@ -296,8 +296,11 @@ class ProducerStateManager:
             return found
         for name in self.fs.list_dir(self.dir):
             offset = snapshot_offset(name)
-            if offset is not None and not self.fs.is_dir(self.dir / name):  # regular files only
-                found[offset] = self.dir / name
+            if offset is None:
+                continue
+            path = self.dir / name  # one Path per snapshot: every unclean load lists ~2n times
+            if not self.fs.is_dir(path):  # regular files only
+                found[offset] = path
         return dict(sorted(found.items()))
 
     def snapshot_offsets(self) -> tuple[int, ...]:

@@ -16,9 +16,9 @@ import struct
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
-    CHECK_CHUNK_ENTRIES,
     AbstractIndex,
     Column,
+    check_chunks,
     non_decreasing,
     strictly_increasing,
 )
@@ -130,6 +130,47 @@ class TimeIndex(AbstractIndex):
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)
 
+    def accepts(self, entries: list[tuple[int, int]]) -> bool:
+        """Whether `maybe_append(ts, offset)` for each entry in turn would raise nothing.
+
+        Lets `LogSegment.append` store its offset-index entries in bulk before these: it does
+        so only when no time-index call can fail in between. A dry run of maybe_append's checks
+        (ERR-2, ERR-7..9), O(len(entries)), nothing changed.
+        """
+        with self._lock:
+            if self._closed:
+                return False
+            count, last = self._entries, self._last_entry
+            for timestamp, offset in entries:
+                if count >= self._max_entries - 1:  # is_full (FMT-21)
+                    return False
+                if count != 0 and (offset < last.offset or timestamp < last.timestamp):
+                    return False
+                if timestamp > last.timestamp:
+                    if self._to_relative(offset) is None:
+                        return False
+                    count, last = count + 1, TimestampOffset(timestamp, offset)
+            return True
+
+    def append_accepted(self, entries: list[tuple[int, int]]) -> None:
+        """`maybe_append` of each entry in turn, stored in one write; only for entries that
+        `accepts` approved (LogSegment.append checks first). Spec: FMT-22."""
+        with self._lock:
+            last_ts = self._last_entry.timestamp
+            new = []
+            for timestamp, offset in entries:
+                if timestamp > last_ts:  # an equal timestamp adds nothing (FMT-22)
+                    new += (timestamp, offset - self.base_offset)
+                    last_ts = timestamp
+            if not new:
+                return
+            start, size = self._entries * 12, 6 * len(new)
+            struct.pack_into(">" + "qi" * (len(new) // 2), self._buf(), start, *new)
+            if self._on_store is not None:
+                self._on_store(start, size)
+            self._entries += len(new) // 2
+            self._last_entry = TimestampOffset(new[-2], new[-1] + self.base_offset)
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry with offset >= `offset`, searching the offset column. FMT-24."""
         with self._lock:
@@ -171,13 +212,12 @@ class TimeIndex(AbstractIndex):
                 raise CorruptIndexError(problem, where=self.path)
 
     def _first_disorder(self) -> str | None:
-        """The first entry out of order, scanned in chunks of CHECK_CHUNK_ENTRIES so memory stays
+        """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
         O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
         prev_ts: int | None = None
         prev_rel = 0
         buf = self._buf() if self._entries else b""
-        for start in range(0, self._entries, CHECK_CHUNK_ENTRIES):
-            end = min(self._entries, start + CHECK_CHUNK_ENTRIES)
+        for start, end in check_chunks(self._entries):
             chunk = bytes(buf[start * 12 : end * 12])
             timestamps, rels = (list(column) for column in
                                 zip(*self.ENTRY.iter_unpack(chunk), strict=True))

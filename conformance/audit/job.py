@@ -1,12 +1,14 @@
 """`kafkalog audit`: `verify` over a fleet of Kafka log directories as one Spark job.
 
-The driver finds the log directories under SOURCES (local paths, globs, `file://` URIs), reads
-each one's root files (layout, checkpoints, clean-shutdown marker: a listing and three small
-files) and turns every live partition directory into a unit of work. Units are packed into
-about 4 x cores Spark tasks, largest partitions first (longest-processing-time first, so one big
-partition is not left for the end); each task runs the same read-only
-`kafkalog.impl.verify.verify_partition` that `kafkalog verify` runs, and emits one row per
-partition and one row per finding. A partition that cannot be read is a finding
+The driver finds the log directories under SOURCES (local paths, globs, `file:` URIs; Hadoop
+URIs go through hadoop.py and remote.py), reads each one's root files (layout, checkpoints,
+clean-shutdown marker: a listing and three small files) and turns every live partition
+directory into a unit of work. Units are packed into about 4 x cores Spark tasks, largest
+partitions first (longest-processing-time first, so one big partition is not left for the end);
+each task runs the same read-only `kafkalog.impl.verify.verify_partition` that `kafkalog verify`
+runs, and emits one row per partition and one row per finding. A partition above the split
+policy is cut into pieces of segments (split.py), packed with the whole units and merged by a
+groupBy on the partition into the same rows. A partition that cannot be read is a finding
 (`unreadable_partition`), never a failed job. Rows go to `<out>/partitions/` and
 `<out>/findings/` (specs/audit-schema.md), written into a staging folder and renamed into place.
 
@@ -59,6 +61,7 @@ UNIT_DDL = PARTITION_DDL + (
     ", findings ARRAY<STRUCT<severity: STRING, kind: STRING, rule: STRING, file: STRING, "
     "position: BIGINT, message: STRING>>"
 )
+RUN_DDL = UNIT_DDL + ", piece_of STRING, payload BINARY"  # a piece's row: only these two set
 Row = tuple[Any, ...]
 
 
@@ -75,22 +78,29 @@ class Unit:
     recovery_point: int | None
     log_start: int | None
     high_watermark: int | None
+    log_segments: int = 0  # `.log` files (the split policy reads it with `bytes`)
 
 
 def find_log_dirs(sources: list[str]) -> list[Path]:
-    """Log directories under SOURCES (paths, globs, file:// URIs), sorted, symlinks not followed.
+    """Log directories under SOURCES (paths, globs, file: URIs), sorted, symlinks not followed.
 
-    Raises CampaignOptionsError for a source that names nothing or uses another URI scheme.
+    Raises CampaignOptionsError for a source that names nothing or uses another URI scheme
+    (those are listed through Hadoop: hadoop.plan_hadoop).
     """
+    from urllib.parse import unquote, urlparse
+
     found: set[Path] = set()
     for source in sources:
-        if "://" in source and not source.startswith("file://"):
-            raise CampaignOptionsError(
-                "only local paths and file:// URIs are audited here (executors read with "
-                "kafkalog's own file layer); mount the storage or copy it",
-                where=source,
-            )
-        pattern = source.removeprefix("file://")
+        if source.startswith("file:"):
+            parsed = urlparse(source)
+            if parsed.netloc not in ("", "localhost"):
+                raise CampaignOptionsError("a file: URI names a local path", where=source)
+            pattern = unquote(parsed.path)
+        elif "://" in source:
+            raise CampaignOptionsError("a Hadoop URI is listed through Spark's Hadoop client "
+                                       "(kafkalog audit does that)", where=source)
+        else:
+            pattern = source
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         roots = [Path(match) for match in matches if Path(match).is_dir()]
         if not roots:
@@ -139,6 +149,7 @@ def _is_log_dir(path: Path) -> bool:
 
 def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Row]]:
     """Every live partition of the log directories, and the root findings (as finding rows)."""
+    from kafkalog.conformance.audit.split import log_sizes
     from kafkalog.impl.fs import FileSystem
     from kafkalog.impl.log_dir import inspect_log_dir, read_root_checkpoints
     from kafkalog.impl.verify import _root_findings  # verify's own root checks, unchanged
@@ -168,6 +179,7 @@ def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Ro
         for finding in _root_findings(layout, checkpoints):
             roots.append(_from_finding(audit_id, str(log_dir), None, None, finding))
         for tp, path in sorted(layout.partitions.items()):
+            sizes = log_sizes(str(path))
             units.append(
                 Unit(
                     str(log_dir),
@@ -175,18 +187,19 @@ def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Ro
                     tp.topic,
                     tp.partition,
                     str(path),
-                    _log_bytes(path),
+                    sum(size for _, size in sizes),
                     checkpoints.recovery_points.get(tp),
                     checkpoints.log_start_offsets.get(tp),
                     checkpoints.high_watermarks.get(tp),
+                    len(sizes),
                 )
             )
     return units, roots
 
 
-def pack(units: list[Unit], slots: int) -> list[list[Unit]]:
+def pack(units: list[Any], slots: int) -> list[list[Any]]:
     """Units in `slots` bins of similar total bytes, largest first (LPT); no empty bins."""
-    bins: list[list[Unit]] = [[] for _ in range(max(1, min(slots, len(units))))]
+    bins: list[list[Any]] = [[] for _ in range(max(1, min(slots, len(units))))]
     loads = [0] * len(bins)
     for unit in sorted(units, key=lambda u: (-u.bytes, u.path)):
         lightest = loads.index(min(loads))
@@ -200,37 +213,50 @@ def audit_unit(unit: Unit, audit_id: str, deep: bool) -> tuple[Row, list[Row]]:
     started = time.monotonic()
     try:
         from kafkalog.impl.fs import FileSystem
-        from kafkalog.impl.log_dir import RootCheckpoints, TopicPartition
+        from kafkalog.impl.log_dir import TopicPartition
         from kafkalog.impl.verify import Severity, verify_partition
 
         tp = TopicPartition(unit.topic, unit.partition)
-        checkpoints = RootCheckpoints(
-            _one(tp, unit.recovery_point), _one(tp, unit.log_start), _one(tp, unit.high_watermark)
-        )
+        checkpoints = unit_checkpoints(unit)
         report = verify_partition(FileSystem(), tp, Path(unit.path), checkpoints, unit.clean, deep)
     except BaseException as error:  # noqa: BLE001 - an unreadable partition is a finding
         if isinstance(error, KeyboardInterrupt):
             raise
         message = f"{type(error).__name__}: {error}"[:2000]
-        finding = _finding_row(
-            audit_id,
-            unit.log_dir,
-            unit.topic,
-            unit.partition,
-            "problem",
-            "unreadable_partition",
-            "",
-            unit.path,
-            None,
-            message,
-        )
-        return _partition_row(unit, audit_id, None, message, time.monotonic() - started), [finding]
+        return unreadable(unit, audit_id, message, time.monotonic() - started)
     findings = [
         _from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
         for f in report.findings
     ]
     row = _partition_row(unit, audit_id, (report, Severity), None, time.monotonic() - started)
     return row, findings
+
+
+def unit_checkpoints(unit: Unit) -> Any:
+    """The root checkpoint entries of the unit's partition, as a RootCheckpoints."""
+    from kafkalog.impl.log_dir import RootCheckpoints, TopicPartition
+
+    tp = TopicPartition(unit.topic, unit.partition)
+    return RootCheckpoints(
+        _one(tp, unit.recovery_point), _one(tp, unit.log_start), _one(tp, unit.high_watermark)
+    )
+
+
+def unreadable(unit: Unit, audit_id: str, message: str, duration: float) -> tuple[Row, list[Row]]:
+    """The rows of a partition that could not be verified: one `unreadable_partition` finding."""
+    finding = _finding_row(
+        audit_id,
+        unit.log_dir,
+        unit.topic,
+        unit.partition,
+        "problem",
+        "unreadable_partition",
+        "",
+        unit.path,
+        None,
+        message,
+    )
+    return _partition_row(unit, audit_id, None, message, duration), [finding]
 
 
 def _partition_row(
@@ -307,14 +333,6 @@ def _one(tp: Any, value: int | None) -> dict[Any, int]:
     return {} if value is None else {tp: value}
 
 
-def _log_bytes(path: Path) -> int:
-    """Bytes of the partition's .log files (the work a unit does), 0 if unreadable."""
-    try:
-        return sum(e.stat().st_size for e in os.scandir(path) if e.name.endswith(".log"))
-    except OSError:
-        return 0
-
-
 def run_audit(
     spark: Any,
     units: list[Unit],
@@ -323,8 +341,20 @@ def run_audit(
     audit_id: str,
     deep: bool,
     on_task: Any = None,
+    policy: Any = None,
+    remote: dict[str, Any] | None = None,
+    on_split: Any = None,
 ) -> tuple[int, int, float]:
-    """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s)."""
+    """The Spark job: audit every unit, write both datasets; returns (partitions, findings, s).
+
+    `policy` (a split.SplitPolicy; default: SplitPolicy()) says which partitions are split
+    into pieces of segments; their pieces are packed with the whole units, and a groupBy on
+    the partition merges each one's pieces into the same rows an unsplit audit gives.
+    `remote` (unit path -> listing, from hadoop.plan_hadoop) names the units read through
+    Hadoop (remote.remote_frame, split by the same policy); the others are read locally.
+    `on_split(partitions, pieces)` is told how many partitions were split, if any.
+    """
+    from kafkalog.conformance.audit.split import SplitPolicy, split_units
     from kafkalog.conformance.campaign.store import LocalStore, new_attempt
     from kafkalog.conformance.campaign.waves import _TaskProgress
     from pyspark.sql import functions as F
@@ -334,14 +364,33 @@ def run_audit(
         if store.exists(f"{out}/{name}"):
             raise CampaignDataError("--out already holds an audit; use a new folder", where=out)
     started = time.monotonic()
+    remote, cached, policy = remote or {}, [], policy or SplitPolicy()
+    whole, pieces = split_units([unit for unit in units if unit.path not in remote], policy)
+    far: tuple[list[Unit], list[Any]] = ([], [])
+    if remote:
+        from kafkalog.conformance.audit.remote import listed_logs, remote_frame
+
+        far = split_units([unit for unit in units if unit.path in remote], policy,
+                          lambda unit: listed_logs(remote[unit.path]))
+    split = {piece.unit.path for piece in [*pieces, *far[1]]}
+    if split and on_split is not None:
+        on_split(len(split), len(pieces) + len(far[1]))
     slots = max(1, int(spark.sparkContext.defaultParallelism)) * 4
-    bins = pack(units, slots) or [[]]
+    bins: list[list[Any]] = pack([*whole, *pieces], slots) or [[]]
     staging = f"{out}/_staging/{new_attempt()}"
-    frame = (
+    tasks = (
         spark.range(0, len(bins), 1, len(bins))
-        .mapInArrow(bin_runner(bins, audit_id, deep), UNIT_DDL)
+        .mapInArrow(bin_runner(bins, audit_id, deep), RUN_DDL)
         .cache()
     )
+    done = tasks.where(F.col("piece_of").isNull()).drop("piece_of", "payload")
+    if pieces:
+        parts = tasks.where(F.col("piece_of").isNotNull()).select("piece_of", "payload")
+        done = done.unionByName(parts.groupBy("piece_of").applyInArrow(
+            piece_merger(audit_id), UNIT_DDL))  # fmt: skip
+    if remote:
+        done = done.unionByName(remote_frame(spark, *far, remote, audit_id, deep, cached))
+    frame = done.cache()
     try:
         # The audit itself: every task in parallel, rows cached (writing first would let
         # coalesce(1) pull the whole computation into one task).
@@ -354,7 +403,8 @@ def run_audit(
         at_roots = spark.createDataFrame(roots, FINDING_DDL)
         nested.unionByName(at_roots).coalesce(1).write.parquet(f"{staging}/findings")
     finally:
-        frame.unpersist()
+        for each in (frame, tasks, *cached):
+            each.unpersist()
     for name in ("partitions", "findings"):
         store.rename(f"{staging}/{name}", f"{out}/{name}")
     store.delete(f"{out}/_staging")
@@ -362,34 +412,66 @@ def run_audit(
     return int(counted.n), found, time.monotonic() - started
 
 
-def bin_runner(bins: list[list[Unit]], audit_id: str, deep: bool) -> Any:
-    """The `mapInArrow` function: input ids index `bins`; one Arrow batch of rows per bin."""
+def bin_runner(bins: list[list[Any]], audit_id: str, deep: bool) -> Any:
+    """The `mapInArrow` function: input ids index `bins`; one Arrow batch of rows per bin.
+
+    A whole unit gives its final rows; a piece (split.Piece) gives one row holding only
+    `piece_of` (its partition) and `payload` (the pickled piece and its PieceResult).
+    """
 
     def run(batches: Any) -> Any:
-        import pyarrow as pa
+        import pickle
 
-        schema = _arrow_schema(pa)
+        import pyarrow as pa
+        from kafkalog.conformance.audit.split import Piece, audit_piece
+
+        schema = _arrow_schema(pa, with_pieces=True)
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 rows = []
-                for unit in bins[index]:
-                    partition, findings = audit_unit(unit, audit_id, deep)
-                    row = dict(zip(_PARTITION_COLUMNS, partition, strict=True))
-                    row["findings"] = [dict(zip(_NESTED, f[4:], strict=True)) for f in findings]
-                    rows.append(row)
+                for item in bins[index]:
+                    if isinstance(item, Piece):
+                        payload = pickle.dumps((item, audit_piece(item, deep)), protocol=5)
+                        rows.append({"piece_of": item.key, "payload": payload})
+                    else:
+                        rows.append(unit_record(*audit_unit(item, audit_id, deep)))
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
 
     return run
 
 
-def _arrow_schema(pa: Any) -> Any:
-    """UNIT_DDL as an Arrow schema (the two must agree; test_audit.py reads what it writes)."""
+def piece_merger(audit_id: str) -> Any:
+    """The `applyInArrow` function: one split partition's pieces in, its UNIT_DDL row out."""
+
+    def merge(table: Any) -> Any:
+        import pickle
+
+        import pyarrow as pa
+        from kafkalog.conformance.audit.split import merge_pieces
+
+        pieces = [pickle.loads(blob) for blob in table.column("payload").to_pylist()]
+        record = unit_record(*merge_pieces(pieces, audit_id))
+        return pa.Table.from_pylist([record], schema=_arrow_schema(pa))
+
+    return merge
+
+
+def unit_record(partition: Row, findings: list[Row]) -> dict[str, Any]:
+    """One UNIT_DDL row: the partition's columns and its findings nested."""
+    row = dict(zip(_PARTITION_COLUMNS, partition, strict=True))
+    row["findings"] = [dict(zip(_NESTED, f[4:], strict=True)) for f in findings]
+    return row
+
+
+def _arrow_schema(pa: Any, with_pieces: bool = False) -> Any:
+    """UNIT_DDL (or RUN_DDL) as an Arrow schema (they must agree; test_audit.py reads them)."""
     types = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(),
              "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(),
              "MAP<STRING, INT>": pa.map_(pa.string(), pa.int32())}  # fmt: skip
     fields = [(name, types[kind]) for name, kind in _columns(PARTITION_DDL)]
     nested = pa.struct([(name, types[kind]) for name, kind in _columns(FINDING_DDL)][4:])
-    return pa.schema([*fields, ("findings", pa.list_(nested))])
+    pieces = [("piece_of", pa.string()), ("payload", pa.binary())] if with_pieces else []
+    return pa.schema([*fields, ("findings", pa.list_(nested)), *pieces])
 
 
 def _quiet(done: int) -> None:

@@ -94,6 +94,7 @@ def bench(quick: bool, json_path: Path | None) -> None:
         click.echo(title)
         for line in results_lines(figures, quick):
             click.echo(line)
+    click.echo(f"batch scans (recovery, checked reads): {machine['batch_scan']}")
     if quick:
         click.echo(QUICK_NOTE)
     if json_path is not None:

@@ -353,19 +353,29 @@ def _report(console: Console, spark: Any, runs_path: str, campaign_id: str, root
     "--workers", type=click.IntRange(min=1), default=None, help="Cores (local masters only)."
 )
 @click.option("--audit-id", default=None, help="Names this audit in the rows (default: a time).")
+@click.option("--split-mib", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Split a partition with more .log MiB than this into tasks of this size.")
+@click.option("--split-segments", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Split a partition with more segments than this into tasks of this many.")
 @click.option("--verbose", is_flag=True, help="Show Spark's own logging.")
 def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: int | None,
-          audit_id: str | None, verbose: bool) -> None:  # fmt: skip
+          audit_id: str | None, split_mib: int, split_segments: int,
+          verbose: bool) -> None:  # fmt: skip
     """Verify many Kafka log directories in parallel on Spark; findings as Parquet, a report."""
     from kafkalog.conformance.campaign import preflight
 
     preflight.require_spark_extra("audit")
+    import shutil
+    import tempfile
+
+    from kafkalog.conformance.audit.hadoop import is_hadoop_uri, plan_hadoop
     from kafkalog.conformance.audit.job import find_log_dirs, plan_units, run_audit
     from kafkalog.conformance.audit.report import (
         audit_lines,
         summarize_audit,
         write_audit_report,
     )
+    from kafkalog.conformance.audit.split import SplitPolicy
     from kafkalog.conformance.campaign.job import require_java
 
     console = _console()
@@ -374,11 +384,21 @@ def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: 
     preflight.check_master(master)
     preflight.check_out(out)
     ident = audit_id or datetime.now(UTC).strftime("a%Y%m%d-%H%M%S")
-    log_dirs = find_log_dirs(list(sources))
+    hadoop = [source for source in sources if is_hadoop_uri(source)]
+    local = [source for source in sources if not is_hadoop_uri(source)]
+    log_dirs: list[Any] = find_log_dirs(local) if local else []
     units, roots = plan_units(log_dirs, ident)
-    console.print(f"audit {ident}: {len(units)} partitions in {len(log_dirs)} log directories")
     require_java()
     spark = _start_spark(console, master, verbose)
+    listings: dict[str, Any] = {}
+    if hadoop:  # listed through the JVM's Hadoop client, so after Spark starts
+        mirror = Path(tempfile.mkdtemp(prefix="kafkalog-audit-roots-"))
+        try:
+            far_dirs, far_units, far_roots, listings = plan_hadoop(spark, hadoop, ident, mirror)
+        finally:
+            shutil.rmtree(mirror, ignore_errors=True)
+        log_dirs, units, roots = [*log_dirs, *far_dirs], [*units, *far_units], [*roots, *far_roots]
+    console.print(f"audit {ident}: {len(units)} partitions in {len(log_dirs)} log directories")
     reported = [0]
 
     def on_task(done: int) -> None:  # one line per newly finished batch of partitions
@@ -386,7 +406,13 @@ def audit(sources: tuple[str, ...], out: str, master: str, deep: bool, workers: 
             reported[0] = done
             console.print(f"partitions audited: {done}/{len(units)}", highlight=False)
 
-    audited, findings, wall = run_audit(spark, units, roots, out, ident, deep, on_task)
+    policy = SplitPolicy(max_bytes=split_mib << 20, max_segments=split_segments)
+    def on_split(partitions: int, pieces: int) -> None:
+        console.print(f"{partitions} large partitions split into {pieces} pieces by segment",
+                      highlight=False)
+
+    audited, findings, wall = run_audit(spark, units, roots, out, ident, deep, on_task, policy,
+                                        listings, on_split)
     console.print(f"partitions audited: {audited}/{len(units)}; {findings} finding rows")
     summary = summarize_audit(spark, out, ident, wall)
     for line in audit_lines(summary):

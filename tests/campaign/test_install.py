@@ -30,8 +30,9 @@ def build_wheel(dest: Path) -> Path:
     """Build kafkalog's wheel from a copy of the sources (the checkout gets no build/ folder)."""
     tree = dest / "src"
     for name in SOURCES:
-        shutil.copytree(ROOT / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+        shutil.copytree(ROOT / name, tree / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, tree / name)
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run([*pip, "--no-index", str(tree), "-w", str(dest)], check=True, timeout=300)

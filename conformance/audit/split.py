@@ -1,0 +1,397 @@
+"""Large partitions split by segment: pieces verified in parallel, then merged per partition.
+
+A partition whose `.log` files exceed the split policy (bytes or segment count) becomes several
+`Piece`s, each a range of consecutive segment base offsets. A piece task runs the per-segment
+checks of `kafkalog verify` on its range (batches, CRC, torn tail, offsets within the range,
+offset and time index, transaction index) and returns a `PieceResult`; the merge (a Spark
+`groupBy` on the partition) runs the cross-segment checks over the joined results: overlap
+between ranges, the partition's file-name findings, epochs vs the checkpoint, LEO, recovery
+point, log start and producer snapshots. The rows equal an unsplit audit's, in the same order
+(tests/campaign/test_audit_split.py audits one fleet split and unsplit and compares).
+
+Only `kafkalog.impl.verify`'s public functions are used; the orchestration below mirrors
+`verify_partition` (which runs the same checks in one loop), and the equality test is what
+keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance.audit.job import Unit
+
+_EPOCH_FILE = "leader-epoch-checkpoint"
+
+
+@dataclass(frozen=True)
+class SplitPolicy:
+    """A piece holds consecutive segments up to `max_bytes` of `.log` and `max_segments`
+    segments (always at least one); a partition that needs more than one piece is split."""
+
+    max_bytes: int = 256 << 20
+    max_segments: int = 100
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Segments [first_base, end_base) of one partition (end None: to the last); plain values."""
+
+    unit: Unit
+    index: int
+    count: int
+    first_base: int | None  # None: from the lowest base (orphan indexes below the first .log)
+    end_base: int | None
+    last_base: int  # the partition's last segment with a `.log` (the active one)
+    bytes: int
+
+    @property
+    def path(self) -> str:
+        """Sort key for packing (LPT ties): the partition directory, then the piece number."""
+        return f"{self.unit.path}#{self.index:06d}"
+
+    @property
+    def key(self) -> str:
+        return self.unit.path
+
+    def holds(self, base: int) -> bool:
+        above = self.first_base is None or base >= self.first_base
+        return above and (self.end_base is None or base < self.end_base)
+
+
+@dataclass
+class PieceResult:
+    """What one piece found: its findings in `verify_partition`'s order, and per-segment facts.
+
+    `scans` keep each segment's path, base, size and only the batches the merge needs (v2
+    batches with a leader epoch, for the epoch checks, and the last batch, which fixes the
+    segment's next offset): the merge never re-reads a `.log`.
+    """
+
+    index: int
+    findings: list[Any] = field(default_factory=list)
+    overlap_at: int | None = None  # where a cross-range segments_overlap finding goes
+    scans: list[Any] = field(default_factory=list)
+    file_findings: list[Any] = field(default_factory=list)  # piece 0 only
+    error: str | None = None
+    duration: float = 0.0
+
+
+def segment_base(name: str) -> int | None:
+    """The base offset of a segment's `.log`, `.index`, `.timeindex` or `.txnindex` file."""
+    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+
+    kind = classify_partition_file(name)
+    if isinstance(kind, SegmentFileName) and not kind.status and kind.suffix != ".snapshot":
+        return kind.base_offset
+    return None
+
+
+def log_sizes(path: str) -> list[tuple[int, int]]:
+    """(base offset, bytes) of each `<base>.log` of a partition directory, by base; [] if
+    unreadable (the piece or unit task then reports why)."""
+    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+
+    out = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_symlink():  # refused by verify, so no segment (nor the last one)
+                    continue
+                kind = classify_partition_file(entry.name)
+                if isinstance(kind, SegmentFileName) and kind.suffix == ".log" and not kind.status:
+                    out.append((kind.base_offset, entry.stat(follow_symlinks=False).st_size))
+    except OSError:
+        return []
+    return sorted(out)
+
+
+def split_units(units: list[Unit], policy: SplitPolicy,
+                sizes_of: Any = None) -> tuple[list[Unit], list[Piece]]:
+    """The units left whole, and the pieces of those the policy splits (driver side).
+    `sizes_of(unit)` lists (base, bytes) of its `.log`s (default: from its local path)."""
+    whole: list[Unit] = []
+    pieces: list[Piece] = []
+    for unit in units:
+        if unit.bytes <= policy.max_bytes and unit.log_segments <= policy.max_segments:
+            whole.append(unit)
+            continue
+        sizes = sizes_of(unit) if sizes_of is not None else log_sizes(unit.path)
+        ranges = _ranges(sizes, policy)
+        if len(ranges) < 2:
+            whole.append(unit)
+            continue
+        last_base = sizes[-1][0]
+        for n, group in enumerate(ranges):
+            first = None if n == 0 else group[0][0]
+            end = ranges[n + 1][0][0] if n + 1 < len(ranges) else None
+            total = sum(size for _, size in group)
+            pieces.append(Piece(unit, n, len(ranges), first, end, last_base, total))
+    return whole, pieces
+
+
+def _ranges(sizes: list[tuple[int, int]], policy: SplitPolicy) -> list[list[tuple[int, int]]]:
+    ranges: list[list[tuple[int, int]]] = []
+    load = 0
+    for base, size in sizes:
+        if ranges and load + size <= policy.max_bytes and len(ranges[-1]) < policy.max_segments:
+            ranges[-1].append((base, size))
+            load += size
+        else:
+            ranges.append([(base, size)])
+            load = size
+    return ranges
+
+
+# --- The piece task (executors) ---
+
+
+def audit_piece(piece: Piece, deep: bool) -> PieceResult:
+    """The per-segment checks of one piece; read-only. Never raises (an error is recorded)."""
+    started = time.monotonic()
+    result = PieceResult(piece.index)
+    try:
+        _scan_piece(piece, deep, result)
+    except BaseException as error:  # noqa: BLE001 - the merge turns it into a finding
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        result.error = f"{type(error).__name__}: {error}"[:2000]
+    result.duration = time.monotonic() - started
+    return result
+
+
+def _scan_piece(piece: Piece, deep: bool, result: PieceResult) -> None:
+    from kafkalog.impl.fs import FileSystem
+    from kafkalog.impl.verify import scan_segment
+    from kafkalog.impl.verify_txn import check_txn_index
+    from kafkalog.model.errors import KafkaStorageError
+
+    fs, partition_dir = FileSystem(), Path(piece.unit.path)
+    segments, result.file_findings = classify_files(fs, partition_dir)
+    if piece.index != 0:
+        result.file_findings = []
+    previous = None
+    out = result.findings
+    for base in sorted(b for b in segments if piece.holds(b)):
+        suffixes = segments[base]
+        if ".log" not in suffixes:
+            for suffix in sorted(suffixes):
+                out.append(_finding("note", "orphan_index", str(partition_dir /
+                                    f"{base:020d}{suffix}"), None,
+                                    "index without a .log (the loader deletes it)", "REC-6"))
+            continue
+        log_path = partition_dir / f"{base:020d}.log"
+        try:
+            scan = scan_segment(fs, log_path, base, deep)
+        except KafkaStorageError as error:
+            out.append(_finding("problem", "unreadable_file", str(log_path), None,
+                                error.message, "ERR-36"))
+            continue
+        out.extend(scan.findings)
+        if previous is None:
+            result.overlap_at = len(out)
+        elif previous.next_offset > base:
+            out.append(_overlap(previous.next_offset, scan.path, base))
+        final_entry = piece.unit.clean or base != piece.last_base
+        out.extend(check_indexes(fs, partition_dir, base, suffixes, scan, final_entry))
+        for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
+                                                                  scan.next_offset):
+            out.append(_finding("problem" if problem else "note", kind, path, None, message,
+                                rule))
+        result.scans.append(_slim(scan))
+        previous = scan
+
+
+def _slim(scan: Any) -> Any:
+    """The scan with only the batches the merge reads (see PieceResult)."""
+    keep = [b for b in scan.batches if b.magic >= 2 and b.partition_leader_epoch >= 0]
+    if scan.batches and (not keep or keep[-1] is not scan.batches[-1]):
+        keep.append(scan.batches[-1])
+    return replace(scan, batches=tuple(keep), findings=())
+
+
+def _overlap(previous_next: int, path: str, base: int) -> Any:
+    return _finding("problem", "segments_overlap", path, None,
+                    f"previous segment ends at {previous_next - 1} >= this segment's base "
+                    f"{base}", "LOG-2")
+
+
+def _finding(severity: str, kind: str, path: str, position: int | None, message: str,
+             rule: str) -> Any:
+    from kafkalog.impl.verify import Finding, Severity
+
+    return Finding(Severity(severity), kind, path, position, message, rule)
+
+
+def classify_files(fs: Any, partition_dir: Path) -> tuple[dict[int, set[str]], list[Any]]:
+    """Segment base -> suffixes present, and the per-file findings (as verify_partition)."""
+    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+    from kafkalog.model.errors import KafkalogError
+
+    segments: dict[int, set[str]] = {}
+    findings = []
+    for name in fs.list_dir(partition_dir):
+        path = str(partition_dir / name)
+        if fs.is_symlink(path):
+            findings.append(_finding("problem", "symlink_refused", path, None,
+                                     "a symbolic link, not followed (it could point outside "
+                                     "the log directory); LogDir.open refuses it", "FMT-1"))
+            continue
+        kind = classify_partition_file(name)
+        if isinstance(kind, SegmentFileName):
+            if kind.status:
+                findings.append(_finding("note", "leftover_file", path, None,
+                                         f"{kind.status} file; the loader deletes or completes "
+                                         "it", "REC-2"))
+            elif kind.suffix != ".snapshot":
+                segments.setdefault(kind.base_offset, set()).add(kind.suffix)
+        elif isinstance(kind, KafkalogError):
+            findings.append(_finding("problem", "invalid_file_name", path, None, kind.message,
+                                     "FMT-5"))
+        elif kind == "unknown":
+            findings.append(_finding("note", "unknown_file", path, None,
+                                     "not a file Kafka keeps in a partition directory", "FMT-8"))
+    return segments, findings
+
+
+def check_indexes(fs: Any, partition_dir: Path, base: int, suffixes: set[str], scan: Any,
+                  final_entry: bool) -> list[Any]:
+    """The offset and time index of one segment (as verify_partition checks them)."""
+    from kafkalog.impl.index_file import open_index
+    from kafkalog.impl.verify import (
+        OFFSET_INDEX_ENTRY,
+        TIME_INDEX_ENTRY,
+        check_offset_index,
+        check_time_index,
+    )
+    from kafkalog.model.errors import KafkaStorageError
+
+    out: list[Any] = []
+    prefix = str(partition_dir / f"{base:020d}")
+    for suffix, entry, rule in ((".index", OFFSET_INDEX_ENTRY, "FMT-18"),
+                                (".timeindex", TIME_INDEX_ENTRY, "FMT-25")):
+        path = prefix + suffix
+        if suffix not in suffixes:
+            out.append(_finding("problem", "missing_index", path, None,
+                                "index file is missing (the loader rebuilds it)", "REC-6"))
+            continue
+        try:
+            with open_index(fs, path, entry) as (entries, left_over, zeros):
+                out.extend(_length_findings(path, left_over, zeros, entry.size, rule))
+                if suffix == ".index":
+                    out.extend(check_offset_index(entries, scan, path))
+                else:
+                    out.extend(check_time_index(entries, scan, path, final_entry))
+        except KafkaStorageError as error:
+            out.append(_finding("problem", "unreadable_file", path, None, error.message,
+                                "ERR-36"))
+    return out
+
+
+def _length_findings(path: str, left_over: int, zeros: int, size: int, rule: str) -> list[Any]:
+    out = []
+    if left_over:
+        out.append(_finding("problem", "index_wrong_length", path, None,
+                            f"length is not a multiple of {size} ({left_over} extra bytes)",
+                            rule))
+    if zeros:
+        out.append(_finding("problem", "index_not_trimmed", path, None,
+                            f"{zeros} zero-filled preallocated entries at the end (unclean "
+                            "shutdown; recovery rebuilds the index)", "FMT-27"))
+    return out
+
+
+# --- The merge (one Spark group per split partition) ---
+
+
+def merge_pieces(pieces: list[tuple[Piece, PieceResult]], audit_id: str) -> tuple[Any, list[Any]]:
+    """The partition row and finding rows of a split partition, from all its pieces' results;
+    equal to `audit_unit` on the whole partition (duration aside). Never raises."""
+    from kafkalog.conformance.audit.job import _from_finding, _partition_row, unreadable
+
+    pieces = sorted(pieces, key=lambda pair: pair[0].index)
+    unit = pieces[0][0].unit
+    started = time.monotonic()
+    spent = sum(result.duration for _, result in pieces)
+    errors = [result.error for _, result in pieces if result.error]
+    if not errors and [p.index for p, _ in pieces] != list(range(pieces[0][0].count)):
+        errors = [f"AuditError: pieces {[p.index for p, _ in pieces]} of {pieces[0][0].count}"]
+    if not errors:
+        try:
+            report = _join(unit, [result for _, result in pieces])
+        except BaseException as error:  # noqa: BLE001 - an unreadable partition is a finding
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            errors = [f"{type(error).__name__}: {error}"[:2000]]
+    duration = spent + time.monotonic() - started
+    if errors:
+        return unreadable(unit, audit_id, errors[0], duration)
+    from kafkalog.impl.verify import Severity
+
+    findings = [_from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
+                for f in report.findings]
+    return _partition_row(unit, audit_id, (report, Severity), None, duration), findings
+
+
+def _join(unit: Unit, results: list[PieceResult]) -> Any:
+    """The PartitionReport `verify_partition` would return: pieces' findings in order, with the
+    cross-range checks (overlap between ranges, epochs, root offsets, snapshots) added."""
+    from kafkalog.conformance.audit.job import unit_checkpoints
+    from kafkalog.impl.fs import FileSystem
+    from kafkalog.impl.log_dir import TopicPartition
+    from kafkalog.impl.verify import PartitionReport, check_epochs, check_partition_offsets
+    from kafkalog.impl.verify_producer import check_snapshots
+
+    fs, partition_dir = FileSystem(), Path(unit.path)
+    tp = TopicPartition(unit.topic, unit.partition)
+    report = PartitionReport(tp, unit.path)
+    report.findings.extend(results[0].file_findings)
+    previous = None
+    for result in results:
+        found = list(result.findings)
+        if previous is not None and result.scans and result.overlap_at is not None:
+            first = result.scans[0]
+            if previous.next_offset > first.base_offset:
+                found.insert(result.overlap_at,
+                             _overlap(previous.next_offset, first.path, first.base_offset))
+        report.findings.extend(found)
+        report.segments.extend(result.scans)
+        previous = result.scans[-1] if result.scans else previous
+    if not report.segments:
+        report.findings.append(_finding("note", "no_segments", str(partition_dir), None,
+                                        "no .log file; loading creates an empty segment at the "
+                                        "log start offset", "REC-8"))
+    epoch_path = partition_dir / _EPOCH_FILE
+    report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
+    report.findings.extend(epoch_findings)
+    checkpoints = unit_checkpoints(unit)
+    start = max(checkpoints.log_start_offsets.get(tp, 0), report.first_base_offset)
+    report.findings.extend(check_epochs(report.epoch_entries, report.segments,
+                                        report.log_end_offset, str(epoch_path), unit.clean, start))
+    report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
+                                                   str(partition_dir.parent), unit.clean))
+    for problem, kind, path, message, rule in check_snapshots(fs, partition_dir,
+                                                              report.log_end_offset):
+        report.findings.append(_finding("problem" if problem else "note", kind, path, None,
+                                        message, rule))
+    return report
+
+
+def read_epochs(fs: Any, path: Path) -> tuple[list[Any], list[Any]]:
+    """The leader-epoch checkpoint's entries ([] if absent) and why it could not be read."""
+    from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
+    from kafkalog.model.errors import CorruptCheckpointError, KafkaStorageError
+
+    if not fs.exists(path):
+        return [], []
+    try:
+        return LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read(), []
+    except KafkaStorageError as error:
+        return [], [_finding("problem", "unreadable_file", str(path), None, error.message,
+                             "ERR-36")]
+    except CorruptCheckpointError as error:
+        return [], [_finding("problem", "corrupt_checkpoint", str(path), None, str(error),
+                             "FMT-39")]

@@ -1,0 +1,11 @@
+"""Only the optional C extension; everything else is declared in pyproject.toml.
+
+`kafkalog.impl._scan` (impl/_scan.c) speeds up recovery and checked reads. It is optional: when
+it cannot be built (no C compiler, no Python headers) setuptools warns and installs kafkalog
+without it, and `kafkalog.impl.batch_scan` uses its pure-Python twin.
+"""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("kafkalog.impl._scan", ["impl/_scan.c"], optional=True,
+                             extra_compile_args=["-O2"])])
