@@ -259,9 +259,15 @@ def _touched_variants(layout: tuple[Segment, ...],
 Outcome = tuple[PartitionState, Durable]
 
 
-def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]]:
-    """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list."""
-    return surviving_snapshots(state.producer_state.snapshots)
+def _snapshot_options(state: PartitionState,
+                      mode: CrashMode = CrashMode.STRICT) -> list[tuple[tuple[int, Any], ...]]:
+    """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list; in
+    kafka mode also the list without any one file (no snapshot is ever dir-fsynced, DUR-29)."""
+    snapshots = state.producer_state.snapshots
+    options = surviving_snapshots(snapshots)
+    if mode is CrashMode.KAFKA:
+        options += [snapshots[:i] + snapshots[i + 1:] for i in range(len(snapshots))]
+    return list(dict.fromkeys(options))
 
 
 def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool
@@ -306,7 +312,7 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
             for touched, unreadable in _recovery_variants(layout, state, offsets_back):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
-                for snapshots in _snapshot_options(state):
+                for snapshots in _snapshot_options(state, mode):
                     recovered = recover_unclean(layout, checkpoints, state.config,
                                                 state.now_ms, touched, snapshots, beyond,
                                                 unreadable)
