@@ -30,6 +30,7 @@ from kafkalog.impl.memory_records import MemoryRecords
 from kafkalog.impl.producer_state_manager import AppendOrigin
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
+from kafkalog.model.errors import KafkalogError
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
 
@@ -234,7 +235,8 @@ class ImplSut:
                 shutil.rmtree(durable, ignore_errors=True)
             raise
         shutil.rmtree(self.root, ignore_errors=True)
-        plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed)
+        plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
+                       self.config.index_interval_bytes)
         self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
         self.fs = CrashableFileSystem(new_root, durable)
         if durable is not None:
@@ -323,11 +325,15 @@ def leftovers_after_load(partition_dir: Path, pending: Iterable[int] = ()) -> li
     return found
 
 
-def plant_leftover(partition_dir: Path, kind: str, seed: int) -> None:
+def plant_leftover(partition_dir: Path, kind: str, seed: int,
+                   index_interval_bytes: int = 4096) -> None:
     """KL-CRASH-9: put into a crash image what crashes of Kafka's own protocols leave behind.
 
     Plain file operations on the image (nothing journals them: they are part of the crash).
     The last segment is always recovered by an unclean load, so its index may be damaged.
+    `offsets_back` is corruption rather than a leftover (FLT-8): CRC-valid batches whose
+    offsets go back, which recovery must turn into an emptied segment (RCV-6), never a failed
+    load (the "offset error escapes" bug of issue #10).
     """
     if kind == "none" or not partition_dir.is_dir():
         return
@@ -361,10 +367,43 @@ def plant_leftover(partition_dir: Path, kind: str, seed: int) -> None:
     elif kind == "torn_tail":
         with last.open("ab") as handle:  # a partial batch: a header promising more bytes
             handle.write(rng.randbytes(rng.randrange(1, 80)))
+    elif kind == "offsets_back":
+        planted = _offsets_back(last.read_bytes(), base, index_interval_bytes)
+        with last.open("ab") as handle:
+            handle.write(planted)
     elif kind == "stale_tmp":
         root = partition_dir.parent
         (root / "recovery-point-offset-checkpoint.tmp").write_bytes(b"0\n1\nconformance 0 99")
         (partition_dir / "leader-epoch-checkpoint.tmp").write_bytes(rng.randbytes(9))
+
+
+def _offsets_back(log_bytes: bytes, base: int, index_interval_bytes: int) -> bytes:
+    """Three v2 batches, each larger than the index interval, to append after `log_bytes`.
+
+    The first two continue the segment's offsets (L, then L + 1, L the next offset after its
+    valid batches), the third goes back to the base. Recovery (SEG-15) is due an offset-index
+    entry before the second and before the third (the bytes since the last entry exceed the
+    interval), so an entry with a key above the base exists when the third's entry (the base)
+    is refused: InvalidOffsetError every time. No index key is then at or below the base, so
+    `truncateTo(base)` (RCV-6) empties the whole segment instead of cutting inside it at a
+    half-built entry. No timestamp, no leader epoch, no producer: the time index, the epoch
+    cache and the producer state see nothing of them.
+    """
+    next_offset = base
+    try:
+        for batch in MemoryRecords(log_bytes).batches():
+            if not batch.is_valid():
+                break  # recovery cuts here and never reaches what is planted
+            next_offset = batch.next_offset
+    except KafkalogError:
+        pass  # a torn or garbage tail: the same
+    value = bytes(max(index_interval_bytes, 0) + 1)
+
+    def batch_at(offset: int) -> bytes:
+        record = v.Record(None, value, v.NO_TIMESTAMP)
+        return MemoryRecords.with_records((record,), base_offset=offset).to_bytes()
+
+    return batch_at(next_offset) + batch_at(next_offset + 1) + batch_at(base)
 
 
 def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> bool:

@@ -170,9 +170,12 @@ class Lockstep:
             problem = "crash.load", f"load after the crash failed: {impl.describe()}"
         else:
             before, alone = self.model.snapshot(), not self.alternatives
-            outcomes = self._all_outcomes(str(args["fault"]), int(impl.value))
+            leftover = str(args.get("leftover", "none"))
+            outcomes = self._all_outcomes(str(args["fault"]), int(impl.value), leftover)
             problem = self._adopt(outcomes)
-            if problem is None and impl.value == 0 and alone:  # one pre-crash state, exact F
+            # One pre-crash state, exact F. Offsets going back are corruption of synced data
+            # (FLT-8): recovery may empty a flushed segment, so KL-CRASH-10 does not apply.
+            if problem is None and impl.value == 0 and alone and leftover != "offsets_back":
                 problem = self._crash_properties(before)
         if problem is None:
             problem = self._internal_checks()
@@ -218,15 +221,16 @@ class Lockstep:
                         "seed": point.seed, "leftover": "none"}
         return args
 
-    def _all_outcomes(self, fault: str, ops_lost: int) -> tuple[Any, ...]:
+    def _all_outcomes(self, fault: str, ops_lost: int, leftover: str = "none") -> tuple[Any, ...]:
         """The allowed set from the model's state and from every alternative still possible
         (an earlier crash may have left states that look alike but differ in what is durable)."""
-        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost))
+        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost, leftover))
         primary = self.model.snapshot()
         try:
             for alternative in self.alternatives:
                 self.model.restore(alternative)
-                outcomes.update(dict.fromkeys(self.model.crash_outcomes(fault, ops_lost)))
+                outcomes.update(dict.fromkeys(
+                    self.model.crash_outcomes(fault, ops_lost, leftover)))
         finally:
             self.model.restore(primary)
         return tuple(outcomes)
@@ -367,7 +371,8 @@ def _allows(allowed: tuple[list[Any], frozenset[Any]], recovered: Any) -> bool:
 
 def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
     """The KL-CRASH rules one crash step exercised (specs/log.md §15)."""
-    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10"}
+    rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10",
+             "KL-CRASH-11"}
     if args.get("fault") != "process_crash":
         rules.add("KL-CRASH-2")
     if impl.ok and isinstance(impl.value, int) and impl.value > 0:

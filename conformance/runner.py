@@ -183,6 +183,13 @@ def _factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, froze
         if adapter is not None:
             raise ValueError("--broken applies to the built-in implementation, not an adapter")
         from kafkalog.conformance.broken.catalogue import broken_factory
+        from kafkalog.conformance.broken.kafka_durability import (
+            KAFKA_DURABILITY,
+            KafkaDurabilitySut,
+        )
+
+        if broken == KAFKA_DURABILITY:  # Kafka's fsync choices, held to the kafka crash mode
+            return KafkaDurabilitySut, frozenset(FEATURES), None
 
         return broken_factory(broken), frozenset(FEATURES), None
     if adapter is None:

@@ -18,6 +18,7 @@ from kafkalog.conformance.lockstep import Lockstep
 from kafkalog.conformance.sut import ModelSut, Sut
 from kafkalog.conformance.trace import TraceStep
 from kafkalog.model import values as v
+from kafkalog.model.crash import CrashMode
 
 SutFactory = Callable[[v.LogConfig, int, int], Sut]
 
@@ -93,7 +94,9 @@ class Session:
             sut = self.factory(self.config, self.now_ms, self.log_start_offset)
         except AdapterError as error:
             raise AdapterAbort(error) from None
-        model = ModelSut(self.config, self.now_ms, self.log_start_offset)
+        # A variant with Kafka's fsync choices names the kafka crash mode (KL-CRASH-1).
+        mode = CrashMode(getattr(sut, "crash_mode", CrashMode.STRICT))
+        model = ModelSut(self.config, self.now_ms, self.log_start_offset, mode=mode)
         return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep)
 
     def _verify_every(self) -> int:

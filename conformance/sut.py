@@ -194,15 +194,19 @@ class ModelSut:
 
     # --- crashes (model/crash.py) ---------------------------------------------------------
 
-    def crash_outcomes(self, fault: str, ops_lost: int) -> tuple[crash.Outcome, ...]:
+    def crash_outcomes(self, fault: str, ops_lost: int,
+                       leftover: str = "none") -> tuple[crash.Outcome, ...]:
         """The allowed set of a crash under `fault`: after the last action when no operation
-        of it was lost, else inside it (KL-CRASH-8)."""
+        of it was lost, else inside it (KL-CRASH-8). Of the leftovers only `offsets_back`
+        changes the set (KL-CRASH-9)."""
         model = crash.FaultModel(fault)
+        back = leftover == "offsets_back"
         if ops_lost > 0 and self.last is not None:
             action, before, durable = self.last
             return crash.crash_between(before, durable, self.partition_state, self.durable,
-                                       action, model, self.mode)
-        return crash.crash_states(self.partition_state, self.durable, model, self.mode)
+                                       action, model, self.mode, back)
+        return crash.crash_states(self.partition_state, self.durable, model, self.mode,
+                                  offsets_back=back)
 
     def adopt(self, outcome: crash.Outcome) -> None:
         """Continue from one state of the allowed set (the one the implementation recovered)."""
@@ -218,7 +222,7 @@ class ModelSut:
     def crash(self, point: int, fault: str, seed: int, leftover: str = "none") -> int:
         """As an implementation (model against itself): a crash after the last action that
         recovers to the seed's choice among the allowed states."""
-        outcomes = self.crash_outcomes(fault, 0)
+        outcomes = self.crash_outcomes(fault, 0, leftover)
         self.adopt(outcomes[seed % len(outcomes)])
         return 0
 

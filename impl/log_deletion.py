@@ -83,7 +83,14 @@ class LogDeletion:
             self.local_log.remove_and_delete_segments(to_delete, async_delete=True)
         # PSR-2: the whole deletable list, including an empty active segment kept above.
         self.producer_state.delete_snapshots_async(s.base_offset for s in deletable)
+        self._snapshot_removals_durable()
         return count
+
+    def _snapshot_removals_durable(self) -> None:
+        """Strict (KL-CRASH-3, KL-CRASH-11): the snapshot renames and deletions of a retention
+        pass or a truncation reach the directory before the call returns, like its segments',
+        so a power loss cannot bring back producer state of removed data (Kafka: GAP-2)."""
+        self.local_log.fs.fsync_dir(self.dir)
 
     # --- truncation -------------------------------------------------------------------------
 
@@ -112,6 +119,7 @@ class LogDeletion:
             self.leader_epoch_cache.truncate_from_end(target_offset)
             self._log_start_offset = min(target_offset, self._log_start_offset)
             self._rebuild_producer_state(target_offset)  # PSR-10, before the HW (KAFKA-12153)
+            self._snapshot_removals_durable()
             if self.high_watermark >= self.log_end_offset:
                 self.update_high_watermark(self.log_end_offset_metadata)
             self._truncated()
@@ -137,6 +145,7 @@ class LogDeletion:
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
         self.producer_state.truncate_fully_and_start_at(new_offset)  # PSR-11
+        self._snapshot_removals_durable()
         # Assigned directly, as UnifiedLog.truncateFullyAndStartAt does: the recovery point stays
         # min(recovery point, offset), where LocalLog.updateLogEndOffset left it (KL-TRUNC-4).
         self._log_start_offset = new_offset

@@ -112,13 +112,16 @@ class LogLoader:
         active = self.segments.active_segment()
         active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
         active.time_index.resize(self.config.segment_index_bytes)
-        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
-        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
-        # trimming the start first makes every load agree.
-        self.epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
-        self.epoch_cache.truncate_from_end(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
+        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
+        # trimming the start first makes every load agree. kafkalog trims at the loaded log
+        # start, not at its checkpoint (REC-15): after a crash inside a full truncation or a
+        # retention pass the checkpoint may be older than the segments, and Kafka then keeps
+        # an epoch entry below the log start (KL-CRASH-6, KL-INV-10).
+        self.epoch_cache.truncate_from_start(log_start)
+        self.epoch_cache.truncate_from_end(next_offset)
         self._make_recovery_durable()
         return LoadedLog(
             self.segments, log_start, recovery_point,
@@ -239,7 +242,8 @@ class LogLoader:
                     segment.sanity_check(time_index_new)
                     self._check_index_shape(segment)
                 except (FileNotFoundError, CorruptIndexError):
-                    if self._recover_or_empty(segment) > 0 and self._load_cut is None:
+                    if self._recover_or_empty(segment, epochs=False) > 0 and \
+                            self._load_cut is None:
                         self._load_cut = base
                 self.segments.add(segment)
         if self._load_cut is not None:
@@ -282,9 +286,10 @@ class LogLoader:
                 "time index offsets go backwards", where=str(segment.time_index_file)
             )
 
-    def _recover_segment(self, segment: LogSegment) -> int:
-        """REC-11: rebuild indexes and epochs, truncating at the first invalid batch."""
-        truncated = segment.recover(self.epoch_cache)
+    def _recover_segment(self, segment: LogSegment, epochs: bool = True) -> int:
+        """REC-11: rebuild indexes and (with `epochs`) epochs, truncating at the first invalid
+        batch."""
+        truncated = segment.recover(self.epoch_cache if epochs else None)
         loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
         recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
                           self.log_start_offset_checkpoint)  # PSR-7, TXN-11
@@ -292,12 +297,17 @@ class LogLoader:
         self._truncated_bytes += truncated
         return truncated
 
-    def _recover_or_empty(self, segment: LogSegment) -> int:
+    def _recover_or_empty(self, segment: LogSegment, epochs: bool = True) -> int:
         """Recover a segment; offsets going back (InvalidOffsetError) or an I/O error empty it
         (RCV-6, KAFKA-905). Both the recovery pass and the load-time index rebuild come here:
-        the rebuild path must not let the error stop the load either (KAFKA-3919, CBUG-11)."""
+        the rebuild path must not let the error stop the load either (KAFKA-3919, CBUG-11).
+
+        The rebuild path passes `epochs=False` (kafkalog, KL-CRASH-5): Kafka hands it the
+        epoch cache too, so rebuilding a segment below the recovery point whose index a crash
+        took away (a retention pass cut short) re-adds that segment's old epochs over newer
+        entries. The recovery pass re-derives the epochs above the recovery point anyway."""
         try:
-            return self._recover_segment(segment)
+            return self._recover_segment(segment, epochs)
         except (InvalidOffsetError, KafkaStorageError):
             truncated = segment.truncate_to(segment.base_offset)
             self._truncated_bytes += truncated

@@ -47,6 +47,7 @@ class LogProducers:
             self.producer_state.truncate_fully_and_start_at(log_start_checkpoint)
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
+        self.producer_state.make_snapshots_durable()  # strict: load twice = load once
         self._maybe_increment_first_unstable_offset()  # UL:481
 
     # --- transactions (TXN-7..TXN-9) ----------------------------------------------------------

@@ -333,6 +333,20 @@ class ProducerStateManager:
         self.last_snap_offset = self.last_map_offset
         return path
 
+    def make_snapshots_durable(self) -> None:
+        """kafkalog strict, beyond Kafka (KL-CRASH-7, KL-CRASH-11): after a load, fsync every
+        snapshot file kept and then the directory. Recovery's temporary managers and the stray
+        and out-of-range removals create and delete snapshot files without a directory fsync,
+        and files a process crash left in the page cache may not be on disk: a power loss right
+        after the load must leave exactly the files (and so the producer table) it served."""
+        for path in self.snapshots.values():
+            handle = self.fs.open_file(path, writable=True)
+            try:
+                handle.fsync()
+            finally:
+                handle.close()
+        self.fs.fsync_dir(self.dir)
+
     def _delete_now(self, offset: int) -> None:
         path = self.snapshots.pop(offset, None) or snapshot_file(self.dir, offset)
         self.fs.delete_if_exists(path)

@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from .choices import outcomes
+from .crash_producers import surviving_snapshots
 from .helpers import floor_index
 from .log import view
 from .recovery import Checkpoints, defer_cut_deletion, recover_unclean
@@ -148,7 +149,13 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-1
         checkpoints = replace(checkpoints, recovery_point=after.recovery_point)  # DUR-26
     elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments):
-        layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-2: retention's renames
+        # GAP-2: retention's renames may be lost; those that reach the disk also apply to the
+        # layouts an earlier truncation may resurrect (their segments below the new first base
+        # gone too).
+        first = after.segments[0].base_offset
+        trimmed = tuple(t for t in (tuple(x for x in layout if x.base_offset >= first)
+                                    for layout in layouts) if t)
+        layouts = tuple(dict.fromkeys((*layouts, *trimmed, before.segments)))[-_MAX_LAYOUTS:]
     if flushed > durable.flushed:
         layouts = ()  # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1)
     options = durable.epoch_options
@@ -161,10 +168,26 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     return Durable(flushed, checkpoints, options, layouts)
 
 
-def durable_after(state: PartitionState, checkpoints: Checkpoints) -> Durable:
+def durable_after(state: PartitionState, checkpoints: Checkpoints,
+                  before: Durable | None = None, fault: FaultModel | None = None,
+                  mode: CrashMode = CrashMode.STRICT,
+                  on_disk: tuple[Segment, ...] = ()) -> Durable:
     """After a crash and load: everything on disk is durable (it is what the crash left); the
     root checkpoint files keep their content, the epoch file holds the loaded cache (KL-CRASH-7).
+
+    Kafka mode after a process crash (GAP-4, DUR-25): recovery fsyncs nothing, so what it served
+    from the page cache is durable only up to the frontier `before` had, the epoch file may
+    still hold what it held before the crash, and the layout on disk before the crash
+    (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
+    layouts `before` kept (GAP-1, GAP-2).
     """
+    if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
+        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
+        return Durable(flushed=min(before.flushed, state.log_end_offset),
+                       checkpoints=checkpoints,
+                       epoch_options=tuple(dict.fromkeys((state.epochs,
+                                                          *before.epoch_options))),
+                       layouts=layouts[-_MAX_LAYOUTS:])
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
 
@@ -236,22 +259,43 @@ def _touched_variants(layout: tuple[Segment, ...],
 Outcome = tuple[PartitionState, Durable]
 
 
-def _snapshot_options(state: PartitionState) -> list[tuple[tuple[int, Any], ...]]:
-    """The producer snapshot files a crash may leave: all, all but the newest, or none (a
-    snapshot is written without an fsync at a roll, DUR-29)."""
+def _snapshot_options(state: PartitionState,
+                      mode: CrashMode = CrashMode.STRICT) -> list[tuple[tuple[int, Any], ...]]:
+    """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list; in
+    kafka mode also the list without any one file (no snapshot is ever dir-fsynced, DUR-29)."""
     snapshots = state.producer_state.snapshots
-    return list(dict.fromkeys([snapshots, snapshots[:-1], ()]))
+    options = surviving_snapshots(snapshots)
+    if mode is CrashMode.KAFKA:
+        options += [snapshots[:i] + snapshots[i + 1:] for i in range(len(snapshots))]
+    return list(dict.fromkeys(options))
+
+
+def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool
+                       ) -> list[tuple[frozenset[int], int | None]]:
+    """(segments whose `.log` recovery cut, the segment recovery must empty or None).
+
+    With offsets going back planted (KL-CRASH-9, RCV-6), the last segment may be emptied: an
+    offset-index append during its rebuild meets an offset not above the last (InvalidOffsetError,
+    which Kafka's LogLoader.recoverLog catches: `segment.truncateTo(baseOffset)`).
+    """
+    out: list[tuple[frozenset[int], int | None]] = [
+        (touched, None) for touched in _touched_variants(layout, state)]
+    if offsets_back and layout:
+        out.append((frozenset({layout[-1].base_offset}), layout[-1].base_offset))
+    return out
 
 
 def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                  mode: CrashMode = CrashMode.STRICT,
-                 extra_layouts: tuple[tuple[Segment, ...], ...] = ()
-                 ) -> tuple[Outcome, ...]:
+                 extra_layouts: tuple[tuple[Segment, ...], ...] = (),
+                 offsets_back: bool = False) -> tuple[Outcome, ...]:
     """Every state a crash after the last completed action, then a load, may leave.
 
     Spec: KL-CRASH-1, KL-CRASH-2, KL-CRASH-5, KL-CRASH-6, KL-CRASH-7. Checkpoints keep their
     durable content (the in-memory recovery point, LSO and HW are lost, GAP-12); the load is
-    unclean (the marker was consumed when the log was opened).
+    unclean (the marker was consumed when the log was opened). `offsets_back`: CRC-valid
+    batches whose offsets go back were planted after the last segment's data (KL-CRASH-9);
+    recovery empties that segment when it reaches them, or cuts earlier at a torn batch.
     """
     layouts = _surviving_layouts(state, durable, fault, mode)
     for extra in extra_layouts:  # intermediate layouts lose unsynced data like the others
@@ -265,17 +309,19 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
         beyond = _beyond_cut(layout, sources)
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
-            for touched in _touched_variants(layout, state):
+            for touched, unreadable in _recovery_variants(layout, state, offsets_back):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
-                for snapshots in _snapshot_options(state):
+                for snapshots in _snapshot_options(state, mode):
                     recovered = recover_unclean(layout, checkpoints, state.config,
-                                                state.now_ms, touched, snapshots, beyond)
+                                                state.now_ms, touched, snapshots, beyond,
+                                                unreadable)
                     # KL-ALLOW-5: every way the load may treat the segments its cut removed.
                     options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
                                if recovered[1] else [recovered[0]])
                     for loaded in options:
-                        out.setdefault((loaded, durable_after(loaded, checkpoints)), None)
+                        out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
+                                                              fault, mode, layout)), None)
     return tuple(out)
 
 
@@ -297,7 +343,8 @@ def _beyond_cut(layout: tuple[Segment, ...],
 
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
                   durable_after_action: Durable, action: str, fault: FaultModel,
-                  mode: CrashMode = CrashMode.STRICT) -> tuple[Outcome, ...]:
+                  mode: CrashMode = CrashMode.STRICT,
+                  offsets_back: bool = False) -> tuple[Outcome, ...]:
     """A crash inside `action`: a state of the allowed set of the log before or after it.
 
     Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
@@ -305,6 +352,10 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
+    on_disk = Durable(low, durable_after_action.checkpoints,
+                      tuple(dict.fromkeys((*durable_after_action.epoch_options,
+                                           *durable_before.epoch_options))))
+    process = fault is FaultModel.PROCESS_CRASH
     removing = action in _TRUNCATIONS or action == "delete_old_segments"
     if fault is FaultModel.PROCESS_CRASH:
         # FLT-1: what the action had not written yet is all a process crash can lose: the
@@ -343,7 +394,13 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts)
-            for outcome in crash_states(state, merged, fault, mode, extra):
+            for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
+                if process and mode is CrashMode.KAFKA:
+                    # GAP-4: the page cache survived; the disk only has what was durable.
+                    loaded, after_load = outcome
+                    outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
+                                                     FaultModel.PROCESS_CRASH, mode,
+                                                     state.segments))
                 out.setdefault(outcome, None)
     return tuple(out)
 

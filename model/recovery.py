@@ -13,13 +13,15 @@ from dataclasses import dataclass, replace
 
 from . import epochs as epoch_cache
 from .choices import choose
+from .crash_producers import reload_producers
 from .errors import KafkalogError
 from .helpers import floor_index
 from .local_log import clamped_high_watermark, schedule_deletion
-from .producer_state import Producers, ProducerState, rebuild, remove_stray_snapshots
+from .producer_state import Producers
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
+from .transactions import on_high_watermark_updated
 from .values import EpochEntry, LogConfig, LogOffsetMetadata
 from .versions import recovery_cut_deletes_asynchronously
 
@@ -70,13 +72,15 @@ def _emptied(segment: Segment, config: LogConfig, now_ms: int) -> Segment:
 
 def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: LogConfig,
                       now_ms: int, touched: frozenset[int],
-                      entries: tuple[EpochEntry, ...]
+                      entries: tuple[EpochEntry, ...], unreadable: int | None = None
                       ) -> tuple[tuple[Segment, ...], tuple[EpochEntry, ...]]:
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
     `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
     The cache is first truncated at the recovery point; then batches with an epoch above
-    the latest add cache entries (RCV-10). An emptied segment ends the log.
+    the latest add cache entries (RCV-10). An emptied segment ends the log: one whose index
+    rebuild fails, or the `unreadable` one (its `.log` holds CRC-valid batches whose offsets
+    go back, so an index append fails there, KL-CRASH-9).
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
     if first < len(layout):
@@ -86,7 +90,8 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
     for segment in layout[first:]:
         modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
-        rebuilt = rebuilt_segment(segment, config, now_ms, modified)
+        rebuilt = (None if segment.base_offset == unreadable
+                   else rebuilt_segment(segment, config, now_ms, modified))
         if rebuilt is None:
             out.append(_emptied(segment, config, now_ms))
             break
@@ -99,22 +104,6 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
                                              batch.base_offset)
         out.append(rebuilt)
     return tuple(out), entries
-
-
-def _reload_producers(snapshots: tuple[tuple[int, Producers], ...],
-                      segments: tuple[Segment, ...], log_start: int, leo: int,
-                      config: LogConfig, now_ms: int) -> ProducerState:
-    """PSR-3, PSR-5 after an unclean start: the snapshot files that survived, strays removed,
-    then the state rebuilt from the batches above the latest usable snapshot (KL-PROD-12)."""
-    from .reload import segment_producer_batches
-
-    fresh = ProducerState(
-        snapshots=tuple(s for s in snapshots if s[0] <= leo),
-        expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,
-    )
-    fresh = remove_stray_snapshots(fresh, (s.base_offset for s in segments))
-    return rebuild(fresh, segment_producer_batches(segments), log_start, leo, now_ms,
-                   config.producer_id_expiration_ms, clean_shutdown=False)
 
 
 def defer_cut_deletion(state: PartitionState, cut: tuple[Segment, ...],
@@ -137,19 +126,21 @@ def defer_cut_deletion(state: PartitionState, cut: tuple[Segment, ...],
 def load_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
                  now_ms: int, touched: frozenset[int] = frozenset(),
                  snapshots: tuple[tuple[int, Producers], ...] = (),
-                 beyond: tuple[Segment, ...] = ()) -> PartitionState:
+                 beyond: tuple[Segment, ...] = (),
+                 unreadable: int | None = None) -> PartitionState:
     """`recover_unclean`, then the choice of KL-ALLOW-5 (a choice point, model/choices.py).
 
     Spec: KL-CRASH-6, KL-ALLOW-5.
     """
     return defer_cut_deletion(*recover_unclean(layout, checkpoints, config, now_ms, touched,
-                                               snapshots, beyond))
+                                               snapshots, beyond, unreadable))
 
 
 def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, config: LogConfig,
                     now_ms: int, touched: frozenset[int] = frozenset(),
                     snapshots: tuple[tuple[int, Producers], ...] = (),
-                    beyond: tuple[Segment, ...] = ()
+                    beyond: tuple[Segment, ...] = (),
+                    unreadable: int | None = None
                     ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
@@ -163,10 +154,11 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     recovery's cut may, Kafka's way (KL-ALLOW-5): returns kafkalog's state (nothing of the cut
     pending), the segments the cut removed and how many of them are surely on disk, for
     `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
-    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-ALLOW-5.
+    `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
-                                          touched, checkpoints.epochs)
+                                          touched, checkpoints.epochs, unreadable)
     # An index-rebuild failure empties a segment and ends the log there (RCV-6): the layout's
     # later segments were on disk and recovery's cut removed them.
     emptied = tuple(s for s in layout if segments and s.base_offset > segments[-1].base_offset)
@@ -184,9 +176,17 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
         entries = ()
         leo = checkpoints.log_start
     segments = (*segments[:-1], resize_active(segments[-1], config.segment_index_bytes))
-    entries = epoch_cache.truncate_from_start(entries, checkpoints.log_start)
-    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(checkpoints.log_start, segments[0].base_offset)
+    # PSR-7 (KL-CRASH-11): recovery rewrites the snapshots segment by segment and rebuilds the
+    # recovered segments' transaction indexes.
+    producer_state, segments = reload_producers(
+        snapshots, segments, log_start, leo, checkpoints.log_start, checkpoints.recovery_point,
+        config, now_ms, dropped=bool(dropped))
+    # kafkalog trims at the loaded log start, Kafka at the checkpoint (REC-15): a crash inside
+    # a full truncation or a retention pass may leave the checkpoint below the first segment,
+    # and an entry below the log start would break KL-INV-10.
+    entries = epoch_cache.truncate_from_start(entries, log_start)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     loaded = PartitionState(
         config=config,
         segments=segments,
@@ -197,7 +197,9 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
         recovery_point=max(min(checkpoints.recovery_point, leo), log_start),
         epochs=entries,
         now_ms=now_ms,
-        producer_state=_reload_producers(snapshots, segments, log_start, leo, config, now_ms),
+        producer_state=producer_state,
     )
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
-    return schedule_deletion(replace(loaded, high_watermark=hw), dropped), cut, len(emptied)
+    # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
+    loaded = on_high_watermark_updated(replace(loaded, high_watermark=hw))
+    return schedule_deletion(loaded, dropped), cut, len(emptied)

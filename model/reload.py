@@ -101,9 +101,10 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
     # kafkalog trims the start first, then the end (KL-RELOAD-2): Kafka's order (end, then start,
     # RCV-10) leaves an entry at the LEO when LSO = LEO, which the next load removes (issue #10,
     # defect 4); this order gives the same cache on every load.
-    entries = epoch_cache.truncate_from_start(entries, lso_checkpoint)
-    entries = epoch_cache.truncate_from_end(entries, leo)
     log_start = max(lso_checkpoint, segments[0].base_offset)
+    # At the loaded log start (KL-CRASH-6; the same as the checkpoint after a clean shutdown).
+    entries = epoch_cache.truncate_from_start(entries, log_start)
+    entries = epoch_cache.truncate_from_end(entries, leo)
     producer_state = _reload_producer_state(state, segments, log_start, leo, truncated_fully)
     loaded = PartitionState(
         config=state.config,

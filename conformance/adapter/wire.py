@@ -180,7 +180,7 @@ CRASH_FAULTS: tuple[str, ...] = (
 #: What a `crash` may plant in the crash image before the load (specs/log.md KL-CRASH-9).
 CRASH_LEFTOVERS: tuple[str, ...] = (
     "none", "orphan_index", "deleted", "cleaned_swap", "zero_index", "garbage_index",
-    "missing_index", "torn_tail", "stale_tmp",
+    "missing_index", "torn_tail", "stale_tmp", "offsets_back",
 )
 
 #: Fields of value types that belong to a feature: encoded only when not their default, so a

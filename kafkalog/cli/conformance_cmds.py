@@ -59,17 +59,29 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--crash-sweep/--no-crash-sweep", default=True, show_default=True,
               help="At each crash, also load and check every crash point of the last action "
                    "under every fault model (conformance/crash_sweep.py).")
+@click.option("--crash-mode", type=click.Choice(["strict", "kafka"]), default="strict",
+              show_default=True,
+              help="kafka: check the implementation with Kafka's fsync choices put back against "
+                   "the model's kafka crash mode (KL-CRASH-1, conformance/broken/"
+                   "kafka_durability.py).")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
           max_failures: int, kafka_version: str, wire: str | None, broker_log: Path | None,
-          wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool) -> None:
+          wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool,
+          crash_mode: str) -> None:
     """Run the conformance state machine against an implementation."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
     from kafkalog.conformance.runner import run_seed
 
-    if broken is not None:
+    if crash_mode == "kafka":
+        if broken is not None or adapter is not None or wire is not None:
+            raise click.UsageError("--crash-mode kafka checks the built-in implementation with "
+                                   "Kafka's fsync choices; it replaces --broken and --adapter")
+        broken = KAFKA_DURABILITY
+    elif broken is not None and broken != KAFKA_DURABILITY:
         from kafkalog.conformance.broken.catalogue import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
@@ -213,6 +225,10 @@ def _replay_target(
     chosen = broken or named
     if chosen is None:
         return "the built-in implementation", False
+    from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
+
+    if chosen == KAFKA_DURABILITY:  # a variant, not a bug: held to the kafka crash mode
+        return "the implementation with Kafka's fsync choices (kafka crash mode)", False
     entry = broken_class(chosen)
     origin = "named in the trace" if broken is None else "--broken"
     return f"the broken implementation {chosen!r} ({entry.bug}: {entry.summary}; {origin})", (

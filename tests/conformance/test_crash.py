@@ -51,7 +51,8 @@ def append(step: object, n: int = 1, epoch: int = 0) -> None:
 def test_crash__after_appends_with_any_fault_and_leftover__recovers_a_state_the_model_allows(
     fault: str, leftover: str
 ) -> None:
-    """KL-CRASH-1/2/9: flushed batches survive, the rest is a prefix; leftovers change nothing."""
+    """KL-CRASH-1/2/9: flushed batches survive, the rest is a prefix; leftovers change nothing
+    but offsets going back, which may empty the last segment (never fail the load)."""
     ls = lockstep()
     try:
         append(ls, 2)
@@ -61,10 +62,42 @@ def test_crash__after_appends_with_any_fault_and_leftover__recovers_a_state_the_
             model, impl = ls.step("crash", {"point": AFTER, "fault": fault, "seed": seed,
                                             "leftover": leftover})
             assert model.value == impl.value == 0
-            assert ls.sut.state().log_end_offset >= 2  # F survives
+            state = ls.sut.state()
+            emptied = state.log_end_offset == state.segments[-1].base_offset
+            assert state.log_end_offset >= 2 or (leftover == "offsets_back" and emptied)  # F
             append(ls, 1, epoch=1)
     finally:
         ls.sut.close()
+
+
+@pytest.mark.parametrize("flushed", [False, True])
+def test_offsets_back_leftover__empties_the_last_segment_and_catches_an_escaping_offset_error(
+    flushed: bool,
+) -> None:
+    """KL-CRASH-9, RCV-6 (KAFKA-905): batches whose offsets go back empty the recovered segment;
+    a recovery that lets the InvalidOffsetError escape fails the load, a divergence."""
+    from kafkalog.conformance.broken.catalogue import broken_factory
+
+    crash = {"point": AFTER, "fault": "power_loss", "seed": 0, "leftover": "offsets_back"}
+    ls = lockstep()
+    try:
+        append(ls, 3)
+        if flushed:
+            ls.step("flush", {"offset": None})
+        ls.step("crash", crash)
+        assert ls.sut.state().log_end_offset == 0  # the only segment, emptied
+        append(ls, 1)
+    finally:
+        ls.sut.close()
+    broken = Session(TINY, broken_factory("recovery_offset_error_escapes"), frozenset(FEATURES),
+                     verify_every=1).start()
+    try:
+        append(broken, 3)
+        with pytest.raises(DivergenceError) as caught:
+            broken.step("crash", crash)
+        assert caught.value.signature == "crash|ok|InvalidOffsetError|crash.load|KL-CRASH-1"
+    finally:
+        broken.sut.close()
 
 
 def test_crash__inside_a_truncation__recovers_a_state_before_or_after_it() -> None:

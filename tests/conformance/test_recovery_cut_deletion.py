@@ -44,7 +44,8 @@ def _quiet() -> Iterator[None]:
     logging.disable(logging.NOTSET)
 
 
-def _tear_rolled_segment(partition_dir: Path, kind: str, seed: int) -> None:
+def _tear_rolled_segment(partition_dir: Path, kind: str, seed: int,
+                         index_interval_bytes: int = 4096) -> None:
     """The crash image: the last byte of the second-to-last segment's `.log` flipped (a torn,
     never-flushed page), so that segment's last batch fails its CRC."""
     logs = sorted(p for p in partition_dir.iterdir() if p.name.endswith(".log"))
@@ -64,7 +65,8 @@ def _lockstep(monkeypatch: pytest.MonkeyPatch) -> tuple[Lockstep, ImplSut]:
     assert [s.base_offset for s in model.partition_state.segments] == [0, 2, 4]
     model.durable = replace(model.durable, flushed=TORN)  # also what KL-CRASH-10 checks
 
-    def crash_outcomes(fault: str, ops_lost: int) -> tuple[crash.Outcome, ...]:
+    def crash_outcomes(fault: str, ops_lost: int,
+                       leftover: str = "none") -> tuple[crash.Outcome, ...]:
         # The image is the page cache with one page torn: a power loss's set at that frontier.
         return crash.crash_states(model.partition_state, model.durable,
                                   crash.FaultModel.POWER_LOSS, model.mode)

@@ -9,6 +9,7 @@ import pytest
 from kafkalog.model import crash, log
 from kafkalog.model.crash import CrashMode, Durable, FaultModel
 from kafkalog.model.crash_invariants import crash_violations
+from kafkalog.model.invariants import check_all
 from kafkalog.model.recovery import Checkpoints, load_unclean
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import EpochEntry, LogConfig, Record
@@ -180,6 +181,39 @@ def test_crash_inside_an_action__is_a_state_of_the_set_before_or_after_it() -> N
     assert any(s.recovery_point == s.log_end_offset == 1 for s, _ in inside)
 
 
+def test_crash_inside_a_full_truncation__trims_stale_epochs_at_the_loaded_log_start() -> None:
+    """The epoch file may still be the old one when the segments are gone; kafkalog trims at
+    the loaded LSO, not at the older checkpoint (REC-15), so KL-INV-10 holds (check seed 175).
+    Spec: KL-CRASH-6, KL-CRASH-8"""
+    t = Tracked()
+    t.append(10)
+    t.do("close_and_reopen")  # recovery-point checkpoint 10: recovery keeps the cache's entries
+    before, durable_before = t.state, t.durable
+    t.do("truncate_fully_and_start_at", 3)
+    for fault in (FaultModel.PROCESS_CRASH, *POWER):
+        inside = crash.crash_between(before, durable_before, t.state, t.durable,
+                                     "truncate_fully_and_start_at", fault)
+        for state, _ in inside:
+            assert check_all(state) == [], (fault, state.log_start_offset, state.epochs)
+        assert any(s.log_start_offset == 3 for s, _ in inside)
+
+
+def test_offsets_going_back__may_empty_the_last_segment_flushed_or_not() -> None:
+    """GAP-6, RCV-6 (KAFKA-905): the load empties the segment instead of failing; without the
+    plant the set is unchanged. Spec: KL-CRASH-9"""
+    t = Tracked()
+    t.append(3)
+    t.do("roll", None)
+    t.append(2)
+    t.do("flush", None)
+    plain = {log.view(s) for s, _ in t.outcomes(FaultModel.POWER_LOSS)}
+    planted = crash.crash_states(t.state, t.durable, FaultModel.POWER_LOSS, offsets_back=True)
+    leos = {s.log_end_offset for s, _ in planted}
+    assert leos == {3, 5} and {log.view(s) for s, _ in planted} > plain
+    emptied = [s for s, _ in planted if s.log_end_offset == 3]
+    assert all(s.segments[-1].batches == () and check_all(s) == [] for s in emptied)
+
+
 def test_torn_tail_cut__may_stamp_the_last_modified_time_of_a_segment_without_timestamps() -> None:
     """SEG-19: only visible to time retention without timestamps. Spec: KL-CRASH-9"""
     t = Tracked()
@@ -239,5 +273,19 @@ def test_every_member_of_the_allowed_set__satisfies_the_crash_invariants(mode: C
     for _ in range(60):
         for before, durable, after in _random_walk(rng, mode):
             assert crash_violations(before, durable, after, mode) == [], (before, after)
+            assert check_all(after) == [], (before, after)  # the model's own invariants too
             seen += 1
     assert seen > 50
+
+
+def test_kafka_mode__a_load_after_a_process_crash_makes_nothing_durable() -> None:
+    """GAP-4 (found by `check --crash-mode kafka`): Kafka's recovery fsyncs nothing, so what it
+    served from the page cache may be lost by the next power loss; strict recovery fsyncs it.
+    Spec: KL-CRASH-1, KL-CRASH-7"""
+    for mode, lost in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(2)
+        (state, durable), = t.outcomes(FaultModel.PROCESS_CRASH)
+        assert state.log_end_offset == 2
+        again = crash.crash_states(state, durable, FaultModel.POWER_LOSS, mode)
+        assert (0 in {s.log_end_offset for s, _ in again}) is lost

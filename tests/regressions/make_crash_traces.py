@@ -16,9 +16,6 @@ from kafkalog.conformance.runner import run_seed
 FAMILIES = ("tiny", "index_full", "time_roll", "hw_retention")
 # Not reached by `kafkalog check`'s crash steps, each for a stated reason (README "Durability"):
 NOT_REACHABLE = {
-    # needs an image whose offsets go back inside a segment (FLT-8 corruption), which the model
-    # cannot describe yet
-    "recovery_offset_error_escapes",
     # defect 1: strict rolls fsync a segment before the next exists, and plants only damage the
     # last segment, so no image has a later segment after a rebuild cut (tests/crash pins it)
     "load_cut_keeps_later_segments",
@@ -26,6 +23,8 @@ NOT_REACHABLE = {
     # false `epoch_missing` cannot show (tests/crash/test_defects.py pins it)
     "verify_epoch_missing_below_log_start",
 }
+# recovery_offset_error_escapes is reached through the `offsets_back` leftover (KL-CRASH-9): its
+# trace is the one `kafkalog check --broken recovery_offset_error_escapes` found and shrank.
 # epoch_trim_end_first (defect 4) is pinned by EPO-7-epoch_trim_end_first.jsonl, cut from the
 # defect 4/5 scenario trace (the generated search does not reach LSO = LEO with a crash).
 

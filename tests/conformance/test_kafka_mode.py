@@ -1,0 +1,116 @@
+"""The model's kafka crash mode checked at implementation level (KL-CRASH-1, KL-CRASH-3).
+
+`conformance/broken/kafka_durability.py` puts Kafka's fsync choices back into kafkalog's
+implementation (GAP-1 truncation not durable, GAP-4 recovery not durable, DUR-29 snapshot removals
+never dir-fsynced). Its crash outcomes must be members of the kafka-mode allowed set (the set is
+not too narrow), the strict set must reject them (the modes differ), and a recovery no Kafka
+version performs must be rejected in kafka mode too (the set is not everything).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.broken.catalogue import install, uninstall
+from kafkalog.conformance.broken.kafka_durability import KafkaDurabilitySut
+from kafkalog.conformance.configs import CONFIG_FAMILIES
+from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.session import START_MS, Session
+from kafkalog.model import values as v
+from kafkalog.model.crash import CrashMode
+
+TINY = CONFIG_FAMILIES["tiny"]
+ROOMY = CONFIG_FAMILIES["roomy"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    logging.disable(logging.WARNING)  # recovery logs every cut it makes
+    yield
+    logging.disable(logging.NOTSET)
+
+
+class _StrictlyHeld(KafkaDurabilitySut):
+    """The same Kafka-like implementation, held to the strict model instead."""
+
+    crash_mode = "strict"
+
+
+def _truncated_then_crashed(factory: object, seed: int) -> tuple[Lockstep, int | None]:
+    """Issue #10 defect 3 in one segment: four flushed batches truncated to 1, then a power
+    loss. Returns the lockstep and the recovered LEO (None when the crash step diverged)."""
+    ls = Session(ROOMY, factory, frozenset(FEATURES), verify_every=1).start()  # type: ignore[arg-type]
+    one = {"records": (v.Record(None, b"test", START_MS),), "leader_epoch": 0}
+    try:
+        for _ in range(4):
+            ls.step("append_as_leader", one)
+        ls.step("flush", {"offset": None})
+        ls.step("truncate_to", {"offset": 1})
+        try:
+            ls.step("crash", {"point": 1 << 20, "fault": "power_loss", "seed": seed,
+                              "leftover": "none"})
+        except DivergenceError:
+            return ls, None
+        return ls, ls.sut.state().log_end_offset
+    finally:
+        ls.sut.close()
+
+
+def test_kafka_fsync_variant__resurrects_truncated_batches__which_only_kafka_mode_allows() -> None:
+    """GAP-1: after a truncation Kafka never fsyncs, a power loss brings the cut batches back.
+    The kafka-mode set holds that state; the strict set does not. Spec: KL-CRASH-1, KL-CRASH-3"""
+    resurrected = []
+    for seed in range(40):
+        ls, leo = _truncated_then_crashed(KafkaDurabilitySut, seed)
+        assert ls.model.mode is CrashMode.KAFKA
+        assert leo is not None, ls.steps[-1].divergence  # every image is a kafka-mode member
+        if leo > 1:
+            resurrected.append(seed)
+    assert resurrected, "no crash seed brought the truncated batches back"
+    strict, leo = _truncated_then_crashed(_StrictlyHeld, resurrected[0])
+    assert strict.model.mode is CrashMode.STRICT and leo is None
+    assert "recovered state not allowed" in (strict.steps[-1].divergence or "")
+
+
+def test_kafka_mode__still_rejects_a_recovery_no_kafka_performs() -> None:
+    """The kafka-mode set is not everything: keeping a torn tail (CBUG-2) is caught there too.
+    Spec: KL-CRASH-1"""
+
+    class TornTailKept(KafkaDurabilitySut):
+        def __init__(self, config: v.LogConfig, now_ms: int = 0,
+                     log_start_offset: int = 0) -> None:
+            install("recovery_keeps_torn_tail")  # for this object's life, like BrokenImplSut
+            super().__init__(config, now_ms, log_start_offset)
+
+        def close(self) -> None:
+            try:
+                super().close()
+            finally:
+                uninstall("recovery_keeps_torn_tail")
+
+    ls = Session(TINY, TornTailKept, frozenset(FEATURES), verify_every=1).start()
+    try:
+        ls.step("append_as_leader", {"records": (v.Record(None, b"test", START_MS),),
+                                     "leader_epoch": 0})
+        assert ls.model.mode is CrashMode.KAFKA
+        with pytest.raises(DivergenceError):
+            ls.step("crash", {"point": 1 << 20, "fault": "process_crash", "seed": 0,
+                              "leftover": "torn_tail"})
+    finally:
+        ls.sut.close()
+
+
+def test_kafka_crash_mode_runs__check_the_variant_with_crash_steps() -> None:
+    """`kafkalog check --crash-mode kafka` in small: runs of the variant draw crash steps and
+    conform (outcomes the model cannot express, KL-CRASH-3, are rare; these seeds meet none)."""
+    crashes = 0
+    for seed in range(4):
+        outcome = run_seed(seed, steps=40, config_family="tiny", broken="kafka_durability",
+                           time_limit_s=30, crash_weight=3)
+        assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
+        crashes += sum(outcome.crashes.values())
+    assert crashes > 0
