@@ -31,6 +31,7 @@ class LeaderEpochCache:
         self._checkpoint = checkpoint
         self._lock = threading.RLock()
         self._entries: list[EpochEntry] = []
+        self._writes_deferred = False  # see defer_writes
         if checkpoint is not None:
             # EPO-1: loading replays `assign`, so a non-monotonic file is normalised the same way.
             for entry in checkpoint.read():
@@ -93,10 +94,19 @@ class LeaderEpochCache:
             self._flush()
 
     def clear_and_flush(self) -> None:
-        """Forget every entry and write the empty list synchronously (EPO-9)."""
+        """Forget every entry and write the empty list synchronously (EPO-9), deferred or not:
+        the loader's REC-9 path needs it on disk before it creates the new segment."""
         with self._lock:
             self._entries.clear()
-            self._flush()
+            self._write()
+
+    def defer_writes(self, deferred: bool) -> None:
+        """While deferred, changes stay in memory until `flush` (issue #17: an unclean load
+        changes the list several times and then writes it once, GAP-4). Only for the loader,
+        which always ends with `flush`: every load re-derives the entries above the recovery
+        point, so a crash before that write loads the same state as one after it."""
+        with self._lock:
+            self._writes_deferred = deferred
 
     def clear(self) -> None:
         """Forget every entry without writing (EPO-9)."""
@@ -104,11 +114,15 @@ class LeaderEpochCache:
             self._entries.clear()
 
     def flush(self) -> None:
-        """Write the current entries (used on close)."""
+        """Write the current entries (used on close and at the end of an unclean load)."""
         with self._lock:
-            self._flush()
+            self._write()
 
     def _flush(self) -> None:
+        if not self._writes_deferred:
+            self._write()
+
+    def _write(self) -> None:
         if self._checkpoint is not None:
             self._checkpoint.write_if_dir_exists(list(self._entries))
 
