@@ -169,7 +169,7 @@ class LogLoader:
     # --- REC-2..5: temporary files and swaps ------------------------------------------------
 
     def _regular_files(self) -> list[str]:
-        return [n for n in self.fs.list_dir(self.dir) if not self.fs.is_dir(self.dir / n)]
+        return self.fs.list_files(self.dir)
 
     def _remove_temp_files_and_collect_swap_files(self) -> list[str]:
         """REC-2: delete `.deleted`, `.cleaned` and swaps made obsolete by an incomplete split."""
