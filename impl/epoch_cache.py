@@ -32,6 +32,7 @@ class LeaderEpochCache:
         self._lock = threading.RLock()
         self._entries: list[EpochEntry] = []
         self._writes_deferred = False  # see defer_writes
+        self._write_pending = False  # a change made while deferred, not written yet
         if checkpoint is not None:
             # EPO-1: loading replays `assign`, so a non-monotonic file is normalised the same way.
             for entry in checkpoint.read():
@@ -101,12 +102,15 @@ class LeaderEpochCache:
             self._write()
 
     def defer_writes(self, deferred: bool) -> None:
-        """While deferred, changes stay in memory until `flush` (issue #17: an unclean load
-        changes the list several times and then writes it once, GAP-4). Only for the loader,
-        which always ends with `flush`: every load re-derives the entries above the recovery
-        point, so a crash before that write loads the same state as one after it."""
+        """While deferred, changes stay in memory until `flush` or the end of the deferral,
+        which writes them if `flush` has not (issue #17: an unclean load changes the list
+        several times and then writes it once, GAP-4). Only for the loader: every load
+        re-derives the entries above the recovery point, so a crash before that write loads
+        the same state as one after it."""
         with self._lock:
             self._writes_deferred = deferred
+            if not deferred and self._write_pending:
+                self._write()
 
     def clear(self) -> None:
         """Forget every entry without writing (EPO-9)."""
@@ -119,10 +123,13 @@ class LeaderEpochCache:
             self._write()
 
     def _flush(self) -> None:
-        if not self._writes_deferred:
+        if self._writes_deferred:
+            self._write_pending = True
+        else:
             self._write()
 
     def _write(self) -> None:
+        self._write_pending = False
         if self._checkpoint is not None:
             self._checkpoint.write_if_dir_exists(list(self._entries))
 

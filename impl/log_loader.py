@@ -15,6 +15,7 @@ marker is consumed before loading, FMT-43, so that load runs as unclean).
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,12 +104,18 @@ class LogLoader:
 
     def load(self) -> LoadedLog:
         """Run REC-2..17 and return the loaded segments and offsets."""
-        # An unclean load writes the epoch checkpoint once, at the end (_make_recovery_durable).
+        # An unclean load writes the epoch checkpoint once, at the end: in
+        # `_make_recovery_durable` (strict), else (Kafka's way, no such step) when the deferral
+        # ends, so the file ends as it did when every change was written at once.
         self.epoch_cache.defer_writes(not self.had_clean_shutdown)
         try:
-            return self._load()
-        finally:
-            self.epoch_cache.defer_writes(False)
+            loaded = self._load()
+        except BaseException:
+            with suppress(Exception):  # the load's own error is the one to report
+                self.epoch_cache.defer_writes(False)
+            raise
+        self.epoch_cache.defer_writes(False)
+        return loaded
 
     def _load(self) -> LoadedLog:
         swap_files = self._remove_temp_files_and_collect_swap_files()
