@@ -104,10 +104,13 @@ class LogLoader:
 
     def load(self) -> LoadedLog:
         """Run REC-2..17 and return the loaded segments and offsets."""
-        # An unclean load writes the epoch checkpoint once, at the end: in
-        # `_make_recovery_durable` (strict), else (Kafka's way, no such step) when the deferral
-        # ends, so the file ends as it did when every change was written at once.
-        self.epoch_cache.defer_writes(not self.had_clean_shutdown)
+        # Strict: an unclean load writes the epoch checkpoint once, in `_make_recovery_durable`
+        # (issue #17). A loader without that step (Kafka's way, GAP-4: the kafka_durability and
+        # recovery_not_durable variants patch it out) keeps writing every change as it happens,
+        # so its file-system operations, and so its crash images, stay Kafka's.
+        self.epoch_cache.defer_writes(
+            not self.had_clean_shutdown
+            and type(self)._make_recovery_durable is _STRICT_DURABILITY_STEP)
         try:
             loaded = self._load()
         except BaseException:
@@ -422,3 +425,8 @@ class LogLoader:
         self.fs.fsync_dir(self.dir)
         self.epoch_cache.clear_and_flush()
         return None
+
+
+#: The strict durability step as defined here; `load` compares with it to tell a variant that
+#: patched the step out (conformance/broken) from the strict loader.
+_STRICT_DURABILITY_STEP = LogLoader._make_recovery_durable
