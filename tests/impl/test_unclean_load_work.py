@@ -72,6 +72,9 @@ DAMAGES: dict[str, Damage] = {
         _zero(d / _name(b[3], ".index")), _flip_last_batch_byte(d / _name(b[3], ".log"))),
     "missing index above the recovery point": lambda d, b: (
         (d / _name(b[4], ".index")).unlink()),
+    "missing time index and txn index above the recovery point": lambda d, b: (
+        (d / _name(b[3], ".timeindex")).unlink(),
+        (d / _name(b[3], ".txnindex")).unlink(missing_ok=True)),
     "garbage in the active segment's indexes": lambda d, b: (
         (d / _name(b[-1], ".index")).write_bytes(b"\x07" * 64),
         (d / _name(b[-1], ".timeindex")).write_bytes(b"\x05" * 36)),
@@ -96,17 +99,26 @@ def _load(directory: Path, recovery_point: int) -> tuple[object, dict[str, bytes
     return state, files
 
 
+@pytest.fixture(scope="module")
+def crashed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]:
+    """One crashed log for the module (building it costs its rolls' fsyncs); tests copy it."""
+    directory = tmp_path_factory.mktemp("crashed") / "t-0"
+    return directory, _crashed_log(directory)
+
+
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 @pytest.mark.parametrize("recovery_segment", [0, 1])
 def test_unclean_load__without_redundant_rebuilds__same_state_and_files_as_with_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str, recovery_segment: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crashed: tuple[Path, list[int]],
+    damage: str, recovery_segment: int
 ) -> None:
     """Spec: KL-CRASH-5, KL-CRASH-7, REC-6, REC-8 — skipping work the pass redoes changes
     neither the loaded state nor any file (segments, indexes, snapshots, checkpoints)."""
     fast, reference = tmp_path / "fast" / "t-0", tmp_path / "reference" / "t-0"
-    bases = _crashed_log(fast)
+    template, bases = crashed
     assert len(bases) >= 7
-    shutil.copytree(fast, reference)
+    shutil.copytree(template, fast)
+    shutil.copytree(template, reference)
     for directory in (fast, reference):
         DAMAGES[damage](directory, bases)
     recovery_point = bases[recovery_segment] + 2 * recovery_segment
