@@ -7,7 +7,8 @@ The cache is a list of `EpochEntry(epoch, start_offset)` strictly increasing in 
 Crash policy: every change is written through `CheckpointFile.write` (tmp + fsync + rename + dir
 fsync), so the file always holds a complete old or new list. Kafka flushes truncations
 asynchronously (EPO-10); kafkalog writes them synchronously (docs/design.md "Async work"), and the
-loader still re-applies both truncations after a crash (REC-13, REC-15).
+loader still re-applies both truncations after a crash (REC-13, REC-15). The one exception is the
+strict loader during an unclean load (`defer_writes`): it writes the final list once, at its end.
 """
 
 from __future__ import annotations
