@@ -67,14 +67,41 @@ class Lockstep:
         self._swept = False  # the current crash step's own image was checked by its sweep
         self.sweep = sweep  # check every crash point of the last action at each crash step
         self.alternatives: list[Any] = []  # other model states the last crash allows
+        self.offline = False  # a crash's load failed as the model allows: the example ends
         self._action = ""
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
-        """Run one action on both sides; None if the implementation does not support it.
+        """Run one action on both sides; None if the implementation does not support it, or
+        once a crash left the log unloadable as the model allows (KL-CRASH-13: nothing runs).
 
         Raises DivergenceError (after recording the step) when any check fails, and
-        AdapterError when the implementation could not be driven.
+        AdapterError when the implementation could not be driven. Any other exception is a bug
+        of the harness or the model: it too becomes a recorded step and a DivergenceError whose
+        signature starts with `harness|`, so the run still leaves a replayable trace.
         """
+        if self.offline:
+            return None
+        try:
+            return self._step(action, args)
+        except (DivergenceError, AdapterError, UnsupportedError):
+            raise
+        except Exception as error:  # noqa: BLE001 - reported with the steps that led here
+            raise self._harness_error(action, args, error) from error
+
+    def _harness_error(self, action: str, args: dict[str, Any],
+                       error: Exception) -> DivergenceError:
+        """Record the step that crashed the checker; the error that reports it."""
+        try:
+            wire_args = encode_args(action, args)
+        except Exception:  # noqa: BLE001 - the arguments are what failed: keep them readable
+            wire_args = {k: repr(a) for k, a in args.items()}
+        message = f"harness error: {type(error).__name__}: {error}"
+        step = TraceStep(action, wire_args, None, None, message)
+        self.steps.append(step)
+        self.last_signature = f"harness|{type(error).__name__}|{error}"
+        return DivergenceError(message, self.last_signature, step)
+
+    def _step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
         if action == "crash":
             started, self._swept = time.process_time(), False
             try:
@@ -167,7 +194,9 @@ class Lockstep:
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         problem: tuple[str, str] | None = None
         if not impl.ok:
-            problem = "crash.load", f"load after the crash failed: {impl.describe()}"
+            problem = self._failed_load(args, impl)
+            if problem is None:  # KL-CRASH-13: the model's load fails alike; nothing runs on
+                model, self.offline = impl, True
         else:
             before, alone = self.model.snapshot(), not self.alternatives
             leftover = str(args.get("leftover", "none"))
@@ -177,7 +206,7 @@ class Lockstep:
             # (FLT-8): recovery may empty a flushed segment, so KL-CRASH-10 does not apply.
             if problem is None and impl.value == 0 and alone and leftover != "offsets_back":
                 problem = self._crash_properties(before)
-        if problem is None:
+        if problem is None and not self.offline:
             problem = self._internal_checks()
         message = None if problem is None else problem[1]
         step = TraceStep("crash", wire_args, model.to_json(), impl.to_json(), message)
@@ -189,6 +218,22 @@ class Lockstep:
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
 
+    def _failed_load(self, args: dict[str, Any], impl: StepResult) -> tuple[str, str] | None:
+        """None when the model's set for this crash has a load failing with the impl's error
+        type (KL-CRASH-13), else the problem. A failed load does not say how many operations
+        of the action it lost, so both sets (after the action, inside it) are asked."""
+        from kafkalog.model.crash import load_failures
+
+        if impl.code is not None:
+            leftover = str(args.get("leftover", "none"))
+            codes: frozenset[str] = frozenset()
+            for ops_lost in (0, 1):
+                codes |= load_failures(self._all_outcomes(str(args["fault"]), ops_lost,
+                                                          leftover))
+            if impl.code in codes:
+                return None
+        return "crash.load", f"load after the crash failed: {impl.describe()}"
+
     def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
         """Load the image of every crash point of the last action under every fault model and
         seed of `sweep_plan`, and check each against the model's set. The crash then goes to
@@ -196,11 +241,12 @@ class Lockstep:
         it), else to the drawn one. Allowed sets are computed once per (fault, inside the
         action) and verdicts once per (image, fault, inside): equal images load alike."""
         from kafkalog.conformance.crash_sweep import sweep_plan
+        from kafkalog.model.crash import load_failures, loaded_outcomes
         from kafkalog.model.log import view
 
         points = self.sut.crash_sweep(  # type: ignore[attr-defined]
             sweep_plan(str(args["fault"]), int(args["seed"])))
-        allowed: dict[tuple[str, bool], tuple[list[Any], frozenset[Any]]] = {}
+        allowed: dict[tuple[str, bool], tuple[list[Any], frozenset[Any], frozenset[str]]] = {}
         verdicts: dict[tuple[bytes, str, bool], bool] = {}
         self._swept = args.get("leftover", "none") == "none"  # the step's image is among them
         for point in points:
@@ -210,9 +256,10 @@ class Lockstep:
             key = (point.image, point.fault, inside)
             if key not in verdicts:
                 if (point.fault, inside) not in allowed:
-                    members = [view(o[0])
-                               for o in self._all_outcomes(point.fault, point.ops_lost)]
-                    allowed[point.fault, inside] = members, frozenset(map(_unindexed, members))
+                    outcomes = self._all_outcomes(point.fault, point.ops_lost)
+                    members = [view(o[0]) for o in loaded_outcomes(outcomes)]
+                    allowed[point.fault, inside] = (members, frozenset(map(_unindexed, members)),
+                                                    load_failures(outcomes))
                 verdicts[key] = _allows(allowed[point.fault, inside], point.recovered)
             if not verdicts[key]:
                 total = points[0].ops_lost
@@ -252,8 +299,14 @@ class Lockstep:
             raise
         except Exception as error:
             return "state()", f"state() raised {type(error).__name__}: {error}"
+        from kafkalog.model.crash import load_failures, loaded_outcomes
         from kafkalog.model.log import view
 
+        if not loaded_outcomes(outcomes):
+            codes = ", ".join(sorted(load_failures(outcomes)))
+            return "crash.load", f"the model's load fails ({codes}, KL-CRASH-13); the " \
+                "implementation loaded"
+        outcomes = loaded_outcomes(outcomes)
         matching = [o for o in outcomes if view(o[0]) == recovered]
         if not matching:
             closest = min((view(o[0]) for o in outcomes),
@@ -357,12 +410,12 @@ def _unindexed(state: v.LogStateView) -> v.LogStateView:
                                          for s in state.segments))
 
 
-def _allows(allowed: tuple[list[Any], frozenset[Any]], recovered: Any) -> bool:
+def _allows(allowed: tuple[list[Any], frozenset[Any], frozenset[str]], recovered: Any) -> bool:
     """A sweep's verdict: `recovered` (a load's state, or its error) is in the allowed set,
     compared as a crash step compares (observe.comparable). A load reports no index entries,
     which makes that comparison a lookup among the members without theirs."""
-    if isinstance(recovered, str):
-        return False
+    if isinstance(recovered, str):  # the load's error, "<code>: <message>" (KL-CRASH-13)
+        return recovered.split(":", 1)[0] in allowed[2]
     if all(s.offset_index is None and s.time_index is None for s in recovered.segments):
         return recovered in allowed[1]
     return any(ours == theirs for ours, theirs in

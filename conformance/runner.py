@@ -233,8 +233,11 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         budget = min(MINIMISE_S, session.shrink_budget_s or MINIMISE_S)
         trace, signature = minimise_trace(trace, signature, session.factory, session.features,
                                           time_limit_s=budget)
-    trace = Trace(dataclasses.replace(header, signature=signature), trace.steps)
-    return row(config, session, DIVERGED, signature, dumps_trace(trace))
+    # A step that crashed the checker (Lockstep.step's `harness|` signature) is no divergence
+    # of the log: the row stays an adapter_error, but now carries the steps that reproduce it.
+    outcome = ADAPTER_ERROR if signature.startswith("harness|") else DIVERGED
+    trace = Trace(dataclasses.replace(header, signature=signature, outcome=outcome), trace.steps)
+    return row(config, session, outcome, signature, dumps_trace(trace))
 
 
 def _outcome(seed: int, family: str, adapter: str | None, started: float,

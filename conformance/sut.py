@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kafkalog.conformance.adapter.wire import ACTIONS, FEATURES, Json, encode, encode_error
 from kafkalog.conformance.errors import AdapterError, UnexpectedException
-from kafkalog.model import crash
+from kafkalog.model import crash, errors
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.state import PartitionState
@@ -208,7 +208,7 @@ class ModelSut:
         return crash.crash_states(self.partition_state, self.durable, model, self.mode,
                                   offsets_back=back)
 
-    def adopt(self, outcome: crash.Outcome) -> None:
+    def adopt(self, outcome: tuple[PartitionState, crash.Durable]) -> None:
         """Continue from one state of the allowed set (the one the implementation recovered)."""
         self.partition_state, self.durable = outcome
         self.last = None
@@ -223,7 +223,11 @@ class ModelSut:
         """As an implementation (model against itself): a crash after the last action that
         recovers to the seed's choice among the allowed states."""
         outcomes = self.crash_outcomes(fault, 0, leftover)
-        self.adopt(outcomes[seed % len(outcomes)])
+        loaded = crash.loaded_outcomes(outcomes)
+        if not loaded:  # KL-CRASH-13: every load of this crash fails; fail as the first does
+            failure = next(o for o in outcomes if isinstance(o, crash.LoadFailure))
+            raise getattr(errors, failure.code)(failure.message)
+        self.adopt(loaded[seed % len(loaded)])
         return 0
 
     def append_as_leader(

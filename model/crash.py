@@ -5,7 +5,9 @@ frontier, the content of each checkpoint file, and (kafka mode) the earlier segm
 crash may resurrect. `observe` advances it after every completed action, from the action's name
 and the states before and after. `crash_states` is the set of post-crash-and-load states for one
 crash point (after an action, or inside one) and fault model; `crash_allows` is its membership
-predicate on the observable view. Two modes (KL-CRASH-1):
+predicate on the observable view. A load the image makes fail (recovery's replay raising, as
+Kafka's `LogSegment.recover` lets an `InvalidTxnStateException` escape) is a member too: a
+`LoadFailure` naming the error type (KL-CRASH-13). Two modes (KL-CRASH-1):
 
 - **strict**: what kafkalog's implementation promises (truncation, deletion, index trims and
   recovery's own cuts are durable before the action returns; the recovery-point checkpoint is
@@ -25,6 +27,7 @@ from typing import Any
 
 from .choices import outcomes
 from .crash_producers import surviving_snapshots
+from .errors import KafkalogError
 from .helpers import floor_index
 from .log import view
 from .recovery import Checkpoints, defer_cut_deletion, recover_unclean
@@ -35,9 +38,12 @@ __all__ = [
     "CrashMode",
     "Durable",
     "FaultModel",
+    "LoadFailure",
     "crash_allows",
     "crash_between",
     "crash_states",
+    "load_failures",
+    "loaded_outcomes",
     "durable_after",
     "initial_durable",
     "log_start_checkpoint",
@@ -256,7 +262,19 @@ def _touched_variants(layout: tuple[Segment, ...],
     return [frozenset(), frozenset({last.base_offset})]
 
 
-Outcome = tuple[PartitionState, Durable]
+@dataclass(frozen=True)
+class LoadFailure:
+    """A member of an allowed set that is no log: the load after the crash fails with the
+    typed error `code` (KL-CRASH-13). Kafka's unclean load replays each recovered segment's
+    batches into a temporary producer-state manager (PSR-7); an error that replay raises is
+    caught neither by `LogSegment.recover` nor by `LogLoader.recoverLog`, so the log does not
+    load. `message` says where, for the report; members compare on both."""
+
+    code: str
+    message: str
+
+
+Outcome = tuple[PartitionState, Durable] | LoadFailure
 
 
 def _snapshot_options(state: PartitionState,
@@ -313,9 +331,13 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state, mode):
-                    recovered = recover_unclean(layout, checkpoints, state.config,
-                                                state.now_ms, touched, snapshots, beyond,
-                                                unreadable)
+                    try:
+                        recovered = recover_unclean(layout, checkpoints, state.config,
+                                                    state.now_ms, touched, snapshots, beyond,
+                                                    unreadable)
+                    except KafkalogError as error:  # KL-CRASH-13: this load fails
+                        out.setdefault(LoadFailure(error.code, error.message), None)
+                        continue
                     # KL-ALLOW-5: every way the load may treat the segments its cut removed.
                     options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
                                if recovered[1] else [recovered[0]])
@@ -395,7 +417,7 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts)
             for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
-                if process and mode is CrashMode.KAFKA:
+                if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
                     # GAP-4: the page cache survived; the disk only has what was durable.
                     loaded, after_load = outcome
                     outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
@@ -415,9 +437,26 @@ def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
     return list(out)
 
 
-def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView) -> bool:
-    """CRP-1: the recovered observable state is the view of some state of the allowed set.
+def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView | str) -> bool:
+    """CRP-1: the recovered observable state is the view of some state of the allowed set; a
+    load that failed (`recovered` is its error code) must be one the set has (KL-CRASH-13).
 
-    Spec: KL-CRASH-1.
+    Spec: KL-CRASH-1, KL-CRASH-13.
     """
-    return any(view(state) == recovered for state, _ in candidates)
+    if isinstance(recovered, str):
+        return recovered in load_failures(candidates)
+    return any(view(o[0]) == recovered for o in loaded_outcomes(candidates))
+
+
+def loaded_outcomes(candidates: tuple[Outcome, ...]
+                    ) -> tuple[tuple[PartitionState, Durable], ...]:
+    """The members of an allowed set where the load succeeded (the states to continue from)."""
+    return tuple(o for o in candidates if not isinstance(o, LoadFailure))
+
+
+def load_failures(candidates: tuple[Outcome, ...]) -> frozenset[str]:
+    """The error codes with which the load after the crash may fail (KL-CRASH-13).
+
+    Spec: KL-CRASH-13.
+    """
+    return frozenset(o.code for o in candidates if isinstance(o, LoadFailure))
