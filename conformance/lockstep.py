@@ -194,9 +194,11 @@ class Lockstep:
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         problem: tuple[str, str] | None = None
         if not impl.ok:
-            problem = self._failed_load(args, impl)
-            if problem is None:  # KL-CRASH-13: the model's load fails alike; nothing runs on
-                model, self.offline = impl, True
+            failure = self._failed_load(args, impl)
+            if isinstance(failure, StepResult):  # KL-CRASH-13: the model's load fails alike
+                model, self.offline = failure, True  # the log is offline: nothing runs on
+            else:
+                problem = failure
         else:
             before, alone = self.model.snapshot(), not self.alternatives
             leftover = str(args.get("leftover", "none"))
@@ -218,20 +220,18 @@ class Lockstep:
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
 
-    def _failed_load(self, args: dict[str, Any], impl: StepResult) -> tuple[str, str] | None:
-        """None when the model's set for this crash has a load failing with the impl's error
-        type (KL-CRASH-13), else the problem. A failed load does not say how many operations
-        of the action it lost, so both sets (after the action, inside it) are asked."""
-        from kafkalog.model.crash import load_failures
+    def _failed_load(self, args: dict[str, Any],
+                     impl: StepResult) -> StepResult | tuple[str, str]:
+        """The model's own failed load when its set for this crash has one with the impl's
+        error type (KL-CRASH-13), else the problem. A failed load does not say how many
+        operations of the action it lost, so both sets (after the action, inside it) are asked."""
+        from kafkalog.model.crash import LoadFailure
 
-        if impl.code is not None:
-            leftover = str(args.get("leftover", "none"))
-            codes: frozenset[str] = frozenset()
-            for ops_lost in (0, 1):
-                codes |= load_failures(self._all_outcomes(str(args["fault"]), ops_lost,
-                                                          leftover))
-            if impl.code in codes:
-                return None
+        leftover = str(args.get("leftover", "none"))
+        for ops_lost in (0, 1):
+            for member in self._all_outcomes(str(args["fault"]), ops_lost, leftover):
+                if isinstance(member, LoadFailure) and member.code == impl.code:
+                    return StepResult(code=member.code, message=member.message)
         return "crash.load", f"load after the crash failed: {impl.describe()}"
 
     def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +261,8 @@ class Lockstep:
                     allowed[point.fault, inside] = (members, frozenset(map(_unindexed, members)),
                                                     load_failures(outcomes))
                 verdicts[key] = _allows(allowed[point.fault, inside], point.recovered)
+                if verdicts[key] and isinstance(point.recovered, str):
+                    self.rules.add("KL-CRASH-13")  # a failed load the model allows
             if not verdicts[key]:
                 total = points[0].ops_lost
                 self._swept = True
@@ -432,6 +434,8 @@ def _crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
         rules.add("KL-CRASH-8")
     if args.get("leftover", "none") != "none":
         rules.add("KL-CRASH-9")
+    if not impl.ok:
+        rules.add("KL-CRASH-13")
     return rules
 
 
