@@ -174,8 +174,8 @@ class Lockstep:
         if problem is None:
             return
         step = self.steps[-1] = replace(self.steps[-1], divergence=problem[1])
-        model = StepResult(value=0)
-        self.last_signature = self._signature("crash", model, again, problem[0])
+        kind = re.sub(r"\[\d+\]", "[]", problem[0])
+        self.last_signature = f"crash|ok|{again.code or 'ok'}|{kind}|KL-CRASH-7"
         raise DivergenceError(problem[1], self.last_signature, step)
 
     def _advance_alternatives(self, action: str, args: dict[str, Any],
