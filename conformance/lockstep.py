@@ -164,9 +164,11 @@ class Lockstep:
                 f"recovery not idempotent (KL-CRASH-7): the load after a crash right after the "
                 f"load failed: {again.describe()}")
         else:
+            from kafkalog.conformance.crash_sweep import idempotence_view
+
             second = self.sut.state()
-            if second != first:
-                where = first_difference(first, second)
+            if idempotence_view(second) != idempotence_view(first):
+                where = first_difference(idempotence_view(first), idempotence_view(second))
                 problem = f"crash.idempotence.{where[0]}", (
                     f"recovery not idempotent (KL-CRASH-7): a crash right after the load "
                     f"recovers another state; first differs at {where[0]}: first load "
