@@ -22,9 +22,9 @@ from kafkalog.conformance.broken.base import defining_class
 from kafkalog.conformance.broken.catalogue import Broken
 from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.impl import verify
+from kafkalog.impl.checkpoint import RECOVERY_POINT_CHECKPOINT_FILENAME, OffsetCheckpointFile
 from kafkalog.impl.fs import FileSystem, PathLike
 from kafkalog.impl.local_log import LocalLog
-from kafkalog.impl.checkpoint import RECOVERY_POINT_CHECKPOINT_FILENAME, OffsetCheckpointFile
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir
 from kafkalog.impl.log_loader import LoadedLog, LogLoader

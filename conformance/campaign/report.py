@@ -268,9 +268,9 @@ def _crash_speed_html(summary: CampaignSummary) -> str:
                         ("per core-minute of run time", round(of_runs))], None)
     return (
         f"<p>{summary.crash_points:,} crash points, {summary.crash_images:,} distinct images "
-        f"(each loaded once), {summary.crash_idempotence:,} idempotence checks (a crash right after "
-        f"the load, loaded again: KL-CRASH-7), {summary.crash_cpu_s:.1f} CPU seconds in crash "
-        f"steps.</p>"
+        f"(each loaded once), {summary.crash_idempotence:,} idempotence checks (a crash right "
+        f"after the load, loaded again: KL-CRASH-7), {summary.crash_cpu_s:.1f} CPU seconds in "
+        f"crash steps.</p>"
         f"<h3>Crash points per minute per core</h3>{chart}"
     )
 
