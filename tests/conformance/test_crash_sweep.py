@@ -163,6 +163,8 @@ def test_check_cli__sweeps_by_default__summary_counts_distinct_images_and_speed(
     total = int(re.search(r"crash points explored: (\d+)", swept.output)[1])
     assert total > 2 * steps and "distinct crash images: " in swept.output
     assert "crash points per minute per core: " in swept.output
+    checks = int(re.search(r"recovery idempotence checks: (\d+)", swept.output)[1])
+    assert 0 < checks <= int(re.search(r"distinct crash images: (\d+)", swept.output)[1])
 
 
 def test_sweep__every_distinct_image_that_loads__is_reloaded_after_a_crash_right_after_the_load(
