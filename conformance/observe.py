@@ -70,26 +70,21 @@ def _file_entries(fs: FileSystem, path: str, entry: struct.Struct) -> list[tuple
 def comparable(model: v.LogStateView, impl: v.LogStateView
                ) -> tuple[v.LogStateView, v.LogStateView]:
     """Both views without what is not compared: observations the implementation does not
-    report, and the time index of inactive segments.
+    report (an adapter without the optional index fields, or an index file not created yet).
 
-    An inactive segment's time index ends with the entry written when it rolled, from the
-    segment's running max timestamp. Kafka reads that max lazily from the time index after a
-    reload, so a truncation that empties the index before anything read it forgets the batches
-    before the cut (LogSegment.truncateTo, SEG-13); the model re-derives it from the batches
-    (KL-TRUNC-3). Until the model carries that laziness, inactive time indexes are checked on
-    disk by verify (final entry, order, trimming) and the active one is compared exactly here,
-    which is where each batch's index decision shows (SEG-3).
+    Every segment's time index is compared exactly, inactive ones included: the model carries
+    Kafka's lazily loaded max timestamp (KL-TRUNC-3), so a truncation that forgets the batches
+    before the cut (LogSegment.truncateTo, SEG-13) shows in its entries the same way on both
+    sides.
     """
     if len(model.segments) != len(impl.segments):
         return model, impl
     ours_out, theirs_out = [], []
-    last = len(model.segments) - 1
-    for n, (ours, theirs) in enumerate(zip(model.segments, impl.segments, strict=True)):
+    for ours, theirs in zip(model.segments, impl.segments, strict=True):
         if theirs.offset_index is None:
             ours = dataclasses.replace(ours, offset_index=None)
-        if theirs.time_index is None or n < last:
+        if theirs.time_index is None:
             ours = dataclasses.replace(ours, time_index=None)
-            theirs = dataclasses.replace(theirs, time_index=None)
         ours_out.append(ours)
         theirs_out.append(theirs)
     return (dataclasses.replace(model, segments=tuple(ours_out)),

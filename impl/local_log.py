@@ -320,15 +320,20 @@ class LocalLog:
     def delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
         """Rename every file to `.deleted` now; remove after `file_delete_delay_ms` if async.
 
-        Strict (beyond Kafka's DUR-20, GAP-2): each segment's renames are made durable by a
-        directory fsync before the next segment's start, so a deleted segment never reappears
-        under its own name after a power loss, and a crash part-way loses segments in the
-        caller's order (never a hole); the later unlinks need no sync (RCV-3 removes leftovers).
+        Strict (beyond Kafka's DUR-20, GAP-2): each segment's `.log` rename is durable before
+        its indexes are renamed and before the next segment's starts (`change_file_suffixes`),
+        so a crash part-way loses segments in the caller's order (never a hole) and never a
+        live `.log` without its index; one directory fsync at the end makes the last renames
+        durable, so a deleted segment never reappears under its own name after a power loss.
+        The later unlinks need no sync (RCV-3 removes leftovers).
         """
+        renamed = False
         for segment in segments:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-                self.fs.fsync_dir(self.dir)
+                renamed = True
+        if renamed:
+            self.fs.fsync_dir(self.dir)
         if not async_delete:
             for segment in segments:
                 segment.delete_if_exists()

@@ -559,7 +559,17 @@ class LogSegment:
         self.txn_index.flush()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
-        """Rename all four files, replacing `old_suffix` with `new_suffix` (FMT-7, BUG-49)."""
+        """Rename all four files, replacing `old_suffix` with `new_suffix` (FMT-7, BUG-49).
+
+        Strict (beyond Kafka's `LogSegment.changeFileSuffixes`, GAP-2; KL-CRASH-3): a removal
+        (to `.deleted`) makes the `.log`'s rename durable before it renames the indexes. A
+        power loss may otherwise keep an index's rename and lose the `.log`'s, leaving a live
+        `.log` without its index below the recovery point, which the load rebuilds with a
+        temporary producer-state manager that deletes the snapshots above the segment and
+        writes one at its end (`LogLoader.recoverSegment`, PSR-7): producer state of a segment
+        the load would otherwise never touch (issue #10, seed 367). With the `.log` gone first,
+        a crash leaves the whole segment or orphan indexes, which the load deletes (RCV-3).
+        """
 
         def renamed(path: Path) -> Path:
             name = path.name
@@ -568,7 +578,10 @@ class LogSegment:
             return path.with_name(name + new_suffix)
 
         txn = self.txn_index_file  # derived from the `.log` name: taken before it changes
-        self.log.rename_to(renamed(Path(self.log.path)))
+        log_path = Path(self.log.path)
+        self.log.rename_to(renamed(log_path))
+        if new_suffix == DELETED_FILE_SUFFIX:
+            self.fs.fsync_dir(log_path.parent)
         self._offset_index.rename_to(renamed(self.offset_index_file))
         self._time_index.rename_to(renamed(self.time_index_file))
         if self.fs.exists(txn):

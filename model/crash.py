@@ -251,7 +251,7 @@ def _touched_variants(layout: tuple[Segment, ...],
     if not layout:
         return [frozenset()]
     last = layout[-1]
-    if last.max_timestamp_and_offset[0] >= 0:
+    if last.batches_max_timestamp_and_offset[0] >= 0:
         return [frozenset()]
     return [frozenset(), frozenset({last.base_offset})]
 

@@ -54,7 +54,7 @@ def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
     """
     reset = replace(segment, batches=(), size=0, offset_index=(), time_index=(),
                     offset_index_max_entries=_UNBOUNDED, time_index_max_entries=_UNBOUNDED,
-                    bytes_since_last_index_entry=0)
+                    bytes_since_last_index_entry=0, max_so_far=None)
     try:
         filled = append_batches(reset, segment.batches, last_modified_ms,
                                 config.index_interval_bytes)
@@ -87,7 +87,9 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
         # The epochs above the recovery point are re-derived from the batches (kafkalog: this
         # makes a second load equal the first, KL-CRASH-7).
         entries = epoch_cache.truncate_from_end(entries, recovery_point)
-    out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0) for s in layout[:first]]
+    # A segment loaded without recovery reads its max timestamp lazily (KL-TRUNC-3).
+    out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0, max_so_far=None)
+           for s in layout[:first]]
     for segment in layout[first:]:
         modified = now_ms if segment.base_offset in touched else segment.last_modified_ms
         rebuilt = (None if segment.base_offset == unreadable

@@ -61,7 +61,7 @@ def _reopened(segment: Segment, now_ms: int) -> Segment:
     (KL-ALLOW-2).
     """
     return replace(segment, created_ms=now_ms, bytes_since_last_index_entry=0,
-                   roll_jitter_bounds=JITTER_UNCONSTRAINED)
+                   roll_jitter_bounds=JITTER_UNCONSTRAINED, max_so_far=None)
 
 
 def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:

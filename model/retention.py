@@ -9,6 +9,7 @@ from . import epochs as epoch_cache
 from .helpers import deletable_prefix, retention_size_deletable, retention_time_breached
 from .local_log import roll_log, schedule_deletion
 from .producer_state import delete_snapshots, on_log_start_offset_incremented
+from .segment import materialised
 from .state import PartitionState
 from .transactions import refresh_first_unstable_offset
 
@@ -35,6 +36,22 @@ def _time_predicate(state: PartitionState) -> list[bool]:
         retention_time_breached(state.now_ms, s.largest_timestamp(), state.config.retention_ms)
         for s in state.segments
     ]
+
+
+def _read_by_time_pass(state: PartitionState, predicate_ok: Sequence[bool]) -> PartitionState:
+    """LOG-33: the time predicate reads `largestTimestamp` of each segment the walk reaches (HW
+    bound first, then the predicate), which loads its max timestamp (KL-TRUNC-3)."""
+    if state.config.retention_ms < 0:  # LOG-36: the pass returns before looking at a segment
+        return state
+    segments = list(state.segments)
+    for i, segment in enumerate(segments):
+        upper = segments[i + 1].base_offset if i + 1 < len(segments) else state.log_end_offset
+        if state.high_watermark.message_offset < upper:
+            break
+        segments[i] = materialised(segment)
+        if not predicate_ok[i] or (i + 1 == len(segments) and segment.size == 0):
+            break
+    return replace(state, segments=tuple(segments))
 
 
 def _increment_log_start(state: PartitionState, offset: int) -> PartitionState:
@@ -93,6 +110,9 @@ def delete_old_segments(state: PartitionState) -> tuple[PartitionState, int]:
     """
     total = 0
     for predicate in (_start_offset_predicate, _size_predicate, _time_predicate):
-        state, count = _delete_pass(state, predicate(state))
+        predicate_ok = predicate(state)
+        if predicate is _time_predicate:
+            state = _read_by_time_pass(state, predicate_ok)
+        state, count = _delete_pass(state, predicate_ok)
         total += count
     return state, total

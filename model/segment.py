@@ -1,9 +1,9 @@
 """Operations on one segment (SEG-*), pure: each returns a new `Segment`.
 
-Index lookups are plain searches over the batches: FMT-17 guarantees Kafka's warm/cold search
-returns the same as a plain floor search, and the `.log` scan that follows a lookup (FMT-54,
-FMT-55) finds the same batch whatever index entry it started from. The index entries are still
-kept exactly, because their count decides index-full rolls (SEG-6) and truncation (FMT-15).
+Index lookups are plain floor searches over the entries: FMT-17 guarantees Kafka's warm/cold
+search returns the same. For offsets the `.log` scan that follows a lookup (FMT-54) finds the
+same batch whatever entry it started from; timestamp scans (SEG-18, LOG-48) start where Kafka's
+do, because after a truncation that forgot a prefix (KL-TRUNC-3) the start decides the answer.
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
         time_index=time_index,
         bytes_since_last_index_entry=since,
         last_modified_ms=now_ms,
+        max_so_far=(max_ts, max_ts_offset),
     )
 
 
@@ -159,6 +160,7 @@ def become_inactive(segment: Segment) -> Segment:
     time_index = _time_index_maybe_append(segment.time_index, max_ts, max_offset)
     return replace(
         segment,
+        max_so_far=(max_ts, max_offset),
         time_index=time_index,
         time_index_max_entries=len(time_index),
         offset_index_max_entries=len(segment.offset_index),
@@ -236,44 +238,85 @@ def truncate(segment: Segment, offset: int, config: LogConfig, now_ms: int) -> t
     Spec: KL-TRUNC-2, KL-TRUNC-3. Indexes are cut per FMT-15/FMT-24 and resized to full capacity
     (KAFKA-6492); an emptied segment gets `created` = now (KAFKA-596).
     """
-    cut = truncation_cut([b.last_offset for b in segment.batches], offset)
-    kept = segment.batches[:cut]
+    kept = segment.batches[:truncation_cut([b.last_offset for b in segment.batches], offset)]
     new_size = sum(b.size for b in kept)
     removed = segment.size - new_size
     keep_offsets = index_entries_after_truncation([k for k, _ in segment.offset_index], offset)
     keep_times = index_entries_after_truncation([o for _, o in segment.time_index], offset)
-    return (
-        replace(
-            segment,
-            batches=kept,
-            size=new_size,
-            offset_index=segment.offset_index[:keep_offsets],
-            offset_index_max_entries=index_max_entries(
-                config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE
-            ),
-            time_index=segment.time_index[:keep_times],
-            time_index_max_entries=index_max_entries(
-                config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE
-            ),
-            bytes_since_last_index_entry=0,
-            # PSF-10 (KL-TXN-8): the `.txnindex` is cut at the first marker >= offset.
-            txn_index=tuple(e for e in segment.txn_index if e.last_offset < offset),
-            created_ms=now_ms if not kept else segment.created_ms,
-            last_modified_ms=now_ms if removed > 0 else segment.last_modified_ms,
+    cut = replace(
+        segment,
+        batches=kept,
+        size=new_size,
+        offset_index=segment.offset_index[:keep_offsets],
+        offset_index_max_entries=index_max_entries(
+            config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE
         ),
-        removed,
+        time_index=segment.time_index[:keep_times],
+        time_index_max_entries=index_max_entries(
+            config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE
+        ),
+        bytes_since_last_index_entry=0,
+        # PSF-10 (KL-TXN-8): the `.txnindex` is cut at the first marker >= offset.
+        txn_index=tuple(e for e in segment.txn_index if e.last_offset < offset),
+        created_ms=now_ms if not kept else segment.created_ms,
+        last_modified_ms=now_ms if removed > 0 else segment.last_modified_ms,
     )
+    # SEG-13 step 7: `maxTimestampSoFar()` is read after the index cut: a max not yet read since
+    # the load is the cut index's last entry, and an empty one makes it (-1, base), which is
+    # kept as is. Only a max >= 0 is re-derived (`readLargestTimestamp`).
+    prior = segment.max_so_far if segment.max_so_far is not None else cut.max_timestamp_and_offset
+    max_so_far = read_largest_timestamp(cut) if prior[0] >= 0 else prior
+    return replace(cut, max_so_far=max_so_far), removed
+
+
+def offset_index_position(segment: Segment, offset: int) -> int:
+    """FMT-13 `OffsetIndex.lookup`: the position of the last entry whose key <= offset, else 0."""
+    return next((pos for key, pos in reversed(segment.offset_index) if key <= offset), 0)
+
+
+def time_index_lookup(segment: Segment, timestamp: int) -> int:
+    """FMT-23 `TimeIndex.lookup`: the offset of the last entry whose timestamp <= `timestamp`,
+    else the base offset."""
+    return next((off for ts, off in reversed(segment.time_index) if ts <= timestamp),
+                segment.base_offset)
+
+
+def read_largest_timestamp(segment: Segment) -> tuple[int, int]:
+    """SEG-14 `readLargestTimestamp`: the time index's last entry, unless a batch from that
+    entry's offset-index position on (FMT-56: paired with its last offset) has a larger one.
+
+    Spec: KL-TRUNC-3. Batches before that position are not looked at: after a forgetting
+    truncation they may hold a larger timestamp that stays forgotten.
+    """
+    last = segment.time_index[-1] if segment.time_index else (NO_TIMESTAMP, segment.base_offset)
+    position = offset_index_position(segment, last[1])
+    best = (NO_TIMESTAMP, -1)
+    for batch in segment.batches:
+        if batch.position >= position and batch.max_timestamp > best[0]:
+            best = (batch.max_timestamp, batch.last_offset)
+    return best if best[0] > last[0] else last
+
+
+def materialised(segment: Segment) -> Segment:
+    """The segment once Kafka read its max timestamp (`readMaxTimestampAndOffsetSoFar`)."""
+    if segment.max_so_far is not None:
+        return segment
+    return replace(segment, max_so_far=segment.max_timestamp_and_offset)
 
 
 def find_offset_by_timestamp(
     segment: Segment, timestamp: int, starting_offset: int
 ) -> TimestampAndOffset | None:
-    """SEG-18 / FMT-55: the first record with timestamp >= target and offset >= starting offset.
+    """SEG-18 / FMT-55: the first record with timestamp >= target and offset >= starting offset,
+    scanning from the position the two index lookups give.
 
-    Spec: KL-TIME-4.
+    Spec: KL-TIME-4. The start matters only after a forgetting truncation (KL-TRUNC-3): the time
+    index then skips batches before the cut whose timestamps it never recorded.
     """
+    start = max(time_index_lookup(segment, timestamp), starting_offset)
+    position = offset_index_position(segment, start)
     for batch in segment.batches:
-        if batch.max_timestamp < timestamp:
+        if batch.position < position or batch.max_timestamp < timestamp:
             continue
         for i in range(len(batch.records)):
             record_ts = batch.record_timestamp(i)

@@ -100,6 +100,11 @@ class Segment:
     # KL-ALLOW-2: the jitters Kafka may have drawn that agree with every roll decision observed
     # so far (inclusive bounds); JITTER_UNCONSTRAINED (hi < lo) = the config's whole range.
     roll_jitter_bounds: tuple[int, int] = JITTER_UNCONSTRAINED
+    # SEG-13, SEG-17: Kafka's running (max timestamp, offset) once read; None (UNKNOWN) until
+    # something reads it after the segment is opened, and then it is the time index's last
+    # entry. A truncation reads it only after cutting the index, so it can forget the batches
+    # before the cut (KL-TRUNC-3): state of its own, not a function of the batches.
+    max_so_far: tuple[int, int] | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -112,9 +117,16 @@ class Segment:
 
     @property
     def max_timestamp_and_offset(self) -> tuple[int, int]:
-        """SEG-3 step 5.1: (largest batch max timestamp, that batch's last offset), first wins.
+        """SEG-3 step 5.1: Kafka's `readMaxTimestampAndOffsetSoFar`: the running max, or, until
+        something read it, the time index's last entry ((-1, base) when empty, FMT-19)."""
+        if self.max_so_far is not None:
+            return self.max_so_far
+        return self.time_index[-1] if self.time_index else (NO_TIMESTAMP, self.base_offset)
 
-        (-1, -1) (UNKNOWN) when no batch carries a timestamp.
+    @property
+    def batches_max_timestamp_and_offset(self) -> tuple[int, int]:
+        """SEG-15: (largest batch max timestamp, that batch's offset), first wins, as recovery
+        derives it; (-1, -1) (UNKNOWN) when no batch carries a timestamp.
         """
         best = (NO_TIMESTAMP, -1)
         for batch in self.batches:

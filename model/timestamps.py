@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import epochs as epoch_cache
 from .bounds import require_int64
-from .segment import find_offset_by_timestamp
+from .segment import find_offset_by_timestamp, materialised, offset_index_position
 from .state import PartitionState
 from .values import (
     EARLIEST_TIMESTAMP,
@@ -39,7 +41,8 @@ def _max_timestamp_stored(state: PartitionState, best_pair: tuple[int, int],
 
 
 def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
-    """LOG-48 (KAFKA-16310): the first record carrying the log's largest timestamp.
+    """LOG-48 (KAFKA-16310): the first record carrying the log's largest timestamp, found from
+    the offset-index position of the segment's max offset.
 
     Spec: KL-TIME-3, KL-VERSION-6.
     """
@@ -49,8 +52,10 @@ def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
             best = segment
     if not max_timestamp_searches_records(state.config.kafka_version):
         return _max_timestamp_stored(state, best.max_timestamp_and_offset, best.base_offset)
-    max_ts = best.max_timestamp_and_offset[0]
-    batch = next((b for b in best.batches if b.max_timestamp == max_ts), None)
+    max_ts, max_offset = best.max_timestamp_and_offset
+    position = offset_index_position(best, max_offset)
+    batch = next((b for b in best.batches
+                  if b.position >= position and b.max_timestamp == max_ts), None)
     if batch is None:
         return None
     epoch = batch.partition_leader_epoch
@@ -58,15 +63,20 @@ def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
     return TimestampAndOffset(max_ts, offset, epoch if epoch >= 0 else None)
 
 
-def _search(state: PartitionState, timestamp: int) -> TimestampAndOffset | None:
+def _search(state: PartitionState,
+            timestamp: int) -> tuple[PartitionState, TimestampAndOffset | None]:
     """LOG-49: the first segment whose largest timestamp >= target, searched from the LSO.
 
-    Spec: KL-TIME-4. Only that segment is searched, as in Kafka.
+    Spec: KL-TIME-4. Only that segment is searched, as in Kafka; every segment asked has its max
+    timestamp read (KL-TRUNC-3).
     """
-    for segment in state.segments:
+    segments = list(state.segments)
+    for n, segment in enumerate(segments):
+        segments[n] = materialised(segment)
         if segment.largest_timestamp() >= timestamp:
-            return find_offset_by_timestamp(segment, timestamp, state.log_start_offset)
-    return None
+            found = find_offset_by_timestamp(segment, timestamp, state.log_start_offset)
+            return replace(state, segments=tuple(segments)), found
+    return replace(state, segments=tuple(segments)), None
 
 
 def fetch_offset_by_timestamp(state: PartitionState,
@@ -84,5 +94,7 @@ def fetch_offset_by_timestamp(state: PartitionState,
     if timestamp == LATEST_TIERED_TIMESTAMP:
         return state, TimestampAndOffset(NO_TIMESTAMP, -1, -1)
     if timestamp == MAX_TIMESTAMP:
+        # `maxBy(_.maxTimestampSoFar)` reads every segment's max (KL-TRUNC-3).
+        state = replace(state, segments=tuple(materialised(s) for s in state.segments))
         return state, _max_timestamp(state)
-    return state, _search(state, timestamp)
+    return _search(state, timestamp)

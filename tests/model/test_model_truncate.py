@@ -117,3 +117,46 @@ def test_truncate_fully_and_start_at__negative__raises_illegal_argument() -> Non
 def test_index_entries_after_truncation__three_case_rule(offset: int, kept: int) -> None:
     """FMT-15 with keys 2, 4, 6. Spec: KL-TRUNC-3"""
     assert index_entries_after_truncation([2, 4, 6], offset) == kept
+
+
+T = 1_700_000_000_000
+
+
+def _follower_5_then_max_at_6_reopened() -> PartitionState:
+    """Batch 5 (T+5) from a follower, 6 (T+10, the max), 7 and 8 (T) from the leader, then a
+    clean reopen: the time index holds only the final entry (T+10, 6) and the max is unread."""
+    s = log.empty_log(LogConfig())
+    s, _ = log.append_as_follower(s, (BatchSpec(5, 0, (rec(T + 5),)),), None)
+    for ts in (T + 10, T, T):
+        s, _ = log.append_as_leader(s, (rec(ts),), 0)
+    s, _ = log.close_and_reopen(s)
+    assert s.active.time_index == ((T + 10, 6),) and s.active.max_so_far is None
+    return s
+
+
+def test_truncate_to__after_reload_emptying_the_time_index__forgets_the_batches_kept() -> None:
+    """LogSegment.truncateTo reads the unread max from the cut (empty) index: (-1, base), never
+    re-derived; the next append's max replaces it. Spec: KL-TRUNC-3, KL-TIME-3, KL-TIME-4"""
+    s, _ = log.truncate_to(_follower_5_then_max_at_6_reopened(), 6)
+    assert s.active.max_so_far == (-1, 0)  # batch 5 (T+5) is still there
+    s, _ = log.append_as_leader(s, (rec(T),), 0)
+    s, _ = log.close_and_reopen(s)
+    assert s.active.time_index == ((T, 6),)
+    _, found = log.fetch_offset_by_timestamp(s, -3)
+    assert found is not None and (found.timestamp, found.offset) == (T, 6)
+    # The search starts at the time index's (T, 6): batch 5's T+5 is never looked at.
+    _, found = log.fetch_offset_by_timestamp(s, T + 1)
+    assert found is None
+
+
+def test_truncate_to__max_read_before_the_cut__is_re_derived_from_the_batches_kept() -> None:
+    """A MAX_TIMESTAMP lookup reads every segment's max first; the cut then re-derives it
+    (readLargestTimestamp) and batch 5 keeps its place. Spec: KL-TRUNC-3, KL-TIME-3"""
+    s, _ = log.fetch_offset_by_timestamp(_follower_5_then_max_at_6_reopened(), -3)
+    assert s.active.max_so_far == (T + 10, 6)
+    s, _ = log.truncate_to(s, 6)
+    assert s.active.max_so_far == (T + 5, 5)
+    s, _ = log.append_as_leader(s, (rec(T),), 0)
+    s, _ = log.close_and_reopen(s)
+    _, found = log.fetch_offset_by_timestamp(s, -3)
+    assert found is not None and (found.timestamp, found.offset) == (T + 5, 5)
