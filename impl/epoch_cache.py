@@ -7,7 +7,8 @@ The cache is a list of `EpochEntry(epoch, start_offset)` strictly increasing in 
 Crash policy: every change is written through `CheckpointFile.write` (tmp + fsync + rename + dir
 fsync), so the file always holds a complete old or new list. Kafka flushes truncations
 asynchronously (EPO-10); kafkalog writes them synchronously (docs/design.md "Async work"), and the
-loader still re-applies both truncations after a crash (REC-13, REC-15).
+loader still re-applies both truncations after a crash (REC-13, REC-15). The one exception is the
+strict loader during an unclean load (`defer_writes`): it writes the final list once, at its end.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class LeaderEpochCache:
         self._checkpoint = checkpoint
         self._lock = threading.RLock()
         self._entries: list[EpochEntry] = []
+        self._writes_deferred = False  # see defer_writes
+        self._write_pending = False  # a change made while deferred, not written yet
         if checkpoint is not None:
             # EPO-1: loading replays `assign`, so a non-monotonic file is normalised the same way.
             for entry in checkpoint.read():
@@ -93,10 +96,22 @@ class LeaderEpochCache:
             self._flush()
 
     def clear_and_flush(self) -> None:
-        """Forget every entry and write the empty list synchronously (EPO-9)."""
+        """Forget every entry and write the empty list synchronously (EPO-9), deferred or not:
+        the loader's REC-9 path needs it on disk before it creates the new segment."""
         with self._lock:
             self._entries.clear()
-            self._flush()
+            self._write()
+
+    def defer_writes(self, deferred: bool) -> None:
+        """While deferred, changes stay in memory until `flush` or the end of the deferral,
+        which writes them if `flush` has not (issue #17: an unclean load changes the list
+        several times and then writes it once, GAP-4). Only for the loader: every load
+        re-derives the entries above the recovery point, so a crash before that write loads
+        the same state as one after it."""
+        with self._lock:
+            self._writes_deferred = deferred
+            if not deferred and self._write_pending:
+                self._write()
 
     def clear(self) -> None:
         """Forget every entry without writing (EPO-9)."""
@@ -104,11 +119,18 @@ class LeaderEpochCache:
             self._entries.clear()
 
     def flush(self) -> None:
-        """Write the current entries (used on close)."""
+        """Write the current entries (used on close and at the end of an unclean load)."""
         with self._lock:
-            self._flush()
+            self._write()
 
     def _flush(self) -> None:
+        if self._writes_deferred:
+            self._write_pending = True
+        else:
+            self._write()
+
+    def _write(self) -> None:
+        self._write_pending = False
         if self._checkpoint is not None:
             self._checkpoint.write_if_dir_exists(list(self._entries))
 

@@ -294,13 +294,11 @@ class ProducerStateManager:
         found: dict[int, Path] = {}
         if not self.fs.is_dir(self.dir):
             return found
-        for name in self.fs.list_dir(self.dir):
+        for name in self.fs.list_files(self.dir):  # regular files only
             offset = snapshot_offset(name)
-            if offset is None:
-                continue
-            path = self.dir / name  # one Path per snapshot: every unclean load lists ~2n times
-            if not self.fs.is_dir(path):  # regular files only
-                found[offset] = path
+            if offset is not None:
+                # one Path per snapshot: every unclean load lists ~2n times
+                found[offset] = self.dir / name
         return dict(sorted(found.items()))
 
     def snapshot_offsets(self) -> tuple[int, ...]:

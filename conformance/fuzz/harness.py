@@ -127,6 +127,10 @@ class GuardedFileSystem(FileSystem):
         self._inside(path, "list")
         return super().list_dir(path)
 
+    def list_files(self, path: PathLike) -> list[str]:
+        self._inside(path, "list")
+        return super().list_files(path)
+
     def mkdir(self, path: PathLike, parents: bool = True) -> None:
         self._write(path, "mkdir")
         super().mkdir(path, parents)

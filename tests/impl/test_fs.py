@@ -113,3 +113,20 @@ def test_subclass_handle__intercepts_every_write(tmp_path: Path) -> None:
     with pytest.raises(KafkaStorageError, match="injected"):
         handle.append(b"data")
     handle.close()
+
+
+def test_list_files__names_what_is_not_a_directory__as_list_dir_and_is_dir_do(
+        tmp_path: Path, fs: FileSystem) -> None:
+    """`list_files` (one scandir, issue #17) equals list_dir filtered by is_dir, links included."""
+    (tmp_path / "sub").mkdir()
+    for name in ("b.log", "a.index", "c.snapshot"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / "to-dir").symlink_to(tmp_path / "sub")
+    (tmp_path / "to-file").symlink_to(tmp_path / "b.log")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    expected = [n for n in fs.list_dir(tmp_path) if not fs.is_dir(tmp_path / n)]
+    assert fs.list_files(tmp_path) == expected
+    assert expected == ["a.index", "b.log", "c.snapshot", "dangling", "to-file"]
+    with pytest.raises(LogDirError) as err:
+        fs.list_files(tmp_path / "nope")
+    assert err.value.where == str(tmp_path / "nope")
