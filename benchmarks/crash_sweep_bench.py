@@ -5,6 +5,9 @@ Both sides run the same seeds of `kafkalog check`'s mix through `run_seed` with 
 sweep; the naive side turns off the image memo (`Sweeper.memo = False`), so every (point,
 fault, seed) is written to its scratch directory and loaded, as a sweep did before images were
 hashed. Seeds whose run diverges are left out of both sides (their shrinking is not crash work).
+A third side measures the cost of the idempotence check (KL-CRASH-7: every distinct image is
+loaded a second time after a crash right after its load): the hashed sweep with
+`Sweeper.idempotence = False` is its same-run baseline.
 
 python -m kafkalog.benchmarks.crash_sweep_bench [--runs N] [--steps S] [--json FILE]
 """
@@ -27,21 +30,22 @@ from kafkalog.conformance.runner import run_seed
 
 
 @contextmanager
-def _memo(enabled: bool) -> Iterator[None]:
-    previous = crash_sweep.Sweeper.memo
-    crash_sweep.Sweeper.memo = enabled
+def _memo(enabled: bool, idempotence: bool = True) -> Iterator[None]:
+    previous = crash_sweep.Sweeper.memo, crash_sweep.Sweeper.idempotence
+    crash_sweep.Sweeper.memo, crash_sweep.Sweeper.idempotence = enabled, idempotence
     try:
         yield
     finally:
-        crash_sweep.Sweeper.memo = previous
+        crash_sweep.Sweeper.memo, crash_sweep.Sweeper.idempotence = previous
 
 
-def measure(seeds: Sequence[int], steps: int, memo: bool) -> dict[str, Any]:
-    """Crash points, distinct images, CPU seconds in crash steps and in whole runs."""
+def measure(seeds: Sequence[int], steps: int, memo: bool,
+            idempotence: bool = True) -> dict[str, Any]:
+    """Crash points, distinct images, idempotence checks, CPU seconds in crash steps and runs."""
     points: Counter[str] = Counter()
-    images, crash_s, diverged = 0, 0.0, []
+    images, checks, crash_s, diverged = 0, 0, 0.0, []
     started = time.process_time()
-    with _memo(memo):
+    with _memo(memo, idempotence):
         for seed in seeds:
             family = DEFAULT_MIX[seed % len(DEFAULT_MIX)]
             outcome = run_seed(seed, steps=steps, config_family=family, crash_weight=1,
@@ -51,12 +55,13 @@ def measure(seeds: Sequence[int], steps: int, memo: bool) -> dict[str, Any]:
                 continue
             points.update(outcome.crashes)
             images += outcome.crash_images
+            checks += outcome.crash_idempotence
             crash_s += outcome.crash_s
     total = sum(points.values())
     return {
-        "memo": memo, "runs": len(seeds) - len(diverged), "diverged_seeds": diverged,
-        "crash_points": total, "by_fault": dict(sorted(points.items())),
-        "distinct_images": images, "crash_cpu_s": round(crash_s, 2),
+        "memo": memo, "idempotence": idempotence, "runs": len(seeds) - len(diverged),
+        "diverged_seeds": diverged, "crash_points": total, "by_fault": dict(sorted(points.items())),
+        "distinct_images": images, "idempotence_checks": checks, "crash_cpu_s": round(crash_s, 2),
         "run_cpu_s": round(time.process_time() - started, 2),
         "points_per_cpu_minute": round(60 * total / crash_s) if crash_s else 0,
     }
@@ -72,9 +77,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     seeds = range(args.runs)
     naive = measure(seeds, args.steps, memo=False)
     hashed = measure(seeds, args.steps, memo=True)
-    result = {"naive": naive, "hashed": hashed,
+    no_idempotence = measure(seeds, args.steps, memo=True, idempotence=False)
+    result = {"naive": naive, "hashed": hashed, "hashed_without_idempotence": no_idempotence,
               "speedup": round(hashed["points_per_cpu_minute"]
-                               / max(1, naive["points_per_cpu_minute"]), 2)}
+                               / max(1, naive["points_per_cpu_minute"]), 2),
+              "idempotence_cost": round(hashed["crash_cpu_s"]
+                                        / max(0.01, no_idempotence["crash_cpu_s"]), 2)}
     text = json.dumps(result, indent=2)
     print(text)
     if args.json is not None:

@@ -58,6 +58,7 @@ class RunOutcome:
     trace_jsonl: str | None  # the shrunk trace of a divergence, else None
     crashes: dict[str, int] = dataclasses.field(default_factory=dict)  # crash points per fault
     crash_images: int = 0  # distinct crash images among them (a sweep loads each once)
+    crash_idempotence: int = 0  # idempotence checks: crash right after a load, load again
     crash_s: float = 0.0  # CPU seconds spent in crash steps, sweeps included
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,5 +258,6 @@ def _outcome(seed: int, family: str, adapter: str | None, started: float,
         trace_jsonl=trace_jsonl,
         crashes=dict(sorted(session.crashes.items())) if session else {},
         crash_images=session.crash_images if session else 0,
+        crash_idempotence=session.crash_idempotence if session else 0,
         crash_s=round(session.crash_s, 4) if session else 0.0,
     )

@@ -75,6 +75,7 @@ class Session:
         self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
         self.crashes: Counter[str] = Counter()
         self.crash_images = 0  # distinct crash images loaded (summed over examples)
+        self.crash_idempotence = 0  # of them, reloaded after a crash right after the load
         self.crash_s = 0.0  # CPU seconds in crash steps, sweeps included
         self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
@@ -126,6 +127,7 @@ class Session:
             self.rules |= lockstep.rules
             self.crashes.update(lockstep.crashes)
             self.crash_images += lockstep.distinct_images()
+            self.crash_idempotence += lockstep.crash_idempotence()
             self.crash_s += lockstep.crash_s
         if diverged:
             if not self.failed and self.shrink_budget_s is not None:

@@ -145,8 +145,12 @@ ACTIONS: dict[str, ActionSpec] = {
         ActionSpec("close_and_reopen", (), type(None), "reopen"),
         # Protocol version 2 (specs/adapter-protocol.md, "Crashes"): crash after `point`
         # operations of the last action under `fault`, then load; answers the operations lost.
+        # `idempotence` (trace only, never sent: the checker strips it and drives the second
+        # crash itself): after the load, crash again right after it and load again; the state
+        # must not change (specs/log.md KL-CRASH-7, specs/trace-format.md).
         ActionSpec("crash", (Param("point", int), Param("fault", str), Param("seed", int),
-                             Param("leftover", str, "none")), int, "crash"),
+                             Param("leftover", str, "none"),
+                             Param("idempotence", bool, False, omit_default=True)), int, "crash"),
     )
 }
 

@@ -22,9 +22,11 @@ from kafkalog.conformance.broken.base import defining_class
 from kafkalog.conformance.broken.catalogue import Broken
 from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.impl import verify
+from kafkalog.impl.checkpoint import RECOVERY_POINT_CHECKPOINT_FILENAME, OffsetCheckpointFile
 from kafkalog.impl.fs import FileSystem, PathLike
 from kafkalog.impl.local_log import LocalLog
 from kafkalog.impl.log import Log
+from kafkalog.impl.log_dir import LogDir
 from kafkalog.impl.log_loader import LoadedLog, LogLoader
 from kafkalog.impl.log_segment import (
     DELETED_FILE_SUFFIX,
@@ -191,6 +193,21 @@ def _epoch_findings_ignoring_log_start(entries: Any, scans: Any, path: str,
 _REAL_EPOCH_FINDINGS = verify._batch_epoch_findings
 
 
+def _load_persisting_recovery_point_ahead(self: LogDir, layout: Any, checkpoints: Any) -> None:
+    """Defect 4's kind (CRP-12, RCV-8: load twice != load once): an unclean load serves the
+    checkpointed recovery point (RCV-8) but persists the recovered LEO as the recovery point,
+    so the next load trusts everything this one recovered and serves another state. Every
+    single load is a member of the model's set; only a second load shows it (KL-CRASH-7)."""
+    _REAL_LOAD_ALL(self, layout, checkpoints)
+    if not self.had_clean_shutdown:
+        OffsetCheckpointFile(self.fs, self.path / RECOVERY_POINT_CHECKPOINT_FILENAME).write(
+            {(tp.topic, tp.partition): log.state().log_end_offset
+             for tp, log in self.logs.items()})
+
+
+_REAL_LOAD_ALL = LogDir._load_all
+
+
 BROKEN_CRASH: dict[str, Broken] = {
     b.name: b
     for b in (
@@ -229,6 +246,10 @@ BROKEN_CRASH: dict[str, Broken] = {
         Broken("epoch_trim_end_first", "EPO-7", "CRP-12",
                "issue #10 defect 4: the load trims epochs at the LEO before the log start",
                LogLoader, "load", _load_trimming_end_first),
+        Broken("recovery_point_persisted_ahead", "CBUG-18", "CRP-12",
+               "recovery not idempotent: an unclean load persists the LEO as the recovery "
+               "point while serving the checkpointed one, so a reload skips its recovery",
+               LogDir, "_load_all", _load_persisting_recovery_point_ahead),
         Broken("verify_epoch_missing_below_log_start", "EPO-7", "EPO-1",
                "issue #10 defect 5: verify reports epoch_missing below the log start",
                verify, "_batch_epoch_findings", _epoch_findings_ignoring_log_start),  # type: ignore[arg-type]

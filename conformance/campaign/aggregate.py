@@ -73,6 +73,7 @@ class CampaignSummary:
     crashes: tuple[tuple[str, int, int], ...] = ()
     crash_images: int = 0  # distinct crash images loaded, summed over runs
     crash_cpu_s: float = 0.0  # CPU seconds the runs spent in crash steps, sweeps included
+    crash_idempotence: int = 0  # idempotence checks (KL-CRASH-7), summed over runs
     rule_pairs: int = 0  # distinct pairs of rules met in one run (combos.py)
     rule_pairs_possible: int = 0  # C(n, 2) over the rules not exercised by every run
 
@@ -181,6 +182,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             crashes=crash_coverage(frame),
             crash_images=totals["crash_images"],
             crash_cpu_s=totals["crash_s"],
+            crash_idempotence=totals["crash_idempotence"],
             **_never_exercised(rules),
             **_pair_coverage(frame),
         )
@@ -348,6 +350,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         F.sum("duration_s").alias("run_time"),
         F.sum("crash_images").alias("crash_images"),
         F.sum("crash_s").alias("crash_s"),
+        F.sum("crash_idempotence").alias("crash_idempotence"),
         (F.unix_micros(F.max("finished_at")) - F.unix_micros(F.min("started_at"))).alias("span"),
     ).first()
     return {
@@ -357,6 +360,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         "wall": float(row.span or 0) / 1e6,
         "crash_images": int(row.crash_images or 0),
         "crash_s": float(row.crash_s or 0.0),
+        "crash_idempotence": int(row.crash_idempotence or 0),
     }
 
 

@@ -201,6 +201,7 @@ def render_terminal(
         crashes.add_row(Text(fault), str(total), str(runs))
     crashes.add_row(Text("all"), str(summary.crash_points), "")
     crashes.add_row(Text("distinct images"), str(summary.crash_images), "")
+    crashes.add_row(Text("idempotence checks"), str(summary.crash_idempotence), "")
     console.print(crashes)
     if summary.crash_points:
         of_crash, of_runs = summary.crash_rates()
@@ -267,7 +268,9 @@ def _crash_speed_html(summary: CampaignSummary) -> str:
                         ("per core-minute of run time", round(of_runs))], None)
     return (
         f"<p>{summary.crash_points:,} crash points, {summary.crash_images:,} distinct images "
-        f"(each loaded once), {summary.crash_cpu_s:.1f} CPU seconds in crash steps.</p>"
+        f"(each loaded once), {summary.crash_idempotence:,} idempotence checks (a crash right "
+        f"after the load, loaded again: KL-CRASH-7), {summary.crash_cpu_s:.1f} CPU seconds in "
+        f"crash steps.</p>"
         f"<h3>Crash points per minute per core</h3>{chart}"
     )
 

@@ -63,6 +63,7 @@ ARROW_SCHEMA = pa.schema(
         ("crash_weight", pa.int32()),
         ("crash_images", pa.int32()),
         ("crash_s", pa.float64()),
+        ("crash_idempotence", pa.int32()),
     ]
 )
 SPARK_DDL = (
@@ -71,7 +72,8 @@ SPARK_DDL = (
     "steps_executed INT, actions MAP<STRING, INT>, rules ARRAY<STRING>, duration_s DOUBLE, "
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
     "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
-    "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE"
+    "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE, "
+    "crash_idempotence INT"
 )
 
 
@@ -299,6 +301,7 @@ def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]
         "crashes": {str(k): int(n) for k, n in sorted(getattr(outcome, "crashes", {}).items())},
         "crash_images": int(getattr(outcome, "crash_images", 0)),
         "crash_s": float(getattr(outcome, "crash_s", 0.0)),
+        "crash_idempotence": int(getattr(outcome, "crash_idempotence", 0)),
     }
 
 
@@ -319,6 +322,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "crashes": {},
         "crash_images": 0,
         "crash_s": 0.0,
+        "crash_idempotence": 0,
     }
 
 

@@ -164,6 +164,8 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
         echo(f"distinct crash images: {sum(o.crash_images for o in outcomes)}  crash points per "
              f"minute per core: {60 * sum(crashes.values()) / crash_s:,.0f} (CPU time in crash "
              f"steps, {crash_s:.1f} s)")
+        echo(f"recovery idempotence checks: {sum(o.crash_idempotence for o in outcomes)} "
+             "(distinct images crashed right after the load and loaded again, KL-CRASH-7)")
     known = all_rule_ids()
     never = sorted(known - rules)
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"

@@ -163,3 +163,66 @@ def test_check_cli__sweeps_by_default__summary_counts_distinct_images_and_speed(
     total = int(re.search(r"crash points explored: (\d+)", swept.output)[1])
     assert total > 2 * steps and "distinct crash images: " in swept.output
     assert "crash points per minute per core: " in swept.output
+    checks = int(re.search(r"recovery idempotence checks: (\d+)", swept.output)[1])
+    assert 0 < checks <= int(re.search(r"distinct crash images: (\d+)", swept.output)[1])
+
+
+def test_sweep__every_distinct_image_that_loads__is_reloaded_after_a_crash_right_after_the_load(
+) -> None:
+    """KL-CRASH-7: each distinct image is checked once for idempotence, and the real log passes."""
+    ls = start()
+    try:
+        append(ls, 3)
+        ls.step("flush", {"offset": None})
+        append(ls)
+        crash(ls, "power_loss_torn")
+        loaded = ls.sut.sweeper.loaded  # type: ignore[attr-defined]
+        loads_ok = {d for (d, _), done in loaded.items() if not isinstance(done.recovered, str)}
+        assert ls.crash_idempotence() == len(loads_ok) == ls.sut.sweeper.reloads > 0  # type: ignore[attr-defined]
+        assert all(done.idempotent for done in loaded.values() if done.idempotent is not None)
+    finally:
+        ls.sut.close()
+
+
+def test_sweep__load_that_persists_what_it_does_not_serve__caught_as_not_idempotent__replays(
+) -> None:
+    """Every single load of the bug is allowed; the reload differs, so the crash step carries
+    `idempotence: true` and its trace replays the failure alone (real implementation: conforms)."""
+    factory = broken_factory("recovery_point_persisted_ahead")
+    ls = start(factory)
+    try:
+        append(ls, 2)
+        with pytest.raises(DivergenceError) as caught:
+            crash(ls)
+        steps = tuple(ls.steps)
+    finally:
+        ls.sut.close()
+    assert caught.value.signature.startswith("crash|ok|ok|crash.idempotence.recovery_point|")
+    assert caught.value.step.args["idempotence"] is True
+    header = TraceHeader(config=TINY, now_ms=START_MS)
+    lines = [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
+    trace = loads_trace("\n".join(json.dumps(line) for line in lines))
+    replayed = replay_trace(trace, broken="recovery_point_persisted_ahead")
+    assert replayed.signature == caught.value.signature
+    assert replay_trace(trace, adapter=None).conformed
+
+
+def test_crash_args__idempotence_flag__omitted_when_false_and_never_reaches_the_log() -> None:
+    """Old traces (no flag) decode as False; the flag is written only when set; `execute`
+    strips it, so adapters never see it."""
+    from kafkalog.conformance.adapter.wire import decode_args, encode_args
+    from kafkalog.conformance.sut import execute
+
+    old = {"point": 1, "fault": "power_loss", "seed": 3, "leftover": "none"}
+    assert decode_args("crash", old)["idempotence"] is False
+    assert "idempotence" not in encode_args("crash", decode_args("crash", old))
+    assert encode_args("crash", {**old, "idempotence": True})["idempotence"] is True
+
+    class Recorder:
+        def crash(self, **kwargs: object) -> int:
+            self.kwargs = kwargs
+            return 0
+
+    sut = Recorder()
+    assert execute(sut, "crash", {**old, "idempotence": True}).ok  # type: ignore[arg-type]
+    assert sut.kwargs == old

@@ -114,3 +114,18 @@ def test_kafka_crash_mode_runs__check_the_variant_with_crash_steps() -> None:
         assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
         crashes += sum(outcome.crashes.values())
     assert crashes > 0
+
+
+def test_kafka_gap__epoch_cache_alone_differs__named_in_kafka_mode_only() -> None:
+    """Seed 763's shape (an undone recovery cut brings back a batch whose epoch the CRC does
+    not cover) is a named kafka-mode gap; any other difference, or strict mode, is not."""
+    from dataclasses import replace
+
+    from kafkalog.conformance.lockstep import KAFKA_GAPS, kafka_gap
+    from kafkalog.model import values as v
+
+    member = v.LogStateView(4, 4, 5, 4, (v.SegmentView(4, 72, 5),), (v.EpochEntry(3, 4),))
+    epoch_72 = replace(member, epoch_entries=(v.EpochEntry(72, 4),))
+    assert kafka_gap("kafka", [member], epoch_72) == "resurrected_batch_epoch" in KAFKA_GAPS
+    assert kafka_gap("strict", [member], epoch_72) is None
+    assert kafka_gap("kafka", [member], replace(epoch_72, log_end_offset=6)) is None

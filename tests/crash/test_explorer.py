@@ -51,9 +51,16 @@ DEFECTS = {"load_cut_keeps_later_segments", "no_checkpoint_after_truncation",
            "truncation_not_durable", "verify_epoch_missing_below_log_start"}
 
 
+# Caught by the checker's idempotence sweep only (KL-CRASH-7 compares the whole view, the
+# recovery point included; the explorer's CRP-12 check compares batches, offsets and epochs):
+# tests/conformance/test_crash_sweep.py and its regression trace pin it.
+CHECKER_ONLY = {"recovery_point_persisted_ahead"}
+
+
 def test_every_seeded_crash_bug_has_a_catching_workload_or_defect_test() -> None:
     """The tables cover the whole registry of conformance/broken/crash.py."""
-    assert set(CATCHES) | DEFECTS == set(BROKEN_CRASH) and not set(CATCHES) & DEFECTS
+    assert set(CATCHES) | DEFECTS | CHECKER_ONLY == set(BROKEN_CRASH)
+    assert not set(CATCHES) & DEFECTS and not (set(CATCHES) | DEFECTS) & CHECKER_ONLY
 
 
 @pytest.mark.parametrize("name", sorted(CATCHES))
