@@ -3,7 +3,7 @@
 Each entry patches one attribute of `kafkalog.impl.producer_state_manager` so the real
 implementation behaves like Kafka did before the fix named by its JIRA. They are registered in
 the same catalogue as broken/catalogue.py (`broken_class`), so `kafkalog check --broken NAME
---family producers` and tests/conformance/test_broken_producer.py run them.
+--family producers` and tests/conformance/test_broken_producer_txn.py run them.
 """
 
 from __future__ import annotations

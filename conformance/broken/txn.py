@@ -4,7 +4,7 @@ issue 15).
 Each entry patches one attribute of the implementation so it behaves like Kafka did before the
 fix named by its JIRA. They join the catalogue of broken/catalogue.py (`broken_class`), so
 `kafkalog check --broken NAME --family transactions` and
-tests/conformance/test_broken_txn.py run them.
+tests/conformance/test_broken_producer_txn.py run them.
 """
 
 from __future__ import annotations

@@ -8,26 +8,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from in_process_cli import entry_point
 from kafkalog.conformance.audit.job import find_log_dirs, pack, plan_units, run_audit
 from kafkalog.conformance.audit.report import summarize_audit, write_audit_report
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.verify import verify_log_dir
 
-from kafkalog.cli.main import main
-
 pytestmark = pytest.mark.spark
 TEMPLATE = "k2.1-zk-clean-many-partitions"  # 52 partitions, clean shutdown
-
-
-def entry_point(args: list[str]) -> int:
-    """Run `kafkalog.cli.main.main` in-process (sharing the test's Spark); its exit status."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("sys.argv", ["kafkalog", *args])
-        try:
-            main()
-        except SystemExit as done:
-            return int(done.code or 0)
-    return 0
 
 
 def test_audit_cli__real_broker_dirs__findings_equal_verify(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from in_process_cli import entry_point
 from kafkalog.conformance.audit.fleet import write_log_dir
 from kafkalog.conformance.audit.job import audit_unit, find_log_dirs, plan_units, run_audit
 from kafkalog.conformance.audit.split import (
@@ -138,19 +139,6 @@ def test_run_audit__split_forced_low_and_high__equal_partition_and_finding_rows(
     assert results["split"] == results["whole"]
     kinds = {row for row in results["split"][1] if "'segments_overlap'" in row}
     assert kinds, "the fleet must exercise a cross-range check"
-
-
-def entry_point(args: list[str]) -> int:
-    """`kafkalog ARGS` in-process (sharing the test's Spark); its exit status."""
-    from kafkalog.cli.main import main
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("sys.argv", ["kafkalog", *args])
-        try:
-            main()
-        except SystemExit as done:
-            return int(done.code or 0)
-    return 0
 
 
 @pytest.mark.spark

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from in_process_cli import entry_point
 from kafkalog.conformance.campaign.errors import JavaMissingError
 from kafkalog.conformance.campaign.job import require_java
 
-from kafkalog.cli.main import cli, main
+from kafkalog.cli.main import cli
 
 SYNTHETIC = "kafkalog.conformance.campaign.synthetic:synthetic_run_seed"
 
@@ -103,17 +104,6 @@ def test_campaign_cli__failing_runs__exit_1_with_report_traces_and_rebuild(
     assert again.returncode == 1, again.stderr
     assert "nothing to run, all 30 seeds are recorded (Spark not started)" in again.stdout
     assert "failure buckets" in again.stdout and "Spark 4" not in again.stdout
-
-
-def entry_point(args: list[str]) -> int:
-    """Run `kafkalog.cli.main.main` in-process (sharing the test's Spark) and return its status."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sys, "argv", ["kafkalog", *args])
-        try:
-            main()
-        except SystemExit as done:
-            return int(done.code or 0)
-    return 0
 
 
 def _without_timestamp(page: str) -> str:
