@@ -42,6 +42,8 @@ from .fs import FileSystem
 from .lazy_index import LazyIndex
 from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
+from .segment_files import DELETED_FILE_SUFFIX as DELETED_FILE_SUFFIX  # with the other suffixes
+from .segment_files import SegmentFiles
 from .segment_indexing import check_index_capacity, index_decisions
 from .segment_recovery import RecoveredBatches, walk_batches
 from .time import Time
@@ -51,7 +53,6 @@ LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
 TIME_INDEX_FILE_SUFFIX = ".timeindex"
 TXN_INDEX_FILE_SUFFIX = ".txnindex"
-DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 INDEX_SUFFIXES = (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)
@@ -109,7 +110,7 @@ class RollParams:
     now: int
 
 
-class LogSegment:
+class LogSegment(SegmentFiles):
     """One segment; not thread-safe on its own (the log's writer lock serialises mutations)."""
 
     def __init__(
@@ -546,50 +547,6 @@ class LogSegment:
 
     # --- files ------------------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """fsync `.log` and both indexes; stamp the last-modified time on the file.
-
-        Like Kafka this loads (so creates) lazy index files: flushing an empty active segment on
-        shutdown leaves its `.index`/`.timeindex` on disk for the next load (KAFKA-13603).
-        """
-        self.log.flush()
-        self.log.set_last_modified_ms(self.last_modified_ms)
-        self.offset_index.flush()
-        self.time_index.flush()
-        self.txn_index.flush()
-
-    def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
-        """Rename all four files, replacing `old_suffix` with `new_suffix` (FMT-7, BUG-49).
-
-        Strict (beyond Kafka's `LogSegment.changeFileSuffixes`, GAP-2; KL-CRASH-3): a removal
-        (to `.deleted`) makes the `.log`'s rename durable before it renames the indexes. A
-        power loss may otherwise keep an index's rename and lose the `.log`'s, leaving a live
-        `.log` without its index below the recovery point, which the load rebuilds with a
-        temporary producer-state manager that deletes the snapshots above the segment and
-        writes one at its end (`LogLoader.recoverSegment`, PSR-7): producer state of a segment
-        the load would otherwise never touch (issue #10, seed 367). With the `.log` gone first,
-        a crash leaves the whole segment or orphan indexes, which the load deletes (RCV-3).
-        """
-
-        def renamed(path: Path) -> Path:
-            name = path.name
-            if old_suffix and name.endswith(old_suffix):
-                name = name[: -len(old_suffix)]
-            return path.with_name(name + new_suffix)
-
-        txn = self.txn_index_file  # derived from the `.log` name: taken before it changes
-        log_path = Path(self.log.path)
-        self.log.rename_to(renamed(log_path))
-        if new_suffix == DELETED_FILE_SUFFIX:
-            self.fs.fsync_dir(log_path.parent)
-        self._offset_index.rename_to(renamed(self.offset_index_file))
-        self._time_index.rename_to(renamed(self.time_index_file))
-        if self.fs.exists(txn):
-            self.fs.rename(txn, renamed(txn))
-
-    def has_suffix(self, suffix: str) -> bool:
-        return str(self.log.path).endswith(suffix)
-
     def close(self) -> None:
         """Final time-index entry, close (trim) both indexes, flush and trim `.log` (SEG-17)."""
         if self._max_ts_and_offset != _UNKNOWN:
@@ -608,16 +565,6 @@ class LogSegment:
         self._offset_index.close_handler()
         self._time_index.close_handler()
         self.log.close_handlers()
-
-    def delete_if_exists(self) -> None:
-        """Delete `.log`, both indexes and a txn index; any may already be gone (SEG-23)."""
-        self.log.delete_if_exists()
-        self._offset_index.delete_if_exists()
-        self._time_index.delete_if_exists()
-        txn = self.txn_index_file
-        if self.fs.exists(txn):
-            self.fs.delete(txn)
-        self.txn_index.forget()
 
     def check(self) -> None:
         """Assert this segment's invariants in O(n): offsets in range and increasing (SEG-2)."""
