@@ -21,7 +21,7 @@ epoch and checkpoint checks and the drivers, and re-exports every public name of
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,120 +241,144 @@ def _symlink_finding(path: str) -> Finding:
                     "point outside the log directory); LogDir.open refuses it", "FMT-1")
 
 
-def _unreadable(report: PartitionReport, path: Path | str, error: KafkaStorageError) -> None:
-    report.findings.append(_problem("unreadable_file", str(path), None, error.message, "ERR-36"))
+def _unreadable_into(findings: list[Finding], path: Path | str, error: KafkaStorageError) -> None:
+    findings.append(_problem("unreadable_file", str(path), None, error.message, "ERR-36"))
 
 
-def _classify_files(fs: FileSystem, partition_dir: Path,
-                    report: PartitionReport) -> dict[int, set[str]]:
-    """Segment base offset -> the plain suffixes present (`.log`, `.index`, ...)."""
+def classify_files(fs: FileSystem, partition_dir: Path
+                   ) -> tuple[dict[int, set[str]], list[Finding]]:
+    """Segment base offset -> the plain suffixes present (`.log`, `.index`, ...), and the
+    findings about single files (links, leftovers, bad or unknown names)."""
     segments: dict[int, set[str]] = {}
+    findings: list[Finding] = []
     for name in fs.list_dir(partition_dir):
         path = str(partition_dir / name)
         if fs.is_symlink(path):
-            report.findings.append(_symlink_finding(path))
+            findings.append(_symlink_finding(path))
             continue
         kind = classify_partition_file(name)
         if isinstance(kind, SegmentFileName):
             if kind.status:
-                report.findings.append(_note("leftover_file", path, None,
-                                             f"{kind.status} file; the loader deletes or "
-                                             f"completes it", "REC-2"))
+                findings.append(_note("leftover_file", path, None, f"{kind.status} file; the "
+                                      f"loader deletes or completes it", "REC-2"))
             elif kind.suffix != ".snapshot":  # producer snapshots are not part of a segment
                 segments.setdefault(kind.base_offset, set()).add(kind.suffix)
         elif isinstance(kind, KafkalogError):
-            report.findings.append(_problem("invalid_file_name", path, None, kind.message,
-                                            "FMT-5"))
+            findings.append(_problem("invalid_file_name", path, None, kind.message, "FMT-5"))
         elif kind == "unknown":
-            report.findings.append(_note("unknown_file", path, None,
-                                         "not a file Kafka keeps in a partition directory",
-                                         "FMT-8"))
-    return segments
+            findings.append(_note("unknown_file", path, None,
+                                  "not a file Kafka keeps in a partition directory", "FMT-8"))
+    return segments, findings
 
 
-def _read_epochs(fs: FileSystem, partition_dir: Path, report: PartitionReport) -> None:
-    path = partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME
+def read_epochs(fs: FileSystem, path: Path) -> tuple[list[EpochEntry], list[Finding]]:
+    """The leader-epoch checkpoint's entries ([] if absent) and why it could not be read."""
     if not fs.exists(path):
-        return
+        return [], []
     try:
-        report.epoch_entries = LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read()
+        return LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read(), []
     except KafkaStorageError as error:
-        _unreadable(report, path, error)
+        return [], [_problem("unreadable_file", str(path), None, error.message, "ERR-36")]
     except CorruptCheckpointError as error:
-        report.findings.append(_problem("corrupt_checkpoint", str(path), None, str(error),
-                                        "FMT-39"))
+        return [], [_problem("corrupt_checkpoint", str(path), None, str(error), "FMT-39")]
 
 
-def _check_indexes(fs: FileSystem, partition_dir: Path, base: int, suffixes: set[str],
-                   scan: SegmentScan, report: PartitionReport, final_entry: bool) -> None:
+def check_indexes(fs: FileSystem, partition_dir: Path, base: int, suffixes: set[str],
+                  scan: SegmentScan, final_entry: bool) -> list[Finding]:
+    """The offset and time index of one segment against its scan."""
+    findings: list[Finding] = []
     prefix = str(partition_dir / f"{base:020d}")
     for suffix, entry, rule in ((".index", OFFSET_INDEX_ENTRY, "FMT-18"),
                                 (".timeindex", TIME_INDEX_ENTRY, "FMT-25")):
         path = prefix + suffix
         if suffix not in suffixes:
-            report.findings.append(_problem("missing_index", path, None,
-                                            "index file is missing (the loader rebuilds it)",
-                                            "REC-6"))
+            findings.append(_problem("missing_index", path, None,
+                                     "index file is missing (the loader rebuilds it)", "REC-6"))
             continue
         try:
             with open_index(fs, path, entry) as (entries, left_over, zeros):
-                report.findings.extend(length_findings(path, left_over, zeros, entry.size, rule))
+                findings.extend(length_findings(path, left_over, zeros, entry.size, rule))
                 if suffix == ".index":
-                    report.findings.extend(check_offset_index(entries, scan, path))
+                    findings.extend(check_offset_index(entries, scan, path))
                 else:
-                    report.findings.extend(check_time_index(entries, scan, path, final_entry))
+                    findings.extend(check_time_index(entries, scan, path, final_entry))
         except KafkaStorageError as error:
-            _unreadable(report, path, error)
+            findings.append(_problem("unreadable_file", path, None, error.message, "ERR-36"))
+    return findings
 
 
-def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
-                     checkpoints: RootCheckpoints, clean: bool, deep: bool = False,
-                     check_root_offsets: bool = True) -> PartitionReport:
-    """Every check of one partition directory; read-only."""
-    report = PartitionReport(tp, str(partition_dir))
-    segments = _classify_files(fs, partition_dir, report)
+def overlap_finding(previous_next_offset: int, path: str, base: int) -> Finding:
+    """LOG-2: a segment starting at or below the previous segment's last offset."""
+    return _problem("segments_overlap", path, None, f"previous segment ends at "
+                    f"{previous_next_offset - 1} >= this segment's base {base}", "LOG-2")
+
+
+@dataclass
+class SegmentRange:
+    """The per-segment checks of consecutive segments: findings in order, the scans, and where
+    an overlap with a segment before the range belongs in `findings` (None: no segment)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    scans: list[SegmentScan] = field(default_factory=list)
+    overlap_at: int | None = None
+
+
+def verify_segments(fs: FileSystem, partition_dir: Path, segments: dict[int, set[str]],
+                    bases: Sequence[int], deep: bool, final_entry: Callable[[int], bool]
+                    ) -> SegmentRange:
+    """Every per-segment check of the segments at `bases` (ascending): batches, CRC, torn tail,
+    offsets, overlap within the range, indexes, transaction index. `final_entry(base)`: whether
+    that segment's time index must hold the final entry. `kafkalog audit` runs ranges of one
+    partition in parallel and joins them (conformance/audit/split.py)."""
+    out = SegmentRange()
     previous: SegmentScan | None = None
-    last_base = max((b for b, suffixes in segments.items() if ".log" in suffixes), default=None)
-    for base in sorted(segments):
+    for base in bases:
         suffixes = segments[base]
         if ".log" not in suffixes:
-            for suffix in sorted(suffixes):
-                report.findings.append(_note("orphan_index", str(partition_dir /
-                                             f"{base:020d}{suffix}"), None,
-                                             "index without a .log (the loader deletes it)",
-                                             "REC-6"))
+            out.findings.extend(_note("orphan_index", str(partition_dir / f"{base:020d}{suffix}"),
+                                      None, "index without a .log (the loader deletes it)",
+                                      "REC-6") for suffix in sorted(suffixes))
             continue
         try:
             scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
         except KafkaStorageError as error:
-            _unreadable(report, partition_dir / f"{base:020d}.log", error)
+            _unreadable_into(out.findings, partition_dir / f"{base:020d}.log", error)
             continue
-        report.findings.extend(scan.findings)
-        if previous is not None and previous.next_offset > base:
-            report.findings.append(_problem("segments_overlap", scan.path, None,
-                                            f"previous segment ends at {previous.next_offset - 1}"
-                                            f" >= this segment's base {base}", "LOG-2"))
-        # Only the active segment of a crashed broker may lack its final time-index entry.
-        _check_indexes(fs, partition_dir, base, suffixes, scan, report,
-                       final_entry=clean or base != last_base)
+        out.findings.extend(scan.findings)
+        if previous is None:
+            out.overlap_at = len(out.findings)
+        elif previous.next_offset > base:
+            out.findings.append(overlap_finding(previous.next_offset, scan.path, base))
+        out.findings.extend(check_indexes(fs, partition_dir, base, suffixes, scan,
+                                          final_entry(base)))
         for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
                                                                   scan.next_offset):
-            report.findings.append((_problem if problem else _note)(kind, path, None, message,
-                                                                    rule))
-        report.segments.append(scan)
+            out.findings.append((_problem if problem else _note)(kind, path, None, message,
+                                                                 rule))
+        out.scans.append(scan)
         previous = scan
+    return out
+
+
+def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Path,
+                     checkpoints: RootCheckpoints, clean: bool,
+                     check_root_offsets: bool = True) -> PartitionReport:
+    """The cross-segment checks once every segment is in `report`: no segments, epochs against
+    the batches, the root checkpoints' offsets, producer snapshots."""
+    tp = report.topic_partition
     if not report.segments:
         report.findings.append(_note("no_segments", str(partition_dir), None,
                                      "no .log file; loading creates an empty segment at the log "
                                      "start offset", "REC-8"))
-    _read_epochs(fs, partition_dir, report)
-    epoch_path = str(partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME)
+    epoch_path = partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME
+    report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
+    report.findings.extend(epoch_findings)
     # Batches below the log start are not judged (issue #10 defect 5); without trusted root
     # checkpoints the first segment's base is the log start.
     start = max(checkpoints.log_start_offsets.get(tp, 0) if check_root_offsets else 0,
                 report.first_base_offset)
     report.findings.extend(check_epochs(report.epoch_entries, report.segments,
-                                        report.log_end_offset, epoch_path, clean, start))
+                                        report.log_end_offset, str(epoch_path), clean, start))
     if not check_root_offsets:
         return report
     report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
@@ -363,6 +387,21 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                                                               report.log_end_offset):
         report.findings.append((_problem if problem else _note)(kind, path, None, message, rule))
     return report
+
+
+def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
+                     checkpoints: RootCheckpoints, clean: bool, deep: bool = False,
+                     check_root_offsets: bool = True) -> PartitionReport:
+    """Every check of one partition directory; read-only."""
+    report = PartitionReport(tp, str(partition_dir))
+    segments, report.findings = classify_files(fs, partition_dir)
+    last_base = max((b for b, suffixes in segments.items() if ".log" in suffixes), default=None)
+    # Only the active segment of a crashed broker may lack its final time-index entry.
+    found = verify_segments(fs, partition_dir, segments, sorted(segments), deep,
+                            lambda base: clean or base != last_base)
+    report.findings.extend(found.findings)
+    report.segments.extend(found.scans)
+    return finish_partition(fs, report, partition_dir, checkpoints, clean, check_root_offsets)
 
 
 def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Finding]:

@@ -9,9 +9,9 @@ between ranges, the partition's file-name findings, epochs vs the checkpoint, LE
 point, log start and producer snapshots. The rows equal an unsplit audit's, in the same order
 (tests/campaign/test_audit_split.py audits one fleet split and unsplit and compares).
 
-Only `kafkalog.impl.verify`'s public functions are used; the orchestration below mirrors
-`verify_partition` (which runs the same checks in one loop), and the equality test is what
-keeps the two in step.
+The checks are `kafkalog.impl.verify`'s own stages (`classify_files`, `verify_segments`,
+`overlap_finding`, `finish_partition`), the ones `verify_partition` runs over the whole
+partition; only the split and the join live here.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.audit.job import Unit
-
-_EPOCH_FILE = "leader-epoch-checkpoint"
 
 
 @dataclass(frozen=True)
@@ -165,44 +163,16 @@ def audit_piece(piece: Piece, deep: bool) -> PieceResult:
 
 def _scan_piece(piece: Piece, deep: bool, result: PieceResult) -> None:
     from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.verify import scan_segment
-    from kafkalog.impl.verify_txn import check_txn_index
-    from kafkalog.model.errors import KafkaStorageError
+    from kafkalog.impl.verify import classify_files, verify_segments
 
     fs, partition_dir = FileSystem(), Path(piece.unit.path)
-    segments, result.file_findings = classify_files(fs, partition_dir)
-    if piece.index != 0:
-        result.file_findings = []
-    previous = None
-    out = result.findings
-    for base in sorted(b for b in segments if piece.holds(b)):
-        suffixes = segments[base]
-        if ".log" not in suffixes:
-            for suffix in sorted(suffixes):
-                out.append(_finding("note", "orphan_index", str(partition_dir /
-                                    f"{base:020d}{suffix}"), None,
-                                    "index without a .log (the loader deletes it)", "REC-6"))
-            continue
-        log_path = partition_dir / f"{base:020d}.log"
-        try:
-            scan = scan_segment(fs, log_path, base, deep)
-        except KafkaStorageError as error:
-            out.append(_finding("problem", "unreadable_file", str(log_path), None,
-                                error.message, "ERR-36"))
-            continue
-        out.extend(scan.findings)
-        if previous is None:
-            result.overlap_at = len(out)
-        elif previous.next_offset > base:
-            out.append(_overlap(previous.next_offset, scan.path, base))
-        final_entry = piece.unit.clean or base != piece.last_base
-        out.extend(check_indexes(fs, partition_dir, base, suffixes, scan, final_entry))
-        for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
-                                                                  scan.next_offset):
-            out.append(_finding("problem" if problem else "note", kind, path, None, message,
-                                rule))
-        result.scans.append(_slim(scan))
-        previous = scan
+    segments, file_findings = classify_files(fs, partition_dir)
+    result.file_findings = file_findings if piece.index == 0 else []
+    found = verify_segments(fs, partition_dir, segments,
+                            sorted(b for b in segments if piece.holds(b)), deep,
+                            lambda base: piece.unit.clean or base != piece.last_base)
+    result.findings, result.overlap_at = found.findings, found.overlap_at
+    result.scans = [_slim(scan) for scan in found.scans]
 
 
 def _slim(scan: Any) -> Any:
@@ -211,97 +181,6 @@ def _slim(scan: Any) -> Any:
     if scan.batches and (not keep or keep[-1] is not scan.batches[-1]):
         keep.append(scan.batches[-1])
     return replace(scan, batches=tuple(keep), findings=())
-
-
-def _overlap(previous_next: int, path: str, base: int) -> Any:
-    return _finding("problem", "segments_overlap", path, None,
-                    f"previous segment ends at {previous_next - 1} >= this segment's base "
-                    f"{base}", "LOG-2")
-
-
-def _finding(severity: str, kind: str, path: str, position: int | None, message: str,
-             rule: str) -> Any:
-    from kafkalog.impl.verify import Finding, Severity
-
-    return Finding(Severity(severity), kind, path, position, message, rule)
-
-
-def classify_files(fs: Any, partition_dir: Path) -> tuple[dict[int, set[str]], list[Any]]:
-    """Segment base -> suffixes present, and the per-file findings (as verify_partition)."""
-    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
-    from kafkalog.model.errors import KafkalogError
-
-    segments: dict[int, set[str]] = {}
-    findings = []
-    for name in fs.list_dir(partition_dir):
-        path = str(partition_dir / name)
-        if fs.is_symlink(path):
-            findings.append(_finding("problem", "symlink_refused", path, None,
-                                     "a symbolic link, not followed (it could point outside "
-                                     "the log directory); LogDir.open refuses it", "FMT-1"))
-            continue
-        kind = classify_partition_file(name)
-        if isinstance(kind, SegmentFileName):
-            if kind.status:
-                findings.append(_finding("note", "leftover_file", path, None,
-                                         f"{kind.status} file; the loader deletes or completes "
-                                         "it", "REC-2"))
-            elif kind.suffix != ".snapshot":
-                segments.setdefault(kind.base_offset, set()).add(kind.suffix)
-        elif isinstance(kind, KafkalogError):
-            findings.append(_finding("problem", "invalid_file_name", path, None, kind.message,
-                                     "FMT-5"))
-        elif kind == "unknown":
-            findings.append(_finding("note", "unknown_file", path, None,
-                                     "not a file Kafka keeps in a partition directory", "FMT-8"))
-    return segments, findings
-
-
-def check_indexes(fs: Any, partition_dir: Path, base: int, suffixes: set[str], scan: Any,
-                  final_entry: bool) -> list[Any]:
-    """The offset and time index of one segment (as verify_partition checks them)."""
-    from kafkalog.impl.index_file import open_index
-    from kafkalog.impl.verify import (
-        OFFSET_INDEX_ENTRY,
-        TIME_INDEX_ENTRY,
-        check_offset_index,
-        check_time_index,
-    )
-    from kafkalog.model.errors import KafkaStorageError
-
-    out: list[Any] = []
-    prefix = str(partition_dir / f"{base:020d}")
-    for suffix, entry, rule in ((".index", OFFSET_INDEX_ENTRY, "FMT-18"),
-                                (".timeindex", TIME_INDEX_ENTRY, "FMT-25")):
-        path = prefix + suffix
-        if suffix not in suffixes:
-            out.append(_finding("problem", "missing_index", path, None,
-                                "index file is missing (the loader rebuilds it)", "REC-6"))
-            continue
-        try:
-            with open_index(fs, path, entry) as (entries, left_over, zeros):
-                out.extend(_length_findings(path, left_over, zeros, entry.size, rule))
-                if suffix == ".index":
-                    out.extend(check_offset_index(entries, scan, path))
-                else:
-                    out.extend(check_time_index(entries, scan, path, final_entry))
-        except KafkaStorageError as error:
-            out.append(_finding("problem", "unreadable_file", path, None, error.message,
-                                "ERR-36"))
-    return out
-
-
-def _length_findings(path: str, left_over: int, zeros: int, size: int, rule: str) -> list[Any]:
-    out = []
-    if left_over:
-        out.append(_finding("problem", "index_wrong_length", path, None,
-                            f"length is not a multiple of {size} ({left_over} extra bytes)",
-                            rule))
-    if zeros:
-        out.append(_finding("problem", "index_not_trimmed", path, None,
-                            f"{zeros} zero-filled preallocated entries at the end (unclean "
-                            "shutdown; recovery rebuilds the index)", "FMT-27"))
-    return out
 
 
 # --- The merge (one Spark group per split partition) ---
@@ -342,12 +221,9 @@ def _join(unit: Unit, results: list[PieceResult]) -> Any:
     from kafkalog.conformance.audit.job import unit_checkpoints
     from kafkalog.impl.fs import FileSystem
     from kafkalog.impl.log_dir import TopicPartition
-    from kafkalog.impl.verify import PartitionReport, check_epochs, check_partition_offsets
-    from kafkalog.impl.verify_producer import check_snapshots
+    from kafkalog.impl.verify import PartitionReport, finish_partition, overlap_finding
 
-    fs, partition_dir = FileSystem(), Path(unit.path)
-    tp = TopicPartition(unit.topic, unit.partition)
-    report = PartitionReport(tp, unit.path)
+    report = PartitionReport(TopicPartition(unit.topic, unit.partition), unit.path)
     report.findings.extend(results[0].file_findings)
     previous = None
     for result in results:
@@ -355,43 +231,10 @@ def _join(unit: Unit, results: list[PieceResult]) -> Any:
         if previous is not None and result.scans and result.overlap_at is not None:
             first = result.scans[0]
             if previous.next_offset > first.base_offset:
-                found.insert(result.overlap_at,
-                             _overlap(previous.next_offset, first.path, first.base_offset))
+                found.insert(result.overlap_at, overlap_finding(previous.next_offset, first.path,
+                                                                first.base_offset))
         report.findings.extend(found)
         report.segments.extend(result.scans)
         previous = result.scans[-1] if result.scans else previous
-    if not report.segments:
-        report.findings.append(_finding("note", "no_segments", str(partition_dir), None,
-                                        "no .log file; loading creates an empty segment at the "
-                                        "log start offset", "REC-8"))
-    epoch_path = partition_dir / _EPOCH_FILE
-    report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
-    report.findings.extend(epoch_findings)
-    checkpoints = unit_checkpoints(unit)
-    start = max(checkpoints.log_start_offsets.get(tp, 0), report.first_base_offset)
-    report.findings.extend(check_epochs(report.epoch_entries, report.segments,
-                                        report.log_end_offset, str(epoch_path), unit.clean, start))
-    report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
-                                                   str(partition_dir.parent), unit.clean))
-    for problem, kind, path, message, rule in check_snapshots(fs, partition_dir,
-                                                              report.log_end_offset):
-        report.findings.append(_finding("problem" if problem else "note", kind, path, None,
-                                        message, rule))
-    return report
-
-
-def read_epochs(fs: Any, path: Path) -> tuple[list[Any], list[Any]]:
-    """The leader-epoch checkpoint's entries ([] if absent) and why it could not be read."""
-    from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
-    from kafkalog.model.errors import CorruptCheckpointError, KafkaStorageError
-
-    if not fs.exists(path):
-        return [], []
-    try:
-        return LeaderEpochCheckpointFile(fs, path, create_if_missing=False).read(), []
-    except KafkaStorageError as error:
-        return [], [_finding("problem", "unreadable_file", str(path), None, error.message,
-                             "ERR-36")]
-    except CorruptCheckpointError as error:
-        return [], [_finding("problem", "corrupt_checkpoint", str(path), None, str(error),
-                             "FMT-39")]
+    return finish_partition(FileSystem(), report, Path(unit.path), unit_checkpoints(unit),
+                            unit.clean)
