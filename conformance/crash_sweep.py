@@ -48,14 +48,33 @@ SWEEP_SEEDS: dict[str, int] = {
     FaultModel.POWER_LOSS_PREFIX.value: 4,
     FaultModel.POWER_LOSS_TORN.value: 4,
 }
+#: Seeds per fault model at each crash point inside a load (KL-CRASH-14, `--crash-in-load`).
+IN_LOAD_SEEDS: dict[str, int] = {
+    FaultModel.PROCESS_CRASH.value: 1,
+    FaultModel.POWER_LOSS.value: 2,
+    FaultModel.POWER_LOSS_PREFIX.value: 2,
+    FaultModel.POWER_LOSS_TORN.value: 2,
+}
 _SEED_SPACE = 1 << 16  # machine.CRASH_SEEDS: a derived seed stays a seed the machine could draw
 _MEMO_LIMIT = 4096  # loads remembered per implementation (cleared, not evicted, past it)
 
 
+class InLoadFailure(NamedTuple):
+    """KL-CRASH-14: a crash inside the load of an image whose own load succeeded, after
+    `point` of that load's journalled operations under (`fault`, `seed`), whose reload failed
+    or recovered another state than the uninterrupted load (`difference` says how)."""
+
+    point: int
+    fault: str
+    seed: int
+    difference: str
+
+
 class SweepPoint(NamedTuple):
     """One explored (point, fault, seed): operations lost, the image's digest, the state the
-    load recovered (without index entries) or the load's error, and whether a crash right after
-    the load recovers the same state (None: not checked, e.g. the first load failed)."""
+    load recovered (without index entries) or the load's error, whether a crash right after
+    the load recovers the same state (None: not checked, e.g. the first load failed), and the
+    first crash inside the load that does not (KL-CRASH-14; None: none, or not checked)."""
 
     ops_lost: int
     fault: str
@@ -63,13 +82,15 @@ class SweepPoint(NamedTuple):
     image: bytes
     recovered: v.LogStateView | str
     idempotent: bool | None = None
+    in_load: InLoadFailure | None = None
 
 
 class _Loaded(NamedTuple):
-    """A memoised load of one image: its outcome and the idempotence verdict."""
+    """A memoised load of one image: its outcome and the idempotence verdicts."""
 
     recovered: v.LogStateView | str
     idempotent: bool | None
+    in_load: InLoadFailure | None = None
 
 
 def idempotence_view(state: v.LogStateView) -> v.LogStateView:
@@ -120,13 +141,19 @@ class Sweeper:
     idempotence = True
 
     def __init__(self, config: v.LogConfig, partition: TopicPartition,
-                 scratch_parent: str | None) -> None:
+                 scratch_parent: str | None, in_load: bool = False) -> None:
         self.config = config
         self.partition = partition
         self.scratch_parent = scratch_parent
+        #: KL-CRASH-14 (`--crash-in-load`): also crash inside the load of each distinct image.
+        self.in_load = in_load
         self.loaded: dict[tuple[bytes, int], _Loaded] = {}
         self.loads = 0  # images actually written and loaded (the rest were memoised)
         self.reloads = 0  # second loads after a crash right after the first (idempotence)
+        self.in_load_images = 0  # distinct images whose load was crashed inside (KL-CRASH-14)
+        self.in_load_points = 0  # (point, fault, seed) explored inside those loads
+        self.in_load_loads = 0  # distinct images of crashes inside a load actually loaded
+        self._in_load_seen: dict[tuple[bytes, int], v.LogStateView | str] = {}
 
     def sweep(self, fs: RecordingFileSystem, first: int, plan: Sequence[tuple[str, int]],
               now_ms: int) -> list[SweepPoint]:
@@ -135,8 +162,10 @@ class Sweeper:
         end = fs.crash_points()
         if len(self.loaded) > _MEMO_LIMIT:
             self.loaded.clear()
+        if len(self._in_load_seen) > _MEMO_LIMIT:
+            self._in_load_seen.clear()
         found: list[SweepPoint] = []
-        with self._scratch() as scratch:
+        with self._scratch() as scratch, self._scratch() as inner:
             for point in range(first, end + 1):
                 for fault, seed in plan:
                     image = fs.crash_image(point, FaultModel(fault), seed)
@@ -144,12 +173,57 @@ class Sweeper:
                     key = (digest, now_ms)
                     if key not in self.loaded or not self.memo:
                         image.write(scratch)
-                        self.loaded[key] = self._load_twice(scratch, now_ms)
+                        done = self._load_twice(scratch, now_ms)
                         _empty(scratch)
+                        if self.in_load and not isinstance(done.recovered, str):
+                            image.write(scratch)
+                            failure = self.crash_in_load(scratch, inner, done.recovered, now_ms)
+                            done = done._replace(in_load=failure)
+                            _empty(scratch)
+                        self.loaded[key] = done
                     done = self.loaded[key]
                     found.append(SweepPoint(end - point, fault, seed, digest, done.recovered,
-                                            done.idempotent))
+                                            done.idempotent, done.in_load))
         return found
+
+    def crash_in_load(self, root: Path, inner: Path, first: v.LogStateView,
+                      now_ms: int) -> InLoadFailure | None:
+        """KL-CRASH-14: load the image at `root` (taken as fully durable) on a recording file
+        system, then crash after every operation of that load under every (fault, seed) of
+        `IN_LOAD_SEEDS`; each crash's image, loaded in `inner`, must recover the state of the
+        uninterrupted load `first` (`idempotence_view`). The first crash that does not, or None.
+        Images are memoised by digest like the sweep's (most points of a load that only reads
+        leave the same tree)."""
+        self.in_load_images += 1
+        recorder = _TrackingRecordingFileSystem(root)
+        try:
+            log_dir = LogDir.open(recorder, root, self.config, MockTime(now_ms))
+            state: v.LogStateView | str = log_dir.log(self.partition).state()
+        except Exception as error:  # noqa: BLE001 - the same load failing on a recorder
+            state = f"{type(error).__name__}: {error}"
+        finally:
+            recorder.close_all()
+        if isinstance(state, str) or idempotence_view(state) != idempotence_view(first):
+            # Point 0 (nothing of the load done) reloads the image itself: a replay shows it.
+            return InLoadFailure(0, FaultModel.PROCESS_CRASH.value, 0,
+                                 _describe(first, state, "the recorded load"))
+        for point in range(recorder.crash_points() + 1):
+            for fault, count in IN_LOAD_SEEDS.items():
+                for seed in range(count):
+                    self.in_load_points += 1
+                    image = recorder.crash_image(point, FaultModel(fault), seed)
+                    key = (image.digest(), now_ms)
+                    if key not in self._in_load_seen:
+                        image.write(inner)
+                        self._in_load_seen[key] = self._load(inner, now_ms)
+                        self.in_load_loads += 1
+                        _empty(inner)
+                    again = self._in_load_seen[key]
+                    if isinstance(again, str) or (
+                            idempotence_view(again) != idempotence_view(first)):
+                        return InLoadFailure(point, fault, seed,
+                                             _describe(first, again, "the load after it"))
+        return None
 
     def _load_twice(self, root: Path, now_ms: int) -> _Loaded:
         """Load the image at `root`; then (KL-CRASH-7) crash right after that load (a process
@@ -175,6 +249,67 @@ class Sweeper:
             return f"{type(error).__name__}: {error}"
         finally:
             fs.close_all()
+
+
+def _describe(first: v.LogStateView, second: v.LogStateView | str, what: str) -> str:
+    """How `second` (a load's state or error) differs from the uninterrupted load's `first`."""
+    if isinstance(second, str):
+        return f"{what} failed: {second}"
+    found = in_load_difference(first, second)
+    return found[1] if found is not None else "no difference"
+
+
+def in_load_difference(first: v.LogStateView,
+                       second: v.LogStateView) -> tuple[str, str] | None:
+    """KL-CRASH-14: where the load after a crash inside a load differs from the uninterrupted
+    load (`idempotence_view`), as (field path, message), or None when it does not."""
+    if idempotence_view(first) == idempotence_view(second):
+        return None
+    from kafkalog.conformance.lockstep import first_difference
+
+    where = first_difference(idempotence_view(first), idempotence_view(second))
+    return where[0], (f"a crash inside the load recovers another state than the uninterrupted "
+                      f"load (KL-CRASH-14); first differs at {where[0]}: uninterrupted "
+                      f"{where[1]!r} | after the crash {where[2]!r}")
+
+
+def format_in_load(failure: InLoadFailure) -> str:
+    """The crash step's `in_load` field (specs/trace-format.md): "point:fault:seed"."""
+    return f"{failure.point}:{failure.fault}:{failure.seed}"
+
+
+def parse_in_load(spec: str) -> tuple[int, str, int]:
+    """`format_in_load` read back; a malformed field is a typed error naming it."""
+    from kafkalog.model.errors import IllegalArgumentError
+
+    parts = spec.split(":")
+    try:
+        point, fault, seed = int(parts[0]), FaultModel(parts[1]).value, int(parts[2])
+    except (ValueError, IndexError):
+        raise IllegalArgumentError(
+            f"crash in_load {spec!r}: expected point:fault:seed (specs/trace-format.md)"
+        ) from None
+    if len(parts) != 3:
+        raise IllegalArgumentError(f"crash in_load {spec!r}: expected point:fault:seed")
+    return point, fault, seed
+
+
+class _TrackingRecordingFileSystem(RecordingFileSystem):
+    """The recording file system, remembering its handles so a load can be dropped."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.handles: list[FileHandle] = []
+
+    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
+        handle = super().open_file(path, create, writable)
+        self.handles.append(handle)
+        return handle
+
+    def close_all(self) -> None:
+        for handle in self.handles:
+            handle.close()
+        self.handles = []
 
 
 class _Scratch:

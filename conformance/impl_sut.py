@@ -79,6 +79,7 @@ class ImplSut:
 
     name = "kafkalog-impl"
     features = frozenset(FEATURES)
+    crashes_in_load = True  # `crash` takes `in_load` (KL-CRASH-14, sut.execute)
 
     def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
                  fs: FileSystem | None = None) -> None:
@@ -110,6 +111,7 @@ class ImplSut:
             self.fs.fsync_dir(self.partition_dir)
             self.action_mark = self.fs.mark()
         self.closed_dir_findings: list[str] = []
+        self.in_load_finding: tuple[str, str] | None = None  # KL-CRASH-14, see `crash`
         self.crash_points = 0  # crash points explored (journal operations reachable)
         self.sweeper = Sweeper(config, TOPIC_PARTITION, scratch_dir())
 
@@ -205,13 +207,19 @@ class ImplSut:
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
 
-    def crash(self, point: int, fault: str, seed: int, leftover: str = "none") -> int:
+    def crash(self, point: int, fault: str, seed: int, leftover: str = "none",
+              in_load: str = "") -> int:
         """Crash after `point` operations of the last action, then load what the disk kept.
 
         The open log is dropped by closing its descriptors only (no flush, trim, checkpoint or
         marker), `materialise` writes the crash image into a fresh directory, and LogDir.open
         loads it unclean on a new recording file system and a new clock at the same time (the
         old clock's pending tasks, such as delayed deletions, die with the process).
+
+        `in_load` ("point:fault:seed", KL-CRASH-14, trace only): the image is taken as fully
+        durable (as the sweep's check does), its load is crashed after `point` of the load's
+        own operations, and that crash's image is loaded; `in_load_finding` then says how its
+        state differs from the uninterrupted load's (None: it does not).
         """
         fs = self.fs
         if not isinstance(fs, CrashableFileSystem):
@@ -223,7 +231,7 @@ class ImplSut:
         new_root, durable = _new_root(), None
         try:
             fs.materialise(new_root, self.action_mark + kept, FaultModel(fault), seed)
-            if FaultModel(fault) is FaultModel.PROCESS_CRASH:
+            if FaultModel(fault) is FaultModel.PROCESS_CRASH and not in_load:
                 # The page cache survived, the disk did not see it yet: what a power loss would
                 # leave now stays apart, so a later power loss tests what recovery made durable
                 # (GAP-4, KL-CRASH-7).
@@ -237,6 +245,19 @@ class ImplSut:
         shutil.rmtree(self.root, ignore_errors=True)
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
                        self.config.index_interval_bytes)
+        self._load_image(new_root, durable)
+        self.in_load_finding = None
+        if in_load:
+            self._crash_in_load(in_load)
+        self.abandoned = False
+        self.action_mark = self.fs.mark()
+        self.closed_dir_findings = leftovers_after_load(self.partition_dir,
+                                                        self.log.state().pending_deletions)
+        return ops - kept
+
+    def _load_image(self, new_root: Path, durable: Path | None) -> None:
+        """Load the crash image at `new_root` (unclean) as the live log, on a new recording file
+        system and a new clock at the same time; the old root is gone."""
         self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
         self.fs = CrashableFileSystem(new_root, durable)
         if durable is not None:
@@ -246,11 +267,28 @@ class ImplSut:
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
         self.log.on_truncated = self.log_dir.checkpoint_recovery_points
-        self.abandoned = False
-        self.action_mark = self.fs.mark()
-        self.closed_dir_findings = leftovers_after_load(self.partition_dir,
-                                                        self.log.state().pending_deletions)
-        return ops - kept
+
+    def _crash_in_load(self, spec: str) -> None:
+        """KL-CRASH-14: crash the load just run after `point` of its operations under
+        (`fault`, `seed`) of `spec`, load that image, and compare with the first load."""
+        from kafkalog.conformance.crash_sweep import in_load_difference, parse_in_load
+
+        point, fault, seed = parse_in_load(spec)
+        first = self.log.state()
+        fs = self.fs
+        assert isinstance(fs, CrashableFileSystem)
+        fs.close_descriptors()
+        inner = _new_root()
+        try:
+            fs.materialise(inner, min(max(point, 0), fs.crash_points()), FaultModel(fault), seed)
+        except BaseException:
+            shutil.rmtree(inner, ignore_errors=True)
+            raise
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.in_load_finding = "load", (  # until the load below succeeds
+            "a crash inside the load leaves an image whose load fails (KL-CRASH-14)")
+        self._load_image(inner, None)
+        self.in_load_finding = in_load_difference(first, self.log.state())
 
     def crash_sweep(self, plan: Sequence[tuple[str, int]]) -> list[SweepPoint]:
         """Every crash point of the last action under every (fault, seed) of `plan`: what the

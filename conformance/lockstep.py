@@ -50,7 +50,7 @@ class Lockstep:
     """Drives one model and one implementation side by side and keeps the trace so far."""
 
     def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0,
-                 sweep: bool = False) -> None:
+                 sweep: bool = False, in_load: bool = False) -> None:
         self.model = model
         self.sut = sut
         self.verify_every = verify_every
@@ -70,6 +70,7 @@ class Lockstep:
         self.crash_s = 0.0  # CPU seconds spent in crash steps (sweeps included)
         self._swept = False  # the current crash step's own image was checked by its sweep
         self.sweep = sweep  # check every crash point of the last action at each crash step
+        self.in_load = in_load  # the sweep also crashes inside each image's load (KL-CRASH-14)
         self.alternatives: list[Any] = []  # other model states the last crash allows
         self.offline = False  # a crash's load failed as the model allows: the example ends
         self._action = ""
@@ -160,9 +161,17 @@ class Lockstep:
         and reloaded, plus crash steps that did it live."""
         return len(self.idempotence_images) + self.idempotence_steps
 
+    def in_load_points(self) -> int:
+        """Crash points this example explored inside loads (KL-CRASH-14)."""
+        sweeper = getattr(self.sut, "sweeper", None)
+        return int(getattr(sweeper, "in_load_points", 0))
+
     def _crash_step(self, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
         """A crash step: the sweep (when on), then the crash itself, checked by `_crash`."""
         if self.sweep and hasattr(self.sut, "crash_sweep"):
+            sweeper = getattr(self.sut, "sweeper", None)
+            if sweeper is not None:
+                sweeper.in_load = self.in_load
             args = self._sweep(args)
         wire_args = encode_args("crash", args)
         self._action = "crash"
@@ -173,6 +182,8 @@ class Lockstep:
             self.steps.append(TraceStep("crash", wire_args, None, unsupported))
             return None
         results = self._crash(args, wire_args, impl)
+        if args.get("in_load"):
+            self._check_in_load()
         if args.get("idempotence") and not self.offline:  # a failed load has no state to keep
             self._recrash(args)
         return results
@@ -206,6 +217,17 @@ class Lockstep:
         kind = re.sub(r"\[\d+\]", "[]", problem[0])
         self.last_signature = f"crash|ok|{again.code or 'ok'}|{kind}|KL-CRASH-7"
         raise DivergenceError(problem[1], self.last_signature, step)
+
+    def _check_in_load(self) -> None:
+        """KL-CRASH-14: the crash step crashed inside its own load (`in_load`) and loaded again;
+        the implementation says whether that state differs from the uninterrupted load's."""
+        found = getattr(self.sut, "in_load_finding", None)
+        if found is None:
+            return
+        step = self.steps[-1] = replace(self.steps[-1], divergence=found[1])
+        kind = re.sub(r"\[\d+\]", "[]", found[0])
+        self.last_signature = f"crash|ok|ok|crash.in_load.{kind}|KL-CRASH-14"
+        raise DivergenceError(found[1], self.last_signature, step)
 
     def _advance_alternatives(self, action: str, args: dict[str, Any],
                               impl: StepResult) -> list[Any]:
@@ -291,7 +313,7 @@ class Lockstep:
         allowed: dict[tuple[str, bool], tuple[list[Any], frozenset[Any], frozenset[str]]] = {}
         verdicts: dict[tuple[bytes, str, bool], bool] = {}
         self._swept = args.get("leftover", "none") == "none"  # the step's image is among them
-        not_idempotent = None
+        not_idempotent = in_load = None
         for point in points:
             self.crashes[point.fault] += 1
             self.crash_images.add(point.image)
@@ -299,6 +321,8 @@ class Lockstep:
                 self.idempotence_images.add(point.image)
             if point.idempotent is False and not_idempotent is None:
                 not_idempotent = point
+            if point.in_load is not None and in_load is None:
+                in_load = point
             inside = point.ops_lost > 0
             key = (point.image, point.fault, inside)
             if key not in verdicts:
@@ -320,6 +344,13 @@ class Lockstep:
             return {**args, "point": points[0].ops_lost - not_idempotent.ops_lost,
                     "fault": not_idempotent.fault, "seed": not_idempotent.seed,
                     "leftover": "none", "idempotence": True}
+        if in_load is not None and in_load.in_load is not None:  # KL-CRASH-14
+            from kafkalog.conformance.crash_sweep import format_in_load
+
+            self._swept = True
+            return {**args, "point": points[0].ops_lost - in_load.ops_lost,
+                    "fault": in_load.fault, "seed": in_load.seed, "leftover": "none",
+                    "in_load": format_in_load(in_load.in_load)}
         return args
 
     def _all_outcomes(self, fault: str, ops_lost: int, leftover: str = "none") -> tuple[Any, ...]:

@@ -60,6 +60,7 @@ class RunOutcome:
     crash_images: int = 0  # distinct crash images among them (a sweep loads each once)
     crash_idempotence: int = 0  # idempotence checks: crash right after a load, load again
     crash_s: float = 0.0  # CPU seconds spent in crash steps, sweeps included
+    crash_in_load: int = 0  # crash points explored inside loads (KL-CRASH-14, opt-in)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -96,6 +97,7 @@ def run_seed(
     broken: str | None = None,
     crash_weight: int = 0,  # the commands default to 1 (--crash-weight); library calls opt in
     crash_sweep: bool = False,
+    crash_in_load: bool = False,
     shrink_s: float = SHRINK_BUDGET_S,
     kafka_version: str | None = None,
 ) -> RunOutcome:
@@ -110,7 +112,7 @@ def run_seed(
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
         return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s,
-                    kafka_version, (crash_weight, crash_sweep))
+                    kafka_version, (crash_weight, crash_sweep, crash_in_load))
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
@@ -119,7 +121,7 @@ def run_seed(
 
 def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
          broken: str | None, row: Any, shrink_s: float, kafka_version: str | None,
-         crashes: tuple[int, bool] = (0, False)
+         crashes: tuple[int, bool, bool] = (0, False, False)
          ) -> RunOutcome:
     process = None
     try:
@@ -130,7 +132,8 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
         factory, features, process = _factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, shrink_budget_s=shrink_s,
-                          crash_weight=crashes[0], crash_sweep=crashes[1])
+                          crash_weight=crashes[0], crash_sweep=crashes[1],
+                          crash_in_load=crashes[2])
         session.swarm_off = _swarm_off(seed)
     except (AdapterError, Exception) as error:
         _close(process)
@@ -260,4 +263,5 @@ def _outcome(seed: int, family: str, adapter: str | None, started: float,
         crash_images=session.crash_images if session else 0,
         crash_idempotence=session.crash_idempotence if session else 0,
         crash_s=round(session.crash_s, 4) if session else 0.0,
+        crash_in_load=(session.crash_in_load or 0) if session else 0,
     )

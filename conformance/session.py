@@ -60,6 +60,7 @@ class Session:
         max_steps: int | None = None,
         crash_weight: int = 0,
         crash_sweep: bool = False,
+        crash_in_load: bool = False,
         shrink_budget_s: float | None = None,
     ) -> None:
         self.config = config
@@ -73,6 +74,8 @@ class Session:
         # Copies of the crash rule in the machine (0 = none); crash steps per fault model.
         self.crash_weight = crash_weight
         self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
+        # KL-CRASH-14: the sweep also crashes inside the load of every distinct image.
+        self.crash_in_load: int | None = 0 if crash_in_load else None
         self.crashes: Counter[str] = Counter()
         self.crash_images = 0  # distinct crash images loaded (summed over examples)
         self.crash_idempotence = 0  # of them, reloaded after a crash right after the load
@@ -98,7 +101,8 @@ class Session:
         # A variant with Kafka's fsync choices names the kafka crash mode (KL-CRASH-1).
         mode = CrashMode(getattr(sut, "crash_mode", CrashMode.STRICT))
         model = ModelSut(self.config, self.now_ms, self.log_start_offset, mode=mode)
-        return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep)
+        return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep,
+                        in_load=self.crash_in_load is not None)
 
     def _verify_every(self) -> int:
         """How often the on-disk verify runs in the next example.
@@ -129,6 +133,8 @@ class Session:
             self.crash_images += lockstep.distinct_images()
             self.crash_idempotence += lockstep.crash_idempotence()
             self.crash_s += lockstep.crash_s
+            if self.crash_in_load is not None:
+                self.crash_in_load += lockstep.in_load_points()
         if diverged:
             if not self.failed and self.shrink_budget_s is not None:
                 # Shrinking stops this long after the first failure (TimeUp between steps); the

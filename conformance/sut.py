@@ -145,6 +145,11 @@ def execute(sut: Sut, action: str, args: dict[str, Any]) -> StepResult:
     if action == "crash" and "idempotence" in args:
         # The checker's flag (KL-CRASH-7), not an argument of the log: lockstep.py re-crashes.
         args = {k: a for k, a in args.items() if k != "idempotence"}
+    if action == "crash" and args.get("in_load") and not getattr(sut, "crashes_in_load", False):
+        # KL-CRASH-14 needs the load's own journal: only the in-process ImplSut has it.
+        raise UnsupportedError("crash in_load needs an implementation that records its load")
+    if action == "crash" and "in_load" in args and not args["in_load"]:
+        args = {k: a for k, a in args.items() if k != "in_load"}
     begin = getattr(sut, "begin_action", None)
     if begin is not None and action != "crash":
         begin()  # the operations a following crash may cut start here

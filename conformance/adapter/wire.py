@@ -148,9 +148,13 @@ ACTIONS: dict[str, ActionSpec] = {
         # `idempotence` (trace only, never sent: the checker strips it and drives the second
         # crash itself): after the load, crash again right after it and load again; the state
         # must not change (specs/log.md KL-CRASH-7, specs/trace-format.md).
+        # `in_load` ("point:fault:seed", trace only, ImplSut only; other adapters answer
+        # unsupported): crash inside the load itself, load again; the state must be the
+        # uninterrupted load's (KL-CRASH-14).
         ActionSpec("crash", (Param("point", int), Param("fault", str), Param("seed", int),
                              Param("leftover", str, "none"),
-                             Param("idempotence", bool, False, omit_default=True)), int, "crash"),
+                             Param("idempotence", bool, False, omit_default=True),
+                             Param("in_load", str, "", omit_default=True)), int, "crash"),
     )
 }
 
