@@ -16,6 +16,7 @@ marker is consumed before loading, FMT-43, so that load runs as unclean).
 from __future__ import annotations
 
 from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,6 +251,8 @@ class LogLoader:
                     self._delete(self.dir / name)  # KAFKA-670 orphan
             elif name.endswith(LOG_FILE_SUFFIX):
                 base = offset_from_file_name(name)
+                if self._load_cut is not None and not self.fs.exists(self.dir / name):
+                    continue  # removed before a cut below it (`_cut_first`)
                 time_index_new = (
                     segment_file(self.dir, base, TIME_INDEX_FILE_SUFFIX).name not in present
                 )
@@ -263,7 +266,8 @@ class LogLoader:
                     segment.sanity_check(time_index_new)
                     self._check_index_shape(segment)
                 except (FileNotFoundError, CorruptIndexError):
-                    if self._recover_or_empty(segment, epochs=False) > 0 and \
+                    cut = self._cut_first(base) if self._strict_cut() else None
+                    if self._recover_or_empty(segment, epochs=False, before_cut=cut) > 0 and \
                             self._load_cut is None:
                         self._load_cut = base
                 self.segments.add(segment)
@@ -288,16 +292,45 @@ class LogLoader:
         below = self.segments.last_segment()
         return below is not None and below.base_offset > self.recovery_point_checkpoint
 
+    def _strict_cut(self) -> bool:
+        """Whether a cut removes the later segments before it truncates (KL-CRASH-14): the
+        strict loader; Kafka's ways (`defer_cut_deletion`, the durability step patched out,
+        conformance/broken) keep Kafka's order, truncate first."""
+        return (not self.defer_cut_deletion
+                and type(self)._make_recovery_durable is _STRICT_DURABILITY_STEP)
+
+    def _cut_first(self, base: int) -> Callable[[], None]:
+        """KL-CRASH-14 (strict, REC-8/RCV-6, CRP-12): what a cut of the segment at `base` runs
+        before truncating it: every later segment goes and the directory is fsynced. Truncating
+        first (Kafka's order) lets a crash between the truncation and the removals leave a
+        now-valid cut segment beside the later ones, and the next load then serves them past a
+        hole. Removed first, a crash leaves the segment still torn, and the next load cuts it
+        again: the same log. The load-time rebuild walks the names in order, so the segments
+        above `base` it has not opened yet go by name (`_load_segment_files` skips them)."""
+
+        def cut() -> None:
+            self._drop_segments_after(base)
+            self.fs.fsync_dir(self.dir)
+
+        return cut
+
     def _drop_segments_after(self, base: int) -> None:
         """GAP-5 (strict, defect 1 of issue #10): an index rebuild that cut a torn or corrupt
         tail ends the log there, exactly like a cut by recovery (RCV-6): every later segment
-        goes, or the log would have a hole."""
+        goes, or the log would have a hole. Those the load-time rebuild has not opened yet go
+        by name (KL-CRASH-14: `_cut_first` runs this before the cut)."""
         for later in self.segments.values():
             if later.base_offset > base:
                 self.segments.remove(later.base_offset)
                 self._truncated_bytes += later.size()
                 later.delete_if_exists()
                 self._dir_changed = True
+        for name in self._regular_files():
+            if name.endswith((LOG_FILE_SUFFIX, *INDEX_SUFFIXES)) and \
+                    offset_from_file_name(name) > base:
+                if name.endswith(LOG_FILE_SUFFIX):
+                    self._truncated_bytes += self.fs.file_size(self.dir / name)
+                self._delete(self.dir / name)
 
     @staticmethod
     def _check_index_shape(segment: LogSegment) -> None:
@@ -325,10 +358,11 @@ class LogLoader:
                 "time index offsets go backwards", where=str(segment.time_index_file)
             )
 
-    def _recover_segment(self, segment: LogSegment, epochs: bool = True) -> int:
+    def _recover_segment(self, segment: LogSegment, epochs: bool = True,
+                         before_cut: Callable[[], None] | None = None) -> int:
         """REC-11: rebuild indexes and (with `epochs`) epochs, truncating at the first invalid
-        batch."""
-        truncated = segment.recover(self.epoch_cache if epochs else None)
+        batch (after `before_cut`, KL-CRASH-14)."""
+        truncated = segment.recover(self.epoch_cache if epochs else None, before_cut)
         loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
         recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
                           self.log_start_offset_checkpoint)  # PSR-7, TXN-11
@@ -336,7 +370,8 @@ class LogLoader:
         self._truncated_bytes += truncated
         return truncated
 
-    def _recover_or_empty(self, segment: LogSegment, epochs: bool = True) -> int:
+    def _recover_or_empty(self, segment: LogSegment, epochs: bool = True,
+                          before_cut: Callable[[], None] | None = None) -> int:
         """Recover a segment; offsets going back (InvalidOffsetError) or an I/O error empty it
         (RCV-6, KAFKA-905). Both the recovery pass and the load-time index rebuild come here:
         the rebuild path must not let the error stop the load either (KAFKA-3919, CBUG-11).
@@ -346,8 +381,10 @@ class LogLoader:
         took away (a retention pass cut short) re-adds that segment's old epochs over newer
         entries. The recovery pass re-derives the epochs above the recovery point anyway."""
         try:
-            return self._recover_segment(segment, epochs)
+            return self._recover_segment(segment, epochs, before_cut)
         except (InvalidOffsetError, KafkaStorageError):
+            if before_cut is not None and segment.size() > 0:
+                before_cut()
             truncated = segment.truncate_to(segment.base_offset)
             self._truncated_bytes += truncated
             self._recovered.append(segment.base_offset)
@@ -388,9 +425,12 @@ class LogLoader:
             # recovery point describe flushed data and stay (a clean load keeps them too).
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
         for i, segment in enumerate(unflushed):
-            truncated = self._recover_or_empty(segment)
+            cut = self._cut_first(segment.base_offset) if self._strict_cut() else None
+            truncated = self._recover_or_empty(segment, before_cut=cut)
             if truncated > 0:
                 for later in unflushed[i + 1 :]:
+                    if not self.segments.contains(later.base_offset):
+                        continue  # removed before the cut (`_cut_first`)
                     self.segments.remove(later.base_offset)
                     self._truncated_bytes += later.size()
                     if self.defer_cut_deletion:  # Kafka's way (KL-ALLOW-5)

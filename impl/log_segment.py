@@ -18,7 +18,7 @@ segment at or after the recovery point after an unclean shutdown (REC-8).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -483,11 +483,14 @@ class LogSegment(SegmentFiles):
             self._max_ts_and_offset = self.read_largest_timestamp()
         return int(removed)
 
-    def recover(self, epoch_cache: Any = None) -> int:
+    def recover(self, epoch_cache: Any = None,
+                before_cut: Callable[[], None] | None = None) -> int:
         """CRC-check every batch, rebuild both indexes and epochs; truncate at the first bad one.
 
         Spec: SEG-15. Returns the bytes truncated. LogSegmentOffsetOverflowError and
-        InvalidOffsetError propagate to the loader (REC-8).
+        InvalidOffsetError propagate to the loader (REC-8). `before_cut` (optional) runs
+        after the walk found a cut and before the `.log` is truncated (KL-CRASH-14: the loader
+        removes the later segments durably first).
         """
         self.offset_index.reset()
         self.time_index.reset()
@@ -499,6 +502,8 @@ class LogSegment(SegmentFiles):
         valid_bytes, max_ts, max_off, seen = walk_batches(self, epoch_cache)
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0:
+            if before_cut is not None:
+                before_cut()
             self.log.truncate_to(valid_bytes)
             self.last_modified_ms = self.time.milliseconds()
         self.offset_index.trim_to_valid_size()

@@ -125,9 +125,10 @@ def test_unclean_load__without_redundant_rebuilds__same_state_and_files_as_with_
     recoveries: list[int] = []
     recover = LogLoader._recover_segment
 
-    def counted(self: LogLoader, segment: LogSegment, epochs: bool = True) -> int:
+    def counted(self: LogLoader, segment: LogSegment, epochs: bool = True,
+                before_cut: object = None) -> int:
         recoveries.append(segment.base_offset)
-        return recover(self, segment, epochs)
+        return recover(self, segment, epochs, before_cut)  # type: ignore[arg-type]
 
     monkeypatch.setattr(LogLoader, "_recover_segment", counted)
     fast_result = _load(fast, recovery_point)
