@@ -15,8 +15,8 @@ marker is consumed before loading, FMT-43, so that load runs as unclean).
 
 from __future__ import annotations
 
-from contextlib import suppress
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 

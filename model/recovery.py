@@ -157,7 +157,10 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     pending), the segments the cut removed and how many of them are surely on disk, for
     `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
     `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
-    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5.
+    A function of the image alone, so a crash inside the implementation's load must leave an
+    image that loads to the same state (KL-CRASH-14).
+    Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5,
+    KL-CRASH-14.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs, unreadable)

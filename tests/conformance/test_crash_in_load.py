@@ -1,0 +1,198 @@
+"""KL-CRASH-14: a crash inside a load (CRP-12's "crash during recovery") recovers the state of
+the uninterrupted load; `kafkalog check --crash-in-load` checks it at every sweep.
+
+The image of the regression is Kafka's own (test_recovery_cut_deletion.py): a roll whose flush
+had not run when the power went (KL-ALLOW-3), so the rolled segment's last batch is torn while
+the next segment is on disk. Recovery cuts the torn batch and removes the later segment. The
+loader used to truncate first and remove after: a crash between the two left a now-valid cut
+segment beside the later one, and the next load served its batches past a hole (LEO 6 instead
+of 3). It now removes the later segments durably before it truncates.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kafkalog.conformance import impl_sut
+from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.configs import CONFIG_FAMILIES
+from kafkalog.conformance.crash_sweep import (
+    IN_LOAD_SEEDS,
+    Sweeper,
+    in_load_difference,
+    parse_in_load,
+)
+from kafkalog.conformance.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
+from kafkalog.conformance.session import START_MS, Session
+from kafkalog.conformance.sut import ModelSut, UnsupportedError, execute
+from kafkalog.impl.fault_fs import FaultModel
+from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.log_dir import LogDir
+from kafkalog.impl.log_loader import LogLoader
+from kafkalog.impl.time import MockTime
+from kafkalog.model import values as v
+from kafkalog.model.errors import IllegalArgumentError
+
+T = 1700000000000
+CONFIG = v.LogConfig(segment_bytes=150, segment_ms=600000, segment_jitter_ms=0,
+                     index_interval_bytes=64, segment_index_bytes=48, retention_ms=-1,
+                     retention_bytes=-1, max_message_bytes=140, file_delete_delay_ms=1000)
+AFTER = 1 << 20
+#: The first crash point of the old order that resurrects the later segment: the cut
+#: segment's truncation done, the later segment's removal not yet.
+OLD_ORDER_POINT = "18:process_crash:0"
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    logging.disable(logging.WARNING)  # recovery logs every cut it makes
+    yield
+    logging.disable(logging.NOTSET)
+
+
+def _tear_rolled_segment(partition_dir: Path, kind: str = "", seed: int = 0,
+                         index_interval_bytes: int = 4096) -> None:
+    """The crash image of a roll whose flush had not run: the second-to-last segment's last
+    byte flipped, so its last batch fails its CRC (as test_recovery_cut_deletion.py)."""
+    logs = sorted(p for p in partition_dir.iterdir() if p.name.endswith(".log"))
+    data = bytearray(logs[-2].read_bytes())
+    data[-1] ^= 0xFF
+    logs[-2].write_bytes(bytes(data))
+
+
+def _six_batches() -> ImplSut:
+    """Segments [0, 1] [2, 3] [4, 5], nothing flushed since the start."""
+    sut = ImplSut(CONFIG, T)
+    for _ in range(6):
+        sut.begin_action()
+        sut.append_as_leader((v.Record(None, b"test", T),), 0)
+    return sut
+
+
+@pytest.fixture
+def torn_image() -> Iterator[Path]:
+    """The page cache after six appends, with the rolled segment's last batch torn."""
+    sut = _six_batches()
+    image = Path(tempfile.mkdtemp(dir=scratch_dir()))
+    try:
+        sut.fs.materialise(image, sut.fs.crash_points(), FaultModel.PROCESS_CRASH, 0)  # type: ignore[attr-defined]
+        _tear_rolled_segment(image / str(TOPIC_PARTITION))
+        yield image
+    finally:
+        sut.close()
+        shutil.rmtree(image, ignore_errors=True)
+
+
+def _crash_in_load(image: Path) -> tuple[object, Sweeper]:
+    """Sweeper.crash_in_load on a copy of `image`, against a plain load of another copy."""
+    work = [Path(tempfile.mkdtemp(dir=scratch_dir())) for _ in range(3)]
+    try:
+        for copy in work[:2]:
+            shutil.copytree(image, copy, dirs_exist_ok=True)
+        first = LogDir.open(FileSystem(), work[0], CONFIG, MockTime(T)).log(TOPIC_PARTITION)
+        state = first.state()
+        assert [s.base_offset for s in state.segments] == [0, 2] and state.log_end_offset == 3
+        sweeper = Sweeper(CONFIG, TOPIC_PARTITION, scratch_dir())
+        return sweeper.crash_in_load(work[1], work[2], state, T), sweeper
+    finally:
+        for directory in work:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_crash_inside_a_recovery_cut__every_point_and_fault__reloads_the_uninterrupted_state(
+    torn_image: Path,
+) -> None:
+    """Spec: KL-CRASH-14, CRP-12, RCV-6 — every crash point of the load that cuts the torn
+    segment, under every fault model, reloads to LEO 3 with the later segment gone."""
+    failure, sweeper = _crash_in_load(torn_image)
+    assert failure is None
+    assert sweeper.in_load_images == 1 and sweeper.in_load_loads > 1
+    assert sweeper.in_load_points > 20 * sum(IN_LOAD_SEEDS.values())
+
+
+def test_crash_inside_a_recovery_cut__kafkas_order_put_back__caught_where_the_hole_opens(
+    torn_image: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-CRASH-14 — with the old order (truncate, then remove) the check finds the
+    resurrected segment: the reload ends at 6, past the hole at 3."""
+    monkeypatch.setattr(LogLoader, "_strict_cut", lambda self: False)
+    failure, _ = _crash_in_load(torn_image)
+    assert failure is not None and "log_end_offset" in failure.difference
+    assert f"{failure.point}:{failure.fault}:{failure.seed}" == OLD_ORDER_POINT
+
+
+@pytest.mark.parametrize("old_order", [False, True])
+def test_crash_step_in_load_field__replays_the_crash_inside_the_load_on_impl_sut(
+    monkeypatch: pytest.MonkeyPatch, old_order: bool,
+) -> None:
+    """Spec: KL-CRASH-14 — a crash step's `in_load` (specs/trace-format.md) crashes inside its
+    own load and loads again: the real loader recovers LEO 3, the old order LEO 6."""
+    monkeypatch.setattr(impl_sut, "plant_leftover", _tear_rolled_segment)
+    if old_order:
+        monkeypatch.setattr(LogLoader, "_strict_cut", lambda self: False)
+    sut = _six_batches()
+    try:
+        sut.crash(AFTER, "process_crash", 0, leftover="torn_tail", in_load=OLD_ORDER_POINT)
+        if old_order:
+            assert sut.in_load_finding is not None
+            assert sut.in_load_finding[0] == "log_end_offset"
+            assert sut.log.state().log_end_offset == 6
+        else:
+            assert sut.in_load_finding is None and sut.log.state().log_end_offset == 3
+    finally:
+        sut.close()
+
+
+def test_crash_step_in_load__only_impl_sut_takes_it__other_adapters_answer_unsupported() -> None:
+    """Spec: KL-CRASH-14 — the model (and any adapter) has no load journal to crash inside."""
+    model = ModelSut(CONFIG, T)
+    with pytest.raises(UnsupportedError):
+        execute(model, "crash", {"point": 0, "fault": "process_crash", "seed": 0,
+                                 "leftover": "none", "in_load": "0:process_crash:0"})
+
+
+@pytest.mark.parametrize("bad", ["", "3", "x:power_loss:1", "3:meteor:1", "3:power_loss:1:2"])
+def test_in_load_field__malformed__typed_error_naming_it(bad: str) -> None:
+    """Spec: KL-CRASH-14 — a bad `in_load` is an IllegalArgumentError quoting the field."""
+    with pytest.raises(IllegalArgumentError, match="in_load"):
+        parse_in_load(bad)
+
+
+def test_in_load_difference__names_the_first_field_that_differs() -> None:
+    """Spec: KL-CRASH-14 — the verdict ignores producer state as KL-CRASH-7 does."""
+    sut = _six_batches()
+    try:
+        state = sut.log.state()
+    finally:
+        sut.close()
+    assert in_load_difference(state, state) is None
+    from dataclasses import replace
+
+    found = in_load_difference(state, replace(state, log_end_offset=9))
+    assert found is not None and found[0] == "log_end_offset" and "KL-CRASH-14" in found[1]
+    assert in_load_difference(state, replace(state, producers=())) is None
+
+
+def test_lockstep_with_in_load__sweep_crashes_inside_each_distinct_load__real_log_passes(
+) -> None:
+    """Spec: KL-CRASH-14 — `--crash-in-load`: the sweep also crashes inside the load of every
+    distinct image and counts those points; the real implementation conforms."""
+    tiny = CONFIG_FAMILIES["tiny"]
+    ls = Session(tiny, ImplSut, frozenset(FEATURES), crash_sweep=True,
+                 crash_in_load=True).start()
+    try:
+        for _ in range(3):
+            ls.step("append_as_leader", {"records": (v.Record(None, b"test", START_MS),),
+                                         "leader_epoch": 0})
+        ls.step("crash", {"point": AFTER, "fault": "power_loss_torn", "seed": 5,
+                          "leftover": "none"})
+        sweeper = ls.sut.sweeper  # type: ignore[attr-defined]
+        assert sweeper.in_load and ls.in_load_points() == sweeper.in_load_points > 0
+        assert sweeper.in_load_images >= 1
+    finally:
+        ls.sut.close()
