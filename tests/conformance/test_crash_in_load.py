@@ -196,3 +196,23 @@ def test_lockstep_with_in_load__sweep_crashes_inside_each_distinct_load__real_lo
         assert sweeper.in_load_images >= 1
     finally:
         ls.sut.close()
+
+
+def test_check_cli__crash_in_load_flag__summary_counts_the_points_inside_loads(
+    tmp_path: Path,
+) -> None:
+    """Spec: KL-CRASH-14 — `kafkalog check --crash-in-load` runs the check through run_seed and
+    reports how many crash points inside loads it explored; without the flag, no such line."""
+    import re
+
+    from click.testing import CliRunner
+
+    from kafkalog.cli.conformance_cmds import check
+
+    base = ["--examples", "1", "--steps", "12", "--family", "tiny", "--crash-weight", "4",
+            "--seed", "4", "--out", str(tmp_path)]
+    result = CliRunner().invoke(check, [*base, "--crash-in-load"])
+    assert result.exit_code == 0, result.output
+    found = re.search(r"crash points inside loads: (\d+)", result.output)
+    assert found is not None and int(found[1]) > 0, result.output
+    assert "--crash-in-load" in CliRunner().invoke(check, ["--help"]).output
