@@ -195,12 +195,19 @@ class LogLoader:
                 cleaned.append(name)
             elif name.endswith(SWAP_FILE_SUFFIX):
                 swaps.append(name)
-        valid = []
+        valid, discarded = [], False
         for name in swaps:
             if offset_from_file_name(name) >= min_cleaned:
                 self._delete(self.dir / name)  # KAFKA-6264: incomplete split
+                discarded = True
             else:
                 valid.append(name)
+        if discarded and self._strict_order():
+            # KL-CRASH-14 (strict): the `.swap` deletions durable before the `.cleaned` ones.
+            # A power loss that kept a `.cleaned` deletion and lost a `.swap` one would leave
+            # the incomplete split's `.swap` without the `.cleaned` that marks it incomplete,
+            # and the next load would swap it in (REC-3).
+            self.fs.fsync_dir(self.dir)
         for name in cleaned:
             self._delete(self.dir / name)
         return valid
@@ -266,7 +273,7 @@ class LogLoader:
                     segment.sanity_check(time_index_new)
                     self._check_index_shape(segment)
                 except (FileNotFoundError, CorruptIndexError):
-                    cut = self._cut_first(base) if self._strict_cut() else None
+                    cut = self._cut_first(base) if self._strict_order() else None
                     if self._recover_or_empty(segment, epochs=False, before_cut=cut) > 0 and \
                             self._load_cut is None:
                         self._load_cut = base
@@ -292,10 +299,12 @@ class LogLoader:
         below = self.segments.last_segment()
         return below is not None and below.base_offset > self.recovery_point_checkpoint
 
-    def _strict_cut(self) -> bool:
-        """Whether a cut removes the later segments before it truncates (KL-CRASH-14): the
-        strict loader; Kafka's ways (`defer_cut_deletion`, the durability step patched out,
-        conformance/broken) keep Kafka's order, truncate first."""
+    def _strict_order(self) -> bool:
+        """Whether the load orders its edits so a crash inside it changes nothing (KL-CRASH-14):
+        a cut removes the later segments before it truncates, obsolete `.swap` deletions are
+        durable before the `.cleaned` ones. The strict loader only; Kafka's ways
+        (`defer_cut_deletion`, the durability step patched out, conformance/broken) keep Kafka's
+        order."""
         return (not self.defer_cut_deletion
                 and type(self)._make_recovery_durable is _STRICT_DURABILITY_STEP)
 
@@ -425,7 +434,7 @@ class LogLoader:
             # recovery point describe flushed data and stay (a clean load keeps them too).
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
         for i, segment in enumerate(unflushed):
-            cut = self._cut_first(segment.base_offset) if self._strict_cut() else None
+            cut = self._cut_first(segment.base_offset) if self._strict_order() else None
             truncated = self._recover_or_empty(segment, before_cut=cut)
             if truncated > 0:
                 for later in unflushed[i + 1 :]:

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafkalog.conformance import impl_sut
@@ -88,15 +89,23 @@ def torn_image() -> Iterator[Path]:
         shutil.rmtree(image, ignore_errors=True)
 
 
-def _crash_in_load(image: Path) -> tuple[object, Sweeper]:
-    """Sweeper.crash_in_load on a copy of `image`, against a plain load of another copy."""
+def _crash_in_load(image: Path) -> tuple[Any, Sweeper]:
+    """`_crash_in_load_of` for the torn rolled segment: the load keeps [0, 2], LEO 3."""
+    return _crash_in_load_of(image, leo=3, bases=[0, 2])
+
+
+def _crash_in_load_of(image: Path, leo: int,
+                      bases: list[int] | None = None) -> tuple[Any, Sweeper]:
+    """Sweeper.crash_in_load on a copy of `image`, against a plain load of another copy
+    (which must end at `leo`, with segments at `bases` when given)."""
     work = [Path(tempfile.mkdtemp(dir=scratch_dir())) for _ in range(3)]
     try:
         for copy in work[:2]:
             shutil.copytree(image, copy, dirs_exist_ok=True)
         first = LogDir.open(FileSystem(), work[0], CONFIG, MockTime(T)).log(TOPIC_PARTITION)
         state = first.state()
-        assert [s.base_offset for s in state.segments] == [0, 2] and state.log_end_offset == 3
+        assert state.log_end_offset == leo
+        assert bases is None or [s.base_offset for s in state.segments] == bases
         sweeper = Sweeper(CONFIG, TOPIC_PARTITION, scratch_dir())
         return sweeper.crash_in_load(work[1], work[2], state, T), sweeper
     finally:
@@ -120,7 +129,7 @@ def test_crash_inside_a_recovery_cut__kafkas_order_put_back__caught_where_the_ho
 ) -> None:
     """Spec: KL-CRASH-14 — with the old order (truncate, then remove) the check finds the
     resurrected segment: the reload ends at 6, past the hole at 3."""
-    monkeypatch.setattr(LogLoader, "_strict_cut", lambda self: False)
+    monkeypatch.setattr(LogLoader, "_strict_order", lambda self: False)
     failure, _ = _crash_in_load(torn_image)
     assert failure is not None and "log_end_offset" in failure.difference
     assert f"{failure.point}:{failure.fault}:{failure.seed}" == OLD_ORDER_POINT
@@ -134,7 +143,7 @@ def test_crash_step_in_load_field__replays_the_crash_inside_the_load_on_impl_sut
     own load and loads again: the real loader recovers LEO 3, the old order LEO 6."""
     monkeypatch.setattr(impl_sut, "plant_leftover", _tear_rolled_segment)
     if old_order:
-        monkeypatch.setattr(LogLoader, "_strict_cut", lambda self: False)
+        monkeypatch.setattr(LogLoader, "_strict_order", lambda self: False)
     sut = _six_batches()
     try:
         sut.crash(AFTER, "process_crash", 0, leftover="torn_tail", in_load=OLD_ORDER_POINT)
@@ -216,3 +225,44 @@ def test_check_cli__crash_in_load_flag__summary_counts_the_points_inside_loads(
     found = re.search(r"crash points inside loads: (\d+)", result.output)
     assert found is not None and int(found[1]) > 0, result.output
     assert "--crash-in-load" in CliRunner().invoke(check, ["--help"]).output
+
+
+def _plant_incomplete_split(partition_dir: Path) -> None:
+    """KAFKA-6264's leftovers of a split cut short: `.cleaned` and, at the same base, a `.swap`
+    holding only the segment's first batch (the split's output so far). The load must discard
+    both (REC-2): the `.swap` is at or above the smallest `.cleaned` base."""
+    from kafkalog.impl.memory_records import MemoryRecords
+
+    last = sorted(p for p in partition_dir.iterdir() if p.name.endswith(".log"))[-1]
+    data = last.read_bytes()
+    first = next(iter(MemoryRecords(data).batches()))
+    (partition_dir / f"{last.name}.cleaned").write_bytes(data)
+    (partition_dir / f"{last.name}.swap").write_bytes(data[: first.size_in_bytes])
+
+
+def test_crash_inside_the_discard_of_an_incomplete_split__never_swaps_the_split_in() -> None:
+    """Spec: KL-CRASH-14, REC-2, REC-3 — a power loss that keeps the `.cleaned` deletion and
+    loses the `.swap` one would let the next load swap the half-done split in (fewer batches);
+    the `.swap` deletions are made durable first. The old order is caught."""
+    sut = ImplSut(CONFIG, T)
+    image = Path(tempfile.mkdtemp(dir=scratch_dir()))
+    try:
+        for _ in range(2):  # one segment of two batches
+            sut.begin_action()
+            sut.append_as_leader((v.Record(None, b"test", T),), 0)
+        sut.flush()
+        sut.fs.materialise(image, sut.fs.crash_points(), FaultModel.POWER_LOSS, 0)  # type: ignore[attr-defined]
+        _plant_incomplete_split(image / str(TOPIC_PARTITION))
+        outcomes = []
+        for old_order in (False, True):
+            with pytest.MonkeyPatch.context() as patch:
+                if old_order:
+                    patch.setattr(LogLoader, "_strict_order", lambda self: False)
+                failure, _ = _crash_in_load_of(image, leo=2)
+                outcomes.append(failure)
+    finally:
+        sut.close()
+        shutil.rmtree(image, ignore_errors=True)
+    assert outcomes[0] is None
+    assert outcomes[1] is not None and outcomes[1].fault != "process_crash"
+    assert "log_end_offset" in outcomes[1].difference
