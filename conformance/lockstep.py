@@ -313,6 +313,8 @@ class Lockstep:
         allowed: dict[tuple[str, bool], tuple[list[Any], frozenset[Any], frozenset[str]]] = {}
         verdicts: dict[tuple[bytes, str, bool], bool] = {}
         self._swept = args.get("leftover", "none") == "none"  # the step's image is among them
+        if self.in_load:
+            self.rules.add("KL-CRASH-14")  # the sweeper crashed inside each distinct load
         not_idempotent = in_load = None
         for point in points:
             self.crashes[point.fault] += 1

@@ -59,7 +59,7 @@ def _recover_letting_offset_errors_escape(self: LogLoader) -> None:
 def _recover_variant(*, index_after_batch: bool, keep_torn_tail: bool) -> Any:
     """LogSegment.recover (SEG-15) with one of two defects switched on."""
 
-    def recover(self: LogSegment, epoch_cache: Any = None) -> int:
+    def recover(self: LogSegment, epoch_cache: Any = None, before_cut: Any = None) -> int:
         self.offset_index.reset()
         self.time_index.reset()
         valid_bytes = last_index_entry = 0
@@ -86,6 +86,8 @@ def _recover_variant(*, index_after_batch: bool, keep_torn_tail: bool) -> Any:
             pass
         truncated = self.log.size_in_bytes - valid_bytes
         if truncated > 0 and not keep_torn_tail:  # RCV-6 step 4: cut the torn tail
+            if before_cut is not None:
+                before_cut()  # the loader's KL-CRASH-14 step, as the real recover runs it
             self.log.truncate_to(valid_bytes)
         self.offset_index.trim_to_valid_size()
         self.time_index.maybe_append(max_ts, max_off, skip_full_check=True)
