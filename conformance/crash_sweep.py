@@ -32,7 +32,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
-from kafkalog.impl.crash_image import FaultModel
+from kafkalog.impl.crash_image import CrashImage, FaultModel
 from kafkalog.impl.fault_fs import RecordingFileSystem
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.log_dir import LogDir, TopicPartition
@@ -154,6 +154,11 @@ class Sweeper:
         self.in_load_points = 0  # (point, fault, seed) explored inside those loads
         self.in_load_loads = 0  # distinct images of crashes inside a load actually loaded
         self._in_load_seen: dict[tuple[bytes, int], v.LogStateView | str] = {}
+        #: KL-CRASH-14 verdicts by (image digest, clock), shared by every example of a session
+        #: (set by lockstep.py): one implementation and config, so the same image loads alike;
+        #: images recur across examples (the empty log, the first appends). Never shared across
+        #: implementations (a broken variant loads another way).
+        self.in_load_verdicts: dict[tuple[bytes, int], InLoadFailure | None] = {}
 
     def sweep(self, fs: RecordingFileSystem, first: int, plan: Sequence[tuple[str, int]],
               now_ms: int) -> list[SweepPoint]:
@@ -176,15 +181,24 @@ class Sweeper:
                         done = self._load_twice(scratch, now_ms)
                         _empty(scratch)
                         if self.in_load and not isinstance(done.recovered, str):
-                            image.write(scratch)
-                            failure = self.crash_in_load(scratch, inner, done.recovered, now_ms)
-                            done = done._replace(in_load=failure)
-                            _empty(scratch)
+                            done = done._replace(in_load=self._in_load_verdict(
+                                image, key, scratch, inner, done.recovered))
                         self.loaded[key] = done
                     done = self.loaded[key]
                     found.append(SweepPoint(end - point, fault, seed, digest, done.recovered,
                                             done.idempotent, done.in_load))
         return found
+
+    def _in_load_verdict(self, image: CrashImage, key: tuple[bytes, int], scratch: Path,
+                         inner: Path, first: v.LogStateView) -> InLoadFailure | None:
+        """`crash_in_load` of `image`, once per (digest, clock) in the shared verdicts."""
+        if key not in self.in_load_verdicts:
+            if len(self.in_load_verdicts) > _MEMO_LIMIT:
+                self.in_load_verdicts.clear()
+            image.write(scratch)
+            self.in_load_verdicts[key] = self.crash_in_load(scratch, inner, first, key[1])
+            _empty(scratch)
+        return self.in_load_verdicts[key]
 
     def crash_in_load(self, root: Path, inner: Path, first: v.LogStateView,
                       now_ms: int) -> InLoadFailure | None:

@@ -50,7 +50,8 @@ class Lockstep:
     """Drives one model and one implementation side by side and keeps the trace so far."""
 
     def __init__(self, model: ModelSut, sut: Sut, verify_every: int = 0,
-                 sweep: bool = False, in_load: bool = False) -> None:
+                 sweep: bool = False, in_load: bool = False,
+                 in_load_verdicts: dict[Any, Any] | None = None) -> None:
         self.model = model
         self.sut = sut
         self.verify_every = verify_every
@@ -71,6 +72,7 @@ class Lockstep:
         self._swept = False  # the current crash step's own image was checked by its sweep
         self.sweep = sweep  # check every crash point of the last action at each crash step
         self.in_load = in_load  # the sweep also crashes inside each image's load (KL-CRASH-14)
+        self.in_load_verdicts = in_load_verdicts  # shared by a session's examples (crash_sweep)
         self.alternatives: list[Any] = []  # other model states the last crash allows
         self.offline = False  # a crash's load failed as the model allows: the example ends
         self._action = ""
@@ -172,6 +174,8 @@ class Lockstep:
             sweeper = getattr(self.sut, "sweeper", None)
             if sweeper is not None:
                 sweeper.in_load = self.in_load
+                if self.in_load_verdicts is not None:
+                    sweeper.in_load_verdicts = self.in_load_verdicts
             args = self._sweep(args)
         wire_args = encode_args("crash", args)
         self._action = "crash"
@@ -263,6 +267,11 @@ class Lockstep:
                 model, self.offline = failure, True  # the log is offline: nothing runs on
             else:
                 problem = failure
+        elif args.get("in_load") and getattr(self.sut, "in_load_finding", None) is not None:
+            # KL-CRASH-14 first: the state after a crash inside the load is usually outside the
+            # model's set as well, but what the step shows is that it differs from the load's.
+            found = self.sut.in_load_finding  # type: ignore[attr-defined]
+            problem = f"crash.in_load.{found[0]}", found[1]
         else:
             before, alone = self.model.snapshot(), not self.alternatives
             leftover = str(args.get("leftover", "none"))
@@ -281,6 +290,8 @@ class Lockstep:
         self.rules |= self.last_rules
         if problem is not None:
             self.last_signature = self._signature("crash", model, impl, problem[0])
+            if problem[0].startswith("crash.in_load."):
+                self.last_signature = self.last_signature.rsplit("|", 1)[0] + "|KL-CRASH-14"
             raise DivergenceError(problem[1], self.last_signature, step)
         return model, impl
 

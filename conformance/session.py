@@ -12,6 +12,7 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 from kafkalog.conformance.errors import AdapterError
 from kafkalog.conformance.lockstep import Lockstep
@@ -76,6 +77,7 @@ class Session:
         self.crash_sweep = crash_sweep  # every crash step also loads every point of its action
         # KL-CRASH-14: the sweep also crashes inside the load of every distinct image.
         self.crash_in_load: int | None = 0 if crash_in_load else None
+        self._in_load_verdicts: dict[Any, Any] = {}  # KL-CRASH-14 verdicts, one implementation
         self.crashes: Counter[str] = Counter()
         self.crash_images = 0  # distinct crash images loaded (summed over examples)
         self.crash_idempotence = 0  # of them, reloaded after a crash right after the load
@@ -102,7 +104,8 @@ class Session:
         mode = CrashMode(getattr(sut, "crash_mode", CrashMode.STRICT))
         model = ModelSut(self.config, self.now_ms, self.log_start_offset, mode=mode)
         return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep,
-                        in_load=self.crash_in_load is not None)
+                        in_load=self.crash_in_load is not None,
+                        in_load_verdicts=self._in_load_verdicts)
 
     def _verify_every(self) -> int:
         """How often the on-disk verify runs in the next example.

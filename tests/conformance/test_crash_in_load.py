@@ -266,3 +266,73 @@ def test_crash_inside_the_discard_of_an_incomplete_split__never_swaps_the_split_
     assert outcomes[0] is None
     assert outcomes[1] is not None and outcomes[1].fault != "process_crash"
     assert "log_end_offset" in outcomes[1].difference
+
+
+def _rewrite_active_log_in_place(self: LogLoader) -> None:
+    """A loader defect only a crash inside the load shows: it rewrites the active segment's
+    `.log` in place (truncate, then write the same bytes back) before its durability step. An
+    uninterrupted load, and a crash right after it, see every byte; a crash between the two
+    operations leaves the segment empty."""
+    from kafkalog.impl.log_segment import segment_file
+
+    path = segment_file(self.dir, self.segments.active_segment().base_offset, ".log")
+    data = self.fs.read_file(path)
+    if data:
+        handle = self.fs.open_file(path)
+        try:
+            handle.truncate(0)
+            handle.pwrite(data, 0)
+        finally:
+            handle.close()
+    _STRICT_STEP(self)
+
+
+_STRICT_STEP = LogLoader._make_recovery_durable
+
+
+def test_sweep_with_in_load__a_defect_only_a_crash_inside_the_load_shows__caught__replays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-CRASH-14 — every image the sweep loads is allowed and reloads alike, but a crash
+    inside its load is not: the crash step carries `in_load`, and its trace replays the
+    failure alone with the defect and conforms without it."""
+    import json
+
+    from kafkalog.conformance.lockstep import DivergenceError
+    from kafkalog.conformance.replay import replay_trace
+    from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
+
+    tiny = CONFIG_FAMILIES["tiny"]
+
+    def run(in_load: bool) -> tuple[list[object], DivergenceError | None]:
+        ls = Session(tiny, ImplSut, frozenset(FEATURES), crash_sweep=True,
+                     crash_in_load=in_load).start()
+        try:
+            for _ in range(2):
+                ls.step("append_as_leader", {"records": (v.Record(None, b"test", START_MS),),
+                                             "leader_epoch": 0})
+            ls.step("crash", {"point": AFTER, "fault": "process_crash", "seed": 1,
+                              "leftover": "none"})
+        except DivergenceError as error:
+            return list(ls.steps), error
+        finally:
+            ls.sut.close()
+        return list(ls.steps), None
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LogLoader, "_make_recovery_durable", _rewrite_active_log_in_place)
+        patch.setattr(LogLoader, "_strict_order", lambda self: True)
+        assert run(in_load=False)[1] is None  # the sweep and KL-CRASH-7 alone miss it
+        steps, caught = run(in_load=True)
+    assert caught is not None
+    assert caught.signature.startswith("crash|ok|ok|crash.in_load.")
+    assert caught.signature.endswith("|KL-CRASH-14") and caught.step.args["in_load"]
+    header = TraceHeader(config=tiny, now_ms=START_MS)
+    lines = [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
+    trace = loads_trace("\n".join(json.dumps(line) for line in lines))
+    assert replay_trace(trace).conformed
+    with monkeypatch.context() as patch:
+        patch.setattr(LogLoader, "_make_recovery_durable", _rewrite_active_log_in_place)
+        patch.setattr(LogLoader, "_strict_order", lambda self: True)
+        replayed = replay_trace(trace)
+    assert not replayed.conformed and replayed.signature == caught.signature
