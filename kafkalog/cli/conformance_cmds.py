@@ -62,8 +62,9 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--crash-in-load", is_flag=True, default=False,
               help="With the sweep, also crash inside the load of every distinct image (after "
                    "each of the load's file operations, every fault model) and require the "
-                   "reload to recover the uninterrupted load's state (KL-CRASH-14). Costly: "
-                   "about 10x the crash-step CPU time.")
+                   "reload to recover the uninterrupted load's state (KL-CRASH-14). Off by "
+                   "default: about 80x the crash-step CPU (~430 crash points inside each "
+                   "distinct image's load; benchmarks/crash_sweep_bench.py --in-load).")
 @click.option("--crash-mode", type=click.Choice(["strict", "kafka"]), default="strict",
               show_default=True,
               help="kafka: check the implementation with Kafka's fsync choices put back against "
