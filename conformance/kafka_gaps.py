@@ -56,7 +56,8 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
     `recovered` but for the epoch cache, so the batches, offsets and segments are Kafka's.
     `planted_batches_back` (seeds 53, 174, 778): batches were planted earlier in the example
     (`at_risk`), and some allowed state has the recovered segments up to one whose base is the
-    same but which holds fewer bytes than the recovered one (the planted batches are the rest).
+    same but which holds fewer bytes and offsets than the recovered one, with the same time
+    index and epoch cache (the planted batches, timeless and epochless, are the rest).
     """
     if str(mode) != "kafka":
         return None
@@ -79,11 +80,16 @@ def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str]) -> str | None
 
 
 def _grown(member: v.LogStateView, recovered: v.LogStateView) -> bool:
-    """`recovered` has `member`'s segments up to one with the same base and more bytes."""
+    """`recovered` has `member`'s segments up to one with the same base, more bytes and more
+    offsets, but the same time index, and `member`'s epoch cache: planted batches carry no
+    timestamp and no leader epoch (impl_sut.py `_offsets_back`)."""
+    if member.epoch_entries != recovered.epoch_entries:
+        return False
     for ours, theirs in zip(member.segments, recovered.segments, strict=False):
         if ours == theirs:
             continue
         return (ours.base_offset == theirs.base_offset
                 and theirs.size_in_bytes > ours.size_in_bytes
-                and theirs.next_offset > ours.next_offset)
+                and theirs.next_offset > ours.next_offset
+                and theirs.time_index == ours.time_index)
     return False
