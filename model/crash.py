@@ -203,7 +203,8 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     from the page cache is durable only up to the frontier `before` had, the epoch file may
     still hold what it held before the crash, and the layout on disk before the crash
     (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
-    layouts `before` kept (GAP-1, GAP-2).
+    layouts `before` kept (GAP-1, GAP-2). After a power loss the image is durable but
+    recovery's cuts of it are not either: the image (`on_disk`) may come back.
     """
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
@@ -212,8 +213,17 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
                        epoch_options=tuple(dict.fromkeys((state.epochs,
                                                           *before.epoch_options))),
                        layouts=layouts[-_MAX_LAYOUTS:], ghosts=before.ghosts)
+    if mode is CrashMode.KAFKA and _batches_of(on_disk) != _batches_of(state.segments):
+        # GAP-4 after a power loss too: what the crash left is durable, recovery's cuts of it
+        # are not; the image may come back (a prefix of it at or above F, like any layout).
+        return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
+                       epoch_options=(state.epochs,), layouts=(on_disk,))
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
+
+
+def _batches_of(segments: tuple[Segment, ...]) -> list[Any]:
+    return [(b.base_offset, b.last_offset, b.size) for s in segments for b in s.batches]
 
 
 # --- the allowed set ---------------------------------------------------------------------------
