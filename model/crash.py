@@ -203,8 +203,9 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     from the page cache is durable only up to the frontier `before` had, the epoch file may
     still hold what it held before the crash, and the layout on disk before the crash
     (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
-    layouts `before` kept (GAP-1, GAP-2). After a power loss the image is durable but
-    recovery's cuts of it are not either: the image (`on_disk`) may come back.
+    layouts `before` kept (GAP-1, GAP-2). After a power loss in kafka mode the image the
+    crash left is durable but recovery's cuts of it are not, so that image (`on_disk`) may
+    come back too.
     """
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
@@ -223,6 +224,7 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
 
 
 def _batches_of(segments: tuple[Segment, ...]) -> list[Any]:
+    """Each batch's offsets and size, in log order: whether recovery cut anything."""
     return [(b.base_offset, b.last_offset, b.size) for s in segments for b in s.batches]
 
 
