@@ -131,7 +131,8 @@ def _figure(key: str, figure: str, workload: str, result: Paired, total_bytes: i
         key=key, figure=figure, workload=workload, unit="MiB/s", value=round(mib_s, 1),
         baseline_name=f"{baseline} of the same chunks", baseline=round(base_mib_s, 1),
         ratio=round(ratio, 3), goal=goal, met=met,
-        extra={"records_per_s": round(records_s), "bytes": total_bytes, **result.extra()},
+        extra={"records_per_s": round(records_s), "bytes": total_bytes, **result.extra(),
+               **({} if min_ratio is None else {"goal_ratio": min_ratio})},
     )
 
 

@@ -92,7 +92,8 @@ def recovery_figure(scale: Scale, root: Path) -> Figure:
         baseline_name="read + CRC-32C of the same files", baseline=round(total / MIB /
                                                                          result.base_s, 1),
         ratio=round(ratio, 3), goal=">= 0.5x", met=ratio >= 0.5,
-        extra={"seconds": round(result.impl_s, 4), "bytes": total, **result.extra()},
+        extra={"seconds": round(result.impl_s, 4), "bytes": total, "goal_ratio": 0.5,
+               **result.extra()},
     )
 
 

@@ -13,6 +13,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -387,6 +388,189 @@ static PyObject *scan_valid(PyObject *self, PyObject *args) {
     return Py_BuildValue("ninL", rel, stop, count, next_offset);
 }
 
+/* --- scan_headers (the append path) ------------------------------------------------------- */
+
+PyDoc_STRVAR(scan_headers_doc,
+"scan_headers(buf) -> list of (position, size, base_offset, last_offset_delta, epoch,\n"
+"                              max_timestamp, record_count, crc_ok) | None\n\n"
+"memory_records.py_scan_headers: one pass over the whole v2 batches of buf, each one's header\n"
+"facts and CRC validity; stops silently at a torn tail; None when a batch is not a plain v2\n"
+"batch (magic != 2, size < 61), so the caller takes the batch-object path.");
+
+static PyObject *scan_headers(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len, pos = 0;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) goto fail;
+    while (pos + HEADER <= end) {
+        const unsigned char *b = buf + pos;
+        int64_t size = (int64_t)be32(b + 8) + LOG_OVERHEAD;
+        if (size < HEADER || b[16] != 2) goto decline;
+        if (pos + size > end) goto done; /* a torn tail (FMT-52) */
+        /* The CRC covers [attributes, end) (FMT-46); same test as RecordBatch.is_valid. */
+        int crc_ok = crc32c(0, b + 21, (size_t)(size - 21)) == (uint32_t)be32(b + 17);
+        PyObject *facts = Py_BuildValue("nLLiiLiO", pos, (long long)size, (long long)be64(b),
+                                        (int)be32(b + 23), (int)be32(b + 12),
+                                        (long long)be64(b + 35), (int)be32(b + 57),
+                                        crc_ok ? Py_True : Py_False);
+        if (facts == NULL) goto fail;
+        int failed = PyList_Append(out, facts);
+        Py_DECREF(facts);
+        if (failed < 0) goto fail;
+        pos += (Py_ssize_t)size;
+    }
+    if (pos + 17 < end) {
+        /* Fewer than 61 bytes left but more than 17: a torn tail only if its size field says so. */
+        int64_t size = (int64_t)be32(buf + pos + 8) + LOG_OVERHEAD;
+        if (size < HEADER || buf[pos + 16] != 2) goto decline;
+    }
+done:
+    PyBuffer_Release(&view);
+    return out;
+decline:
+    PyBuffer_Release(&view);
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    PyBuffer_Release(&view);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+/* --- offset lookups (SEG-9, FMT-13, FMT-54) ---------------------------------------------- */
+
+PyDoc_STRVAR(index_floor_span_doc,
+"index_floor_span(buf, entries, relative_target) -> (position, next_position)\n\n"
+"OffsetIndex.floor_span over the mapping itself: the position of the largest entry whose\n"
+"relative offset is <= relative_target (0 when none) and the next entry's position (-1 when\n"
+"there is none). buf holds `entries` big-endian (int32 relative offset, int32 position)\n"
+"entries whose offsets strictly increase (FMT-10); it may be None when entries is 0.");
+
+static PyObject *index_floor_span(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "index_floor_span takes 3 arguments");
+        return NULL;
+    }
+    Py_ssize_t entries = PyLong_AsSsize_t(args[1]);
+    if (entries == -1 && PyErr_Occurred()) return NULL;
+    int overflow = 0;
+    long long target = PyLong_AsLongLongAndOverflow(args[2], &overflow);
+    if (target == -1 && PyErr_Occurred()) return NULL;
+    if (overflow) target = overflow > 0 ? LLONG_MAX : LLONG_MIN; /* beyond every int32 key */
+    if (entries <= 0) {
+        if (entries < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative entry count");
+            return NULL;
+        }
+        return Py_BuildValue("ii", 0, -1);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (entries > view.len / 8) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "more entries than the index buffer holds");
+        return NULL;
+    }
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t lo = 0, hi = entries; /* bisect_right over the keys */
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if ((long long)be32(buf + mid * 8) <= target) lo = mid + 1;
+        else hi = mid;
+    }
+    Py_ssize_t slot = lo - 1;
+    long position, next_position;
+    if (slot < 0) {
+        position = 0;
+        next_position = be32(buf + 4);
+    } else {
+        position = be32(buf + slot * 8 + 4);
+        next_position = slot + 1 < entries ? be32(buf + slot * 8 + 12) : -1;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("ll", position, next_position);
+}
+
+PyDoc_STRVAR(find_batch_header_doc,
+"find_batch_header(chunk, position, stop, target, result_type)\n\n"
+"FileRecords.search_for_offset_with_size's walk over the v2 headers of one chunk read at\n"
+"`position` of a file whose logical size is `stop`: result_type(last_offset, position, size)\n"
+"for the first batch whose last offset >= target; None at a torn tail (a batch running past\n"
+"stop); an int >= 0, the position to read more from, when the chunk ends before a header's\n"
+"lastOffsetDelta; ~position (< 0) for a batch the per-batch path must decide (legacy magic, a\n"
+"size below the v2 header, a last offset or a target beyond int64). See impl/batch_scan.py.");
+
+#define LAST_OFFSET_END 27 /* a v2 header up to and including lastOffsetDelta (FMT-45) */
+
+static PyObject *find_batch_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "find_batch_header takes 5 arguments");
+        return NULL;
+    }
+    long long pos = PyLong_AsLongLong(args[1]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    long long stop = PyLong_AsLongLong(args[2]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    int overflow = 0;
+    long long target = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+    if (target == -1 && PyErr_Occurred()) return NULL;
+    if (overflow) return PyLong_FromLongLong(~pos); /* never on a read: the per-batch path */
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    Py_ssize_t n = view.len, rel = 0;
+    int slow = 0, torn = 0, found = 0;
+    long long last = 0, size = 0;
+    while (rel + LAST_OFFSET_END <= n) {
+        const unsigned char *b = buf + rel;
+        size = (long long)be32(b + 8) + LOG_OVERHEAD;
+        if (b[16] < 2 || size < HEADER) {
+            slow = 1;
+            break;
+        }
+        if (pos + size > stop) {
+            torn = 1;
+            break;
+        }
+        if (__builtin_add_overflow(be64(b), (int64_t)be32(b + 23), &last)) {
+            slow = 1;
+            break;
+        }
+        if (last >= target) {
+            found = 1;
+            break;
+        }
+        pos += size;
+        rel += (Py_ssize_t)size;
+    }
+    PyBuffer_Release(&view);
+    if (found) {
+        PyTypeObject *type = (PyTypeObject *)args[4];
+        if (!PyType_Check(type) || !PyType_IsSubtype(type, &PyTuple_Type)) {
+            PyErr_SetString(PyExc_TypeError, "result_type must be a tuple type");
+            return NULL;
+        }
+        /* tuple.__new__(result_type, ...) without the call: a NamedTuple has no other state */
+        PyObject *result = type->tp_alloc(type, 3);
+        if (result == NULL) return NULL;
+        PyObject *items[3] = {PyLong_FromLongLong(last), PyLong_FromLongLong(pos),
+                              PyLong_FromLongLong(size)};
+        for (int i = 0; i < 3; i++) {
+            if (items[i] == NULL) {
+                for (int j = 0; j < 3; j++) Py_XDECREF(items[j]);
+                Py_DECREF(result);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(result, i, items[i]);
+        }
+        return result;
+    }
+    if (torn) Py_RETURN_NONE;
+    return PyLong_FromLongLong(slow ? ~pos : pos);
+}
+
 PyDoc_STRVAR(crc32c_doc, "crc32c(data, value=0) -> int: CRC-32C of data, continuing value.");
 
 static PyObject *py_crc32c(PyObject *self, PyObject *args) {
@@ -405,6 +589,11 @@ static PyMethodDef methods[] = {
     {"scan_recovery", scan_recovery, METH_VARARGS, scan_recovery_doc},
     {"scan_valid", scan_valid, METH_VARARGS, scan_valid_doc},
     {"crc32c", py_crc32c, METH_VARARGS, crc32c_doc},
+    {"scan_headers", scan_headers, METH_O, scan_headers_doc},
+    {"index_floor_span", (PyCFunction)(void (*)(void))index_floor_span, METH_FASTCALL,
+     index_floor_span_doc},
+    {"find_batch_header", (PyCFunction)(void (*)(void))find_batch_header, METH_FASTCALL,
+     find_batch_header_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,11 @@
 
 Recovery (`segment_recovery`) and checked reads (`MemoryRecords.ensure_valid_batches`) walk
 every batch of a buffer doing the same few things per batch; done batch by batch in Python that
-costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one call.
+costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one call. Offset
+lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
+header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
+offset index's mapping (`index_floor_span`); so does the append path's header pass
+(`memory_records.scan_headers`, whose Python reference lives there).
 
 Two implementations return exactly the same values: this module's pure-Python functions (the
 reference, and the fallback) and the compiled `kafkalog.impl._scan` (`impl/_scan.c`), built by
@@ -154,6 +158,44 @@ def py_scan_valid(buf: memoryview | bytes) -> ValidScan:
     return rel, STOP_SLOW if overflow else stop, count, next_offset
 
 
+# --- offset lookups (SEG-9, FMT-54) ---
+
+_V2_LAST_OFFSET_END = 27  # a v2 header up to and including lastOffsetDelta (FMT-45)
+# base offset, size field, magic and lastOffsetDelta of a v2 header in one unpack
+_V2_HEADER_TO_LAST_DELTA = struct.Struct(">qi4xB6xi").unpack_from
+
+
+def py_find_batch_header(chunk: bytes, position: int, stop: int, target: int,
+                         result_type: type) -> object:
+    """`search_for_offset_with_size`'s walk over the v2 headers of one chunk read at `position`.
+
+    `stop` is the file's logical size. Returns `result_type(last_offset, position, size)` for
+    the first batch whose last offset >= `target`; None at a torn tail (a batch running past
+    `stop`, FMT-52); an int >= 0, the position to read more from, when the chunk ends before a
+    header's lastOffsetDelta; `~position` (< 0) for a batch the per-batch path must decide
+    (legacy magic, a size below the v2 header, a last offset or a target beyond int64). Reads
+    headers only, never a whole batch.
+    """
+    if not _INT64_MIN <= target <= _INT64_MAX:
+        return ~position  # never on a read; the compiled twin works in int64
+    rel, n = 0, len(chunk)
+    while rel + _V2_LAST_OFFSET_END <= n:
+        base_offset, length, magic, last_delta = _V2_HEADER_TO_LAST_DELTA(chunk, rel)
+        size = _LOG_OVERHEAD + length
+        if magic < 2 or size < _HEADER:
+            return ~position  # legacy magic (0, 1) and short sizes: `batches` decides
+        if position + size > stop:
+            return None
+        last_offset = base_offset + last_delta
+        if not _INT64_MIN <= last_offset <= _INT64_MAX:
+            return ~position
+        if last_offset >= target:
+            return result_type(last_offset, position, size)
+        position += size
+        rel += size
+    return position
+
+
 def _select() -> tuple[str, object]:
     if os.environ.get("KAFKALOG_PURE_PYTHON", "") not in ("", "0"):
         return "pure Python (KAFKALOG_PURE_PYTHON=1)", None
@@ -169,3 +211,11 @@ ACTIVE, _compiled = _select()
 COMPILED = _compiled is not None
 scan_recovery = py_scan_recovery if _compiled is None else _compiled.scan_recovery  # type: ignore[attr-defined]
 scan_valid = py_scan_valid if _compiled is None else _compiled.scan_valid  # type: ignore[attr-defined]
+find_batch_header = (py_find_batch_header if _compiled is None
+                     else _compiled.find_batch_header)  # type: ignore[attr-defined]
+# Compiled twins whose Python reference lives with its caller, or None on the pure-Python path:
+# the floor search over an offset index's mapping (Python: OffsetIndex's bisect over its cached
+# keys, faster in Python than probing the mapping) and the append path's header pass
+# (`memory_records.py_scan_headers`).
+index_floor_span = None if _compiled is None else _compiled.index_floor_span  # type: ignore[attr-defined]
+compiled_scan_headers = None if _compiled is None else _compiled.scan_headers  # type: ignore[attr-defined]

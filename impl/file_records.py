@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from kafkalog.impl.batch_scan import find_batch_header
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
 from kafkalog.impl.memory_records import (
     V2_MIN_SIZE_FIELD,
@@ -31,7 +32,6 @@ from kafkalog.impl.record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
-    RECORD_BATCH_OVERHEAD,
     RECORD_OVERHEAD_V0,
     RecordBatch,
 )
@@ -46,8 +46,6 @@ _MAX_CHUNK = 1024 * 1024
 _HEADER_CHUNK = 4 * 1024  # header scans: about one index interval (CFG-5 default)
 _V2_LAST_OFFSET_END = 27  # a v2 header up to and including lastOffsetDelta (FMT-45)
 _OFFSET_AND_SIZE = struct.Struct(">qi").unpack_from
-# base offset, size field, magic and lastOffsetDelta of a v2 header in one unpack (FMT-45)
-_V2_HEADER_TO_LAST_DELTA = struct.Struct(">qi4xB6xi").unpack_from
 
 
 class LogOffsetPosition(NamedTuple):
@@ -242,32 +240,27 @@ class FileRecords:
         tail).
         """
         stop, pos = self._size, starting_position
-        chunk_start, chunk = pos, b""
         pread = self._handle.pread
         while True:
-            rel = pos - chunk_start
-            if rel + _V2_LAST_OFFSET_END > len(chunk):
-                if pos + HEADER_SIZE_UP_TO_MAGIC >= stop:
-                    return None  # fewer than 18 bytes left: a torn tail (FMT-52)
-                n = stop - pos
-                if n > _HEADER_CHUNK:
-                    n = _HEADER_CHUNK
-                if pos <= expected_position < pos + n - _V2_LAST_OFFSET_END:
-                    n = expected_position - pos + _V2_LAST_OFFSET_END  # up to the hint's header
-                chunk_start, chunk, rel = pos, pread(pos, n), 0
-                if len(chunk) < n:
-                    raise KafkaStorageError("file shrank while being read", where=self.path)
-                if n < _V2_LAST_OFFSET_END:
-                    break
-            base_offset, length, magic, last_delta = _V2_HEADER_TO_LAST_DELTA(chunk, rel)
-            size = LOG_OVERHEAD + length
-            if magic < 2 or size < RECORD_BATCH_OVERHEAD:
-                break  # legacy magic (0, 1) and short sizes: `batches` decides
-            if pos + size > stop:
-                return None  # a torn tail (FMT-52)
-            if base_offset + last_delta >= target_offset:
-                return LogOffsetPosition(base_offset + last_delta, pos, size)
-            pos += size
+            if pos + HEADER_SIZE_UP_TO_MAGIC >= stop:
+                return None  # fewer than 18 bytes left: a torn tail (FMT-52)
+            n = stop - pos
+            if n > _HEADER_CHUNK:
+                n = _HEADER_CHUNK
+            if pos <= expected_position < pos + n - _V2_LAST_OFFSET_END:
+                n = expected_position - pos + _V2_LAST_OFFSET_END  # up to the hint's header
+            chunk = pread(pos, n)
+            if len(chunk) < n:
+                raise KafkaStorageError("file shrank while being read", where=self.path)
+            if n < _V2_LAST_OFFSET_END:
+                break
+            found = find_batch_header(chunk, pos, stop, target_offset, LogOffsetPosition)
+            if found.__class__ is not int:
+                return found  # type: ignore[no-any-return]  # the batch, or None at a torn tail
+            if found < 0:
+                pos = ~found  # a batch only the per-batch path decides
+                break
+            pos = found
         for batch in self.batches(pos):
             if batch.last_offset >= target_offset:
                 return LogOffsetPosition(batch.last_offset, batch.position, batch.size_in_bytes)

@@ -16,7 +16,7 @@ import struct
 from collections.abc import Iterator, Sequence
 
 from crc32c import crc32c
-from kafkalog.impl.batch_scan import STOP_END, STOP_MORE, scan_valid
+from kafkalog.impl.batch_scan import STOP_END, STOP_MORE, compiled_scan_headers, scan_valid
 from kafkalog.impl.compression import CompressionType, compress
 from kafkalog.impl.legacy_records import LegacyRecordBatch
 from kafkalog.impl.record_batch import (
@@ -58,7 +58,7 @@ _V2_HEADER = struct.Struct(">qiibI2xi8xq14xi")
 BatchFacts = tuple[int, int, int, int, int, int, int, bool]
 
 
-def scan_headers(buf: memoryview) -> list[BatchFacts] | None:
+def py_scan_headers(buf: memoryview) -> list[BatchFacts] | None:
     """One pass over the whole v2 batches of `buf`: each one's header facts and CRC validity.
 
     Stops silently at a torn tail (FMT-52) like `MemoryRecords.batches()`. Returns None when a
@@ -85,6 +85,10 @@ def scan_headers(buf: memoryview) -> list[BatchFacts] | None:
         if size < RECORD_BATCH_OVERHEAD or buf[pos + MAGIC_OFFSET] != MAGIC_V2:
             return None
     return out
+
+
+# The active pass: the compiled twin (impl/_scan.c, same values) when built.
+scan_headers = py_scan_headers if compiled_scan_headers is None else compiled_scan_headers
 
 
 def batch_of(view: memoryview, position: int = -1, source: str | None = None) -> RecordBatch:

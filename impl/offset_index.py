@@ -27,6 +27,7 @@ from kafkalog.impl.abstract_index import (
     non_decreasing,
     strictly_increasing,
 )
+from kafkalog.impl.batch_scan import index_floor_span as _COMPILED_FLOOR_SPAN
 from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,
@@ -59,7 +60,8 @@ class OffsetIndex(AbstractIndex):
     _last_offset: int
     # The relative offsets of the entries, built on the first lookup and kept in step by
     # `append`; any other change of the entries drops it. A C `bisect` over it replaces ~20
-    # Python-level `unpack_from` probes per lookup (translate_offset runs on every read).
+    # Python-level `unpack_from` probes per lookup. `floor_span` (translate_offset, on every
+    # read) needs it only on the pure-Python path: the compiled one searches the mapping.
     _keys: array | None = None
 
     def _after_entries_changed(self) -> None:
@@ -134,6 +136,11 @@ class OffsetIndex(AbstractIndex):
         size its header read to that span; it is a hint only, never a bound on the search.
         """
         with self._lock:
+            if _COMPILED_FLOOR_SPAN is not None:  # a C bisect over the mapping, no keys cache
+                if self._closed:
+                    raise KafkaStorageError("index is closed", where=self.path)
+                return _COMPILED_FLOOR_SPAN(self._mmap, self._entries,  # type: ignore[no-any-return]
+                                            target_offset - self.base_offset)
             keys = self._keys
             if keys is None:
                 keys = self._relative_keys()

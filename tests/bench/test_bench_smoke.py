@@ -127,3 +127,48 @@ def test_markdown_table__quick_results__has_one_row_per_figure(quick_results: di
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 1 + len(document["figures"])  # header + figures
     assert text.startswith("Machine: ") and document["machine"]["python"] in text
+
+
+def test_consecutive_document__one_run_misses_a_goal__is_not_met_in_every_run(
+        quick_results: dict) -> None:
+    """`--runs N` records every run's goal figures and flags a goal missed in any one run."""
+    import copy
+
+    from kafkalog.benchmarks.suite import GOAL_KEYS, consecutive_document, consecutive_lines
+
+    first = quick_results["document"]
+    second = copy.deepcopy(first)
+    lookup = next(f for f in second["figures"] if f["key"] == "lookup.translate_offset")
+    lookup["met"], lookup["ratio"], lookup["extra"]["cpu_ratio"] = False, 0.2, 0.2
+    document = consecutive_document([first, second])
+    summary = document["consecutive_runs"]
+    assert len(summary["runs"]) == 2 and document["figures"] == second["figures"]
+    assert set(summary["met_in_every_run"]) == set(GOAL_KEYS)
+    assert summary["met_in_every_run"]["lookup.translate_offset"] is False
+    assert summary["runs"][1]["figures"]["lookup.translate_offset"]["ratio"] == 0.2
+    assert summary["runs"][1]["figures"]["lookup.translate_offset"]["met_cpu"] is False
+    line = next(x for x in consecutive_lines(document) if "lookup.translate_offset" in x)
+    assert "0.200 / " in line and line.endswith("NOT met in every run")
+
+
+def test_bench__zero_runs__one_line_error_and_exit_2() -> None:
+    """A bad `--runs` is a usage error, not a traceback."""
+    result = CliRunner().invoke(cli, ["bench", "--quick", "--runs", "0"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--runs" in result.output
+
+
+def test_consecutive_document__wall_misses_but_cpu_view_meets__met_on_the_cpu_view(
+        quick_results: dict) -> None:
+    """Issue #17 judges ratio goals on the CPU view: a wall-clock miss alone is not a miss."""
+    import copy
+
+    from kafkalog.benchmarks.suite import consecutive_document
+
+    run = copy.deepcopy(quick_results["document"])
+    recovery = next(f for f in run["figures"] if f["key"] == "recovery.unclean")
+    recovery["met"], recovery["ratio"] = False, 0.49
+    recovery["extra"]["cpu_ratio"] = 0.6
+    assert recovery["extra"]["goal_ratio"] == 0.5
+    summary = consecutive_document([run, run])["consecutive_runs"]
+    assert summary["met_in_every_run"]["recovery.unclean"] is True

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kafkalog.impl.batch_scan import compiled_scan_headers
 from kafkalog.impl.compression import CompressionType
 from kafkalog.impl.log_validator import (
     analyze_and_validate,
@@ -13,7 +15,13 @@ from kafkalog.impl.log_validator import (
     assign_offsets,
     assign_offsets_scanned,
 )
-from kafkalog.impl.memory_records import MemoryRecords, batch_facts, build_batch, scan_headers
+from kafkalog.impl.memory_records import (
+    MemoryRecords,
+    batch_facts,
+    build_batch,
+    py_scan_headers,
+    scan_headers,
+)
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.values import NO_TIMESTAMP, Record, TimestampType
 
@@ -103,3 +111,21 @@ def test_scan_headers__legacy_or_undersized_batch__declines() -> None:
     small[8:12] = (14).to_bytes(4, "big")
     small[16] = 2
     assert scan_headers(memoryview(small)) is None
+
+
+@pytest.mark.skipif(compiled_scan_headers is None, reason="the C extension kafkalog.impl._scan is "
+                    "not built here (no compiler at install time): nothing to compare")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BATCH, max_size=5), st.one_of(st.none(), st.integers(0, 10_000)),
+       st.integers(0, 30), st.sampled_from([None, 0, 1, 3, 255]), st.binary(max_size=70))
+def test_scan_headers__compiled_twin__returns_the_python_facts_on_any_bytes(
+    specs: list[Any], corrupt: int | None, cut: int, magic: int | None, tail: bytes,
+) -> None:
+    """The C pass (impl/_scan.c) returns exactly `py_scan_headers`' list (or None) on valid,
+    corrupt, cut, re-magicked and garbage-tailed buffers; the append path uses the C one."""
+    raw = bytearray(_buffer(specs, corrupt, cut)) + tail
+    if magic is not None and len(raw) > 16:
+        raw[16] = magic
+    view = memoryview(bytes(raw))
+    assert compiled_scan_headers(view) == py_scan_headers(view)
+    assert scan_headers is compiled_scan_headers

@@ -2,9 +2,9 @@
 
 The suite runs on whichever batch scans `kafkalog.impl.batch_scan` picked (the C extension when
 it is built). The fallback must stay correct too, so this test runs the tests that drive those
-paths (segment recovery, loading, hostile files, transaction index and producer-state rebuild,
-the crash defects and the conformance regression traces) in a child pytest with
-KAFKALOG_PURE_PYTHON=1. About 20 s of CI time on a quiet machine.
+paths (segment recovery, loading, offset lookups, hostile files, transaction index and
+producer-state rebuild, the crash defects and the conformance regression traces) in a child
+pytest with KAFKALOG_PURE_PYTHON=1. About 20 s of CI time on a quiet machine.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ PURE_SUITE = (
     "tests/impl/test_log_loader.py",
     "tests/impl/test_hostile_files.py",
     "tests/impl/test_file_records.py",
+    "tests/impl/test_offset_index.py",
+    "tests/impl/test_lookup_scan.py",
+    "tests/impl/test_append_scan.py",
     "tests/impl/test_txn_index.py",
     "tests/impl/test_producer_snapshots.py",
     "tests/crash/test_defects.py",
