@@ -15,7 +15,7 @@ from typing import Any
 
 from kafkalog.model import values as v
 
-__all__ = ["KAFKA_GAPS", "kafka_gap", "kafka_load_gap", "leftovers_at_risk"]
+__all__ = ["KAFKA_GAPS", "diverse_first", "kafka_gap", "kafka_load_gap", "leftovers_at_risk"]
 
 KAFKA_GAPS: dict[str, str] = {
     "resurrected_batch_epoch": (
@@ -23,6 +23,11 @@ KAFKA_GAPS: dict[str, str] = {
         "unsynced append at the same offsets; the old batch is back, and its partition leader "
         "epoch, which the batch CRC excludes (FLT-8), may be old, new or a torn mix of both: "
         "only the epoch cache differs"),
+    "resurrected_batch_offset": (
+        "GAP-4, GAP-1 L-weak, FLT-8, GAP-11: as resurrected_batch_epoch, for the base offset, "
+        "which the batch CRC excludes too: an old and a new batch of the same length and CRC-"
+        "covered bytes at one position, torn into a mix, leave a CRC-valid batch whose offsets "
+        "are neither (the last segment's bytes are the member's, its offsets are not)"),
     "planted_batches_back": (
         "GAP-4, GAP-6, FLT-8: an earlier crash planted CRC-valid batches whose offsets go back "
         "(leftover offsets_back); the load emptied their segment (RCV-6) without an fsync, and "
@@ -58,6 +63,9 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
     (`at_risk`), and some allowed state has the recovered segments up to one whose base is the
     same but which holds fewer bytes and offsets than the recovered one, with the same time
     index and epoch cache (the planted batches, timeless and epochless, are the rest).
+    `resurrected_batch_offset` (seeds 821, 1483, 1556 of `--seed 800`): some allowed state has
+    the recovered log start and segments but for the last one's offsets, whose base and size
+    are the same (a torn base-offset field; the epoch cache, indexes and LEO follow it).
     """
     if str(mode) != "kafka":
         return None
@@ -65,6 +73,8 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
         return "resurrected_batch_epoch"
     if "planted_batches_back" in at_risk and any(_grown(m, recovered) for m in allowed):
         return "planted_batches_back"
+    if any(_reoffset(m, recovered) for m in allowed):
+        return "resurrected_batch_offset"
     return None
 
 
@@ -80,9 +90,10 @@ def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str]) -> str | None
 
 
 def _grown(member: v.LogStateView, recovered: v.LogStateView) -> bool:
-    """`recovered` has `member`'s segments up to one with the same base, more bytes and more
-    offsets, but the same time index, and `member`'s epoch cache: planted batches carry no
-    timestamp and no leader epoch (impl_sut.py `_offsets_back`)."""
+    """`recovered` has `member`'s segments up to one with the same base, more bytes and no
+    fewer offsets (a planted batch may repeat one), but the same time index, and `member`'s
+    epoch cache: planted batches carry no timestamp and no leader epoch (impl_sut.py
+    `_offsets_back`)."""
     if member.epoch_entries != recovered.epoch_entries:
         return False
     for ours, theirs in zip(member.segments, recovered.segments, strict=False):
@@ -90,6 +101,39 @@ def _grown(member: v.LogStateView, recovered: v.LogStateView) -> bool:
             continue
         return (ours.base_offset == theirs.base_offset
                 and theirs.size_in_bytes > ours.size_in_bytes
-                and theirs.next_offset > ours.next_offset
+                and theirs.next_offset >= ours.next_offset
                 and theirs.time_index == ours.time_index)
     return False
+
+
+def _reoffset(member: v.LogStateView, recovered: v.LogStateView) -> bool:
+    """`recovered` is `member` but for the last segment's offsets: the same log start, the
+    same segments before it, and a last segment with the same base and size that ends at
+    another offset."""
+    if member.log_start_offset != recovered.log_start_offset or \
+            len(member.segments) != len(recovered.segments) or not member.segments:
+        return False
+    *ours, our_last = member.segments
+    *theirs, their_last = recovered.segments
+    return (ours == theirs and our_last.base_offset == their_last.base_offset
+            and our_last.size_in_bytes == their_last.size_in_bytes
+            and our_last.next_offset != their_last.next_offset)
+
+
+def diverse_first(members: list[Any]) -> list[Any]:
+    """The crash-set members matching the recovered view, one per distinct state and durable
+    core (flushed frontier, checkpoint files, epoch-file contents) first, the rest after.
+
+    The checker continues from the first member and keeps a few more as alternatives
+    (lockstep.py `_adopt`). Kafka mode's resurrectable layouts and snapshot files multiply the
+    members that differ only there, which pushed the member with the right recovery-point
+    checkpoint out of the ones kept (seed 1505 of `check --crash-mode kafka --seed 800`)."""
+    seen: set[Any] = set()
+    first: list[Any] = []
+    rest: list[Any] = []
+    for member in members:
+        state, durable = member
+        key = (state, durable.flushed, durable.checkpoints, durable.epoch_options)
+        (rest if key in seen else first).append(member)
+        seen.add(key)
+    return first + rest

@@ -23,6 +23,7 @@ from kafkalog.conformance.coverage import RUN_RULES, invariant_rule_ids
 from kafkalog.conformance.errors import AdapterError
 from kafkalog.conformance.kafka_gaps import (
     KAFKA_GAPS,
+    diverse_first,
     kafka_gap,
     kafka_load_gap,
     leftovers_at_risk,
@@ -376,6 +377,8 @@ class Lockstep:
                 "implementation loaded"
         outcomes = loaded_outcomes(outcomes)
         matching = [o for o in outcomes if view(o[0]) == recovered]
+        if str(self.model.mode) == "kafka":
+            matching = diverse_first(matching)
         if not matching:
             closest = min((view(o[0]) for o in outcomes),
                           key=lambda c: abs(c.log_end_offset - recovered.log_end_offset))
