@@ -208,7 +208,9 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     come back too.
     """
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
-        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
+        mixed = _removals_undone(on_disk, state.segments)
+        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()),
+                                       *((mixed,) if mixed else ()))))
         return Durable(flushed=min(before.flushed, state.log_end_offset),
                        checkpoints=checkpoints,
                        epoch_options=tuple(dict.fromkeys((state.epochs,
@@ -221,6 +223,20 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
                        epoch_options=(state.epochs,), layouts=(on_disk,))
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
+
+
+def _removals_undone(on_disk: tuple[Segment, ...],
+                     loaded: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    """The loaded segments with the ones the load removed back (FLT-5 WEAK: its new files'
+    entries kept, its unlinks and renames lost), when they do not overlap; else ()."""
+    bases = {s.base_offset for s in loaded}
+    back = [s for s in on_disk if s.base_offset not in bases]
+    if not on_disk or not back:
+        return ()
+    mixed = tuple(sorted((*loaded, *back), key=lambda s: s.base_offset))
+    if any(a.next_offset > b.base_offset for a, b in zip(mixed, mixed[1:], strict=False)):
+        return ()  # overlapping segments: not a state of the model (KL-CRASH-3)
+    return mixed
 
 
 def _batches_of(segments: tuple[Segment, ...]) -> list[Any]:
