@@ -96,11 +96,18 @@ class _Loaded(NamedTuple):
 def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     """What must not change between a load and a load after a crash right after it (KL-CRASH-7,
     CRP-12: the batches, offsets, segments and epoch cache; here the whole view) minus producer
-    state: the producer table and its `.snapshot` files. An unclean load rebuilds the table from
-    the snapshots it finds and rewrites them, and the model's own crash set (KL-CRASH-11) gives
-    the second load another table in the campaign's seeds 747 and 8 (and drops the snapshot a
-    clean load kept at the log start, seed 787): CRP-12 does not promise it, so neither do we."""
-    return replace(state, producers=None, producer_snapshots=None)
+    state and pending deletions.
+
+    The producer table and its `.snapshot` files: an unclean load rebuilds the table from the
+    snapshots it finds and rewrites them, and the model's own crash set (KL-CRASH-11) gives the
+    second load another table in the campaign's seeds 747 and 8 (and drops the snapshot a clean
+    load kept at the log start, seed 787): CRP-12 does not promise it, so neither do we.
+
+    Pending deletions: segments a load drops (RCV-7, KL-CRASH-6) are renamed `.deleted` with a
+    timer; a crash loses the timer (FLT-1) and the next load removes every `.deleted` file at
+    once (RCV-3), so pending 1 then 0 is the same log (seed 1224). They are files already out
+    of the log, not its state."""
+    return replace(state, producers=None, producer_snapshots=None, pending_deletions=())
 
 
 def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:

@@ -21,6 +21,13 @@ from kafkalog.conformance.adapter.wire import encode_args, without_transactions
 from kafkalog.conformance.allowed import allowed_outcome, same_where_defined
 from kafkalog.conformance.coverage import RUN_RULES, invariant_rule_ids
 from kafkalog.conformance.errors import AdapterError
+from kafkalog.conformance.kafka_gaps import (
+    KAFKA_GAPS,
+    diverse_first,
+    kafka_gap,
+    kafka_load_gap,
+    leftovers_at_risk,
+)
 from kafkalog.conformance.observe import comparable
 from kafkalog.conformance.sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from kafkalog.conformance.trace import TraceStep
@@ -75,6 +82,8 @@ class Lockstep:
         self.in_load_verdicts = in_load_verdicts  # shared by a session's examples (crash_sweep)
         self.alternatives: list[Any] = []  # other model states the last crash allows
         self.offline = False  # a crash's load failed as the model allows: the example ends
+        # Kafka-mode gaps a leftover planted by an earlier crash step may lead to (kafka_gaps.py)
+        self.at_risk: frozenset[str] = frozenset()
         self._action = ""
 
     def step(self, action: str, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
@@ -277,6 +286,7 @@ class Lockstep:
             leftover = str(args.get("leftover", "none"))
             outcomes = self._all_outcomes(str(args["fault"]), int(impl.value), leftover)
             problem = self._adopt(outcomes)
+            self.at_risk |= leftovers_at_risk(self.model.mode, leftover)
             # One pre-crash state, exact F. Offsets going back are corruption of synced data
             # (FLT-8): recovery may empty a flushed segment, so KL-CRASH-10 does not apply.
             if problem is None and impl.value == 0 and alone and leftover != "offsets_back":
@@ -307,6 +317,11 @@ class Lockstep:
             for member in self._all_outcomes(str(args["fault"]), ops_lost, leftover):
                 if isinstance(member, LoadFailure) and member.code == impl.code:
                     return StepResult(code=member.code, message=member.message)
+        gap = kafka_load_gap(self.model.mode, impl.describe(), self.at_risk)
+        if gap is not None:
+            return (f"crash.outside_kafka_set.{gap}",
+                    f"load after the crash failed outside the kafka set ({KAFKA_GAPS[gap]}): "
+                    f"{impl.describe()}")
         return "crash.load", f"load after the crash failed: {impl.describe()}"
 
     def _sweep(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -406,11 +421,14 @@ class Lockstep:
                 "implementation loaded"
         outcomes = loaded_outcomes(outcomes)
         matching = [o for o in outcomes if view(o[0]) == recovered]
+        if str(self.model.mode) == "kafka":
+            matching = diverse_first(matching)
         if not matching:
             closest = min((view(o[0]) for o in outcomes),
                           key=lambda c: abs(c.log_end_offset - recovered.log_end_offset))
             where = first_difference(closest, recovered)
-            gap = kafka_gap(self.model.mode, [view(o[0]) for o in outcomes], recovered)
+            gap = kafka_gap(self.model.mode, [view(o[0]) for o in outcomes], recovered,
+                            self.at_risk)
             if gap is not None:
                 return (f"crash.outside_kafka_set.{gap}",
                         f"outside the kafka set ({KAFKA_GAPS[gap]}); closest allowed state "
@@ -505,29 +523,6 @@ class Lockstep:
         rule = rules[0] if rules else "-"
         kind = re.sub(r"\[\d+\]", "[]", kind)  # bucket by field, not by segment number
         return f"{action}|{model.code or 'ok'}|{impl.code or 'ok'}|{kind}|{rule}"
-
-
-#: Kafka-mode outcomes the model does not enumerate, by name (specs/log.md KL-CRASH-3): a
-#: kafka-mode divergence that is one of them is reported under its name, not as unexplained.
-KAFKA_GAPS: dict[str, str] = {
-    "resurrected_batch_epoch": (
-        "GAP-4, GAP-1 L-weak: a power loss undid an unsynced recovery cut under a later "
-        "unsynced append at the same offsets; the old batch is back, and its partition leader "
-        "epoch, which the batch CRC excludes (FLT-8), may be old, new or a torn mix of both: "
-        "only the epoch cache differs"),
-}
-
-
-def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateView) -> str | None:
-    """The name of the known kafka-mode gap `recovered` falls in, or None (strict mode: never).
-
-    `resurrected_batch_epoch` (seed 763 of `check --crash-mode kafka`): some allowed state is
-    `recovered` but for the epoch cache, so the batches, offsets and segments are Kafka's."""
-    if str(mode) != "kafka":
-        return None
-    if any(replace(m, epoch_entries=recovered.epoch_entries) == recovered for m in allowed):
-        return "resurrected_batch_epoch"
-    return None
 
 
 def _unindexed(state: v.LogStateView) -> v.LogStateView:

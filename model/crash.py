@@ -52,6 +52,8 @@ __all__ = [
 
 #: Earlier layouts kept for kafka mode (GAP-1, GAP-2); older ones are assumed overwritten.
 _MAX_LAYOUTS = 4
+#: Removed snapshot files kept for kafka mode (DUR-29), newest last.
+_MAX_GHOSTS = 4
 _TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
 
 
@@ -79,13 +81,16 @@ class Durable:
     `checkpoints` is what each checkpoint file holds; `epoch_options` are the contents the
     leader-epoch-checkpoint may hold (one in strict mode; kafka mode adds contents an
     asynchronous truncation had not replaced yet, DUR-15). `layouts` (kafka mode only) are
-    earlier segment layouts whose removal was never made durable (GAP-1, GAP-2).
+    earlier segment layouts whose removal was never made durable (GAP-1, GAP-2); `ghosts`
+    (kafka mode only) are producer snapshot files (offset, content) removed since, whose
+    removal no directory fsync has made durable yet (DUR-29).
     """
 
     flushed: int
     checkpoints: Checkpoints
     epoch_options: tuple[tuple[EpochEntry, ...], ...] = ((),)
     layouts: tuple[tuple[Segment, ...], ...] = ()
+    ghosts: tuple[tuple[int, Any], ...] = ()
 
 
 def initial_durable(state: PartitionState) -> Durable:
@@ -126,6 +131,8 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     flushed = durable.flushed
     checkpoints = durable.checkpoints
     layouts = durable.layouts
+    ghosts = (_removed_snapshots(durable.ghosts, before, after)
+              if mode is CrashMode.KAFKA else ())
     rolled = _rolled_to(before, after)
     if rolled is not None:
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
@@ -163,7 +170,9 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
                                     for layout in layouts) if t)
         layouts = tuple(dict.fromkeys((*layouts, *trimmed, before.segments)))[-_MAX_LAYOUTS:]
     if flushed > durable.flushed:
-        layouts = ()  # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1)
+        # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1), and the
+        # directory fsync that comes with it the snapshot removals (DUR-8)
+        layouts, ghosts = (), ()
     options = durable.epoch_options
     if after.epochs != before.epochs:
         grew = bool(after.epochs) and after.epochs[-1] not in before.epochs
@@ -171,7 +180,16 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             options = (after.epochs,)  # KL-EPOCH-6 / DUR-15: a synchronous write
         else:
             options = tuple(dict.fromkeys((*options, after.epochs)))  # an asynchronous trim
-    return Durable(flushed, checkpoints, options, layouts)
+    return Durable(flushed, checkpoints, options, layouts, ghosts)
+
+
+def _removed_snapshots(ghosts: tuple[tuple[int, Any], ...], before: PartitionState,
+                       after: PartitionState) -> tuple[tuple[int, Any], ...]:
+    """Kafka mode (DUR-29): the snapshot files `before` had and `after` lacks join the ghosts
+    (the files a power loss may bring back: their removal was never dir-fsynced)."""
+    kept = after.producer_state.snapshots
+    gone = tuple(f for f in before.producer_state.snapshots if f not in kept)
+    return tuple(dict.fromkeys((*ghosts, *gone)))[-_MAX_GHOSTS:]
 
 
 def durable_after(state: PartitionState, checkpoints: Checkpoints,
@@ -185,17 +203,45 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     from the page cache is durable only up to the frontier `before` had, the epoch file may
     still hold what it held before the crash, and the layout on disk before the crash
     (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
-    layouts `before` kept (GAP-1, GAP-2).
+    layouts `before` kept (GAP-1, GAP-2). After a power loss in kafka mode the image the
+    crash left is durable but recovery's cuts of it are not, so that image (`on_disk`) may
+    come back too.
     """
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
-        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()))))
+        mixed = _removals_undone(on_disk, state.segments)
+        layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()),
+                                       *((mixed,) if mixed else ()))))
         return Durable(flushed=min(before.flushed, state.log_end_offset),
                        checkpoints=checkpoints,
                        epoch_options=tuple(dict.fromkeys((state.epochs,
                                                           *before.epoch_options))),
-                       layouts=layouts[-_MAX_LAYOUTS:])
+                       layouts=layouts[-_MAX_LAYOUTS:], ghosts=before.ghosts)
+    if mode is CrashMode.KAFKA and _batches_of(on_disk) != _batches_of(state.segments):
+        # GAP-4 after a power loss too: what the crash left is durable, recovery's cuts of it
+        # are not; the image may come back (a prefix of it at or above F, like any layout).
+        return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
+                       epoch_options=(state.epochs,), layouts=(on_disk,))
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
+
+
+def _removals_undone(on_disk: tuple[Segment, ...],
+                     loaded: tuple[Segment, ...]) -> tuple[Segment, ...]:
+    """The loaded segments with the ones the load removed back (FLT-5 WEAK: its new files'
+    entries kept, its unlinks and renames lost), when they do not overlap; else ()."""
+    bases = {s.base_offset for s in loaded}
+    back = [s for s in on_disk if s.base_offset not in bases]
+    if not on_disk or not back:
+        return ()
+    mixed = tuple(sorted((*loaded, *back), key=lambda s: s.base_offset))
+    if any(a.next_offset > b.base_offset for a, b in zip(mixed, mixed[1:], strict=False)):
+        return ()  # overlapping segments: not a state of the model (KL-CRASH-3)
+    return mixed
+
+
+def _batches_of(segments: tuple[Segment, ...]) -> list[Any]:
+    """Each batch's offsets and size, in log order: whether recovery cut anything."""
+    return [(b.base_offset, b.last_offset, b.size) for s in segments for b in s.batches]
 
 
 # --- the allowed set ---------------------------------------------------------------------------
@@ -277,14 +323,21 @@ class LoadFailure:
 Outcome = tuple[PartitionState, Durable] | LoadFailure
 
 
-def _snapshot_options(state: PartitionState,
-                      mode: CrashMode = CrashMode.STRICT) -> list[tuple[tuple[int, Any], ...]]:
+def _snapshot_options(state: PartitionState, mode: CrashMode = CrashMode.STRICT,
+                      ghosts: tuple[tuple[int, Any], ...] = ()
+                      ) -> list[tuple[tuple[int, Any], ...]]:
     """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list; in
-    kafka mode also the list without any one file (no snapshot is ever dir-fsynced, DUR-29)."""
+    kafka mode also the list without any one file, and the list with any one removed file
+    back, or all of them (no snapshot is ever dir-fsynced, DUR-29)."""
     snapshots = state.producer_state.snapshots
     options = surviving_snapshots(snapshots)
     if mode is CrashMode.KAFKA:
         options += [snapshots[:i] + snapshots[i + 1:] for i in range(len(snapshots))]
+        taken = {offset for offset, _ in snapshots}
+        back = tuple(g for g in ghosts if g[0] not in taken)
+        for extra in (*((g,) for g in back), *((back,) if len(back) > 1 else ())):
+            options.append(tuple(sorted((*snapshots, *dict(extra).items()),
+                                        key=lambda f: f[0])))
     return list(dict.fromkeys(options))
 
 
@@ -330,7 +383,7 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
             for touched, unreadable in _recovery_variants(layout, state, offsets_back):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
-                for snapshots in _snapshot_options(state, mode):
+                for snapshots in _snapshot_options(state, mode, durable.ghosts):
                     try:
                         recovered = recover_unclean(layout, checkpoints, state.config,
                                                     state.now_ms, touched, snapshots, beyond,
@@ -407,6 +460,8 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
             layout = before.segments[:k]
             if fully or layout[-1].next_offset >= after.log_end_offset:
                 extra = (*extra, layout)
+        if mode is CrashMode.KAFKA:
+            extra = (*extra, *_lowest_removed_first(before, after, fully))
     out: dict[Outcome, None] = {}
     if action == "close_and_reopen":
         out[(after, durable_after_action)] = None
@@ -415,7 +470,9 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     for state in (after, before):
         for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
             merged = Durable(low, checkpoints, options,
-                             durable_before.layouts + durable_after_action.layouts)
+                             durable_before.layouts + durable_after_action.layouts,
+                             tuple(dict.fromkeys(durable_before.ghosts
+                                                 + durable_after_action.ghosts)))
             for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
                 if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
                     # GAP-4: the page cache survived; the disk only has what was durable.
@@ -425,6 +482,23 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                                                      state.segments))
                 out.setdefault(outcome, None)
     return tuple(out)
+
+
+def _lowest_removed_first(before: PartitionState, after: PartitionState,
+                          fully: bool) -> tuple[tuple[Segment, ...], ...]:
+    """Kafka mode, a crash inside a truncation: the layouts with the lowest removed segments
+    gone and the later ones still whole (a hole in the offsets).
+
+    Kafka renames the segments a truncation removes `.deleted` in base order, lowest first
+    (`LocalLog.truncateTo` and `truncateFullyAndStartAt` through `deleteSegmentFiles`), and
+    cuts the segment it keeps only afterwards (DUR-20, DUR-23); kafkalog removes them highest
+    first. The loader checks no layout (RCV-14), so the hole is served.
+
+    Spec: KL-CRASH-8.
+    """
+    kept = 0 if fully else len(after.segments)
+    return tuple((*before.segments[:kept], *before.segments[kept + k:])
+                 for k in range(1, len(before.segments) - kept))
 
 
 def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:

@@ -15,8 +15,9 @@ choices back, all at once:
 must be members of the kafka-mode allowed set (the set is not too narrow), while the strict
 model rejects them (the two modes differ; `tests/conformance/test_kafka_mode.py`). Kafka-mode
 outcomes the model cannot express are not enumerated (KL-CRASH-3: overlapping segments after
-appends, holes); a run that reaches one reports it as a divergence, tagged with its name when
-it is a known gap (lockstep.py `KAFKA_GAPS`, e.g. `resurrected_batch_epoch`).
+appends, holes after an index-rebuild cut); a run that reaches one reports it as a divergence,
+tagged with its name when it is a known gap (kafka_gaps.py `KAFKA_GAPS`, e.g.
+`resurrected_batch_epoch`).
 
 Patches are process-wide, like broken implementations: never run this variant and the real
 implementation at the same time in one process.

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
-from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.adapter.wire import FEATURES, decode_args
 from kafkalog.conformance.broken.catalogue import install, uninstall
 from kafkalog.conformance.broken.kafka_durability import KafkaDurabilitySut
 from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.replay import replay_trace
 from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.session import START_MS, Session
+from kafkalog.conformance.session import START_MS, Session, close_sides
+from kafkalog.conformance.trace import Trace, read_trace
 from kafkalog.model import values as v
 from kafkalog.model.crash import CrashMode
 
@@ -121,7 +125,7 @@ def test_kafka_gap__epoch_cache_alone_differs__named_in_kafka_mode_only() -> Non
     not cover) is a named kafka-mode gap; any other difference, or strict mode, is not."""
     from dataclasses import replace
 
-    from kafkalog.conformance.lockstep import KAFKA_GAPS, kafka_gap
+    from kafkalog.conformance.kafka_gaps import KAFKA_GAPS, kafka_gap
     from kafkalog.model import values as v
 
     member = v.LogStateView(4, 4, 5, 4, (v.SegmentView(4, 72, 5),), (v.EpochEntry(3, 4),))
@@ -129,3 +133,117 @@ def test_kafka_gap__epoch_cache_alone_differs__named_in_kafka_mode_only() -> Non
     assert kafka_gap("kafka", [member], epoch_72) == "resurrected_batch_epoch" in KAFKA_GAPS
     assert kafka_gap("strict", [member], epoch_72) is None
     assert kafka_gap("kafka", [member], replace(epoch_72, log_end_offset=6)) is None
+
+
+def test_kafka_gap__planted_batches_back__named_only_after_a_plant_and_for_extra_bytes() -> None:
+    """Seeds 53/174/778's shape: after an `offsets_back` plant, a recovered segment holding a
+    member's batches and then more bytes and offsets (no time-index entry, no epoch: the
+    planted batches) is `planted_batches_back`; without the plant, or with a new time-index
+    entry (a real batch), it is not. Spec: KL-CRASH-3"""
+    from kafkalog.conformance.kafka_gaps import kafka_gap, leftovers_at_risk
+
+    member = v.LogStateView(0, 0, 2, 0, (v.SegmentView(0, 4167, 2, (), ((START_MS, 0),)),),
+                            (v.EpochEntry(0, 0),))
+    planted = replace(member, log_end_offset=3,
+                      segments=(v.SegmentView(0, 8334, 3, ((2, 4167),), ((START_MS, 0),)),))
+    risk = leftovers_at_risk("kafka", "offsets_back")
+    assert kafka_gap("kafka", [member], planted, risk) == "planted_batches_back"
+    assert kafka_gap("kafka", [member], planted) is None
+    assert leftovers_at_risk("strict", "offsets_back") == frozenset()
+    stamped = replace(planted, segments=(replace(planted.segments[0],
+                                                 time_index=((START_MS + 1, 2),)),))
+    assert kafka_gap("kafka", [member], stamped, risk) is None
+
+
+def test_kafka_gap__resurrected_batch_offset__last_segment_same_bytes_other_offsets() -> None:
+    """Seeds 821/1483/1556's shape: the last segment has the member's base and size but ends
+    at another offset (a torn base-offset field); other sizes or segments are not it.
+    Spec: KL-CRASH-3"""
+    from kafkalog.conformance.kafka_gaps import kafka_gap
+
+    member = v.LogStateView(0, 0, 4, 0, (v.SegmentView(0, 144, 4, ((3, 72),), ((START_MS, 0),)),),
+                            (v.EpochEntry(0, 0), v.EpochEntry(3, 3)))
+    torn = replace(member, log_end_offset=225, epoch_entries=(v.EpochEntry(0, 0),
+                                                               v.EpochEntry(3, 224)),
+                   segments=(v.SegmentView(0, 144, 225, ((224, 72),), ((START_MS, 0),)),))
+    assert kafka_gap("kafka", [member], torn) == "resurrected_batch_offset"
+    assert kafka_gap("strict", [member], torn) is None
+    longer = replace(torn, segments=(replace(torn.segments[0], size_in_bytes=216),))
+    assert kafka_gap("kafka", [member], longer) is None
+
+
+def test_diverse_first__one_member_per_durable_core_before_the_repeats() -> None:
+    """Members alike but for kafka mode's layouts come after one of each distinct checkpoint
+    content, so the few the checker keeps span what a later crash tells apart (seed 1505).
+    Spec: KL-CRASH-1"""
+    from kafkalog.conformance.kafka_gaps import diverse_first
+    from kafkalog.model.crash import Durable
+    from kafkalog.model.recovery import Checkpoints
+
+    state = object()
+    plain = [(state, Durable(0, Checkpoints(recovery_point=rp), layouts=layouts))
+             for rp in (0, 2) for layouts in ((), ((),))]
+    ordered = diverse_first([plain[0], plain[1], plain[2], plain[3]])
+    assert [m[1].checkpoints.recovery_point for m in ordered[:2]] == [0, 2]
+    assert sorted(map(id, ordered)) == sorted(map(id, plain))
+
+
+def test_kafka_load_gap__swap_back__only_a_planted_swap_read_by_the_load() -> None:
+    """Seeds 154/517's shape: after a `cleaned_swap` plant, a load failing while it reads a
+    `.swap` file is `swap_back`; another failure, or no plant, is not. Spec: KL-CRASH-3"""
+    from kafkalog.conformance.kafka_gaps import kafka_load_gap, leftovers_at_risk
+
+    risk = leftovers_at_risk("kafka", "cleaned_swap")
+    error = "error CorruptRecordError: record size 0 (/d/p-0/00000000000000000000.log.swap@0)"
+    assert kafka_load_gap("kafka", error, risk) == "swap_back"
+    assert kafka_load_gap("kafka", error, frozenset()) is None
+    assert kafka_load_gap("strict", error, risk) is None
+    assert kafka_load_gap("kafka", error.replace(".swap", ""), risk) is None
+
+
+KAFKA_MODE_TRACES = sorted(
+    (Path(__file__).resolve().parents[1] / "regressions" / "kafka_mode").glob("*.jsonl"))
+#: Traces whose fix was in the checker, not the kafka set (lockstep keeps the matching members
+#: diverse, kafka_gaps.py `diverse_first`): held strictly, the variant conforms on them too.
+CHECKER_FIXES = {"KL-CRASH-1-kafka_diverse_alternatives-seed1505"}
+
+
+def _held_strictly(trace: Trace) -> int | None:
+    """Replay `trace` on the Kafka-like variant held to the strict model: the step (1-based)
+    of the first divergence, or None when every step conforms."""
+    header = trace.header
+    ls = Session(header.config, _StrictlyHeld, frozenset(FEATURES), now_ms=header.now_ms,
+                 log_start_offset=header.log_start_offset).start()
+    try:
+        for index, step in enumerate(trace.steps, start=1):
+            try:
+                ls.step(step.action, decode_args(step.action, step.args))
+            except DivergenceError:
+                return index
+        return None
+    finally:
+        close_sides(ls)
+
+
+@pytest.mark.parametrize("path", KAFKA_MODE_TRACES, ids=lambda p: p.stem)
+def test_kafka_mode_trace__the_kafka_fsync_variant_conforms__held_strictly_it_diverges(
+        path: Path) -> None:
+    """A former kafka-mode divergence the kafka set now covers (tests/regressions/kafka_mode):
+    the variant conforms on it in kafka mode, the strict model rejects what it recovers, and
+    the strict implementation conforms on the same steps. Spec: KL-CRASH-1, KL-CRASH-3,
+    KL-CRASH-8, KL-CRASH-11"""
+    trace = read_trace(path)
+    assert trace.header.broken == "kafka_durability"
+    result = replay_trace(trace)
+    assert result.conformed, (result.diverged_at, result.signature, result.adapter_error)
+    assert (_held_strictly(trace) is None) is (path.stem in CHECKER_FIXES)
+    strict = replay_trace(Trace(replace(trace.header, broken=None), trace.steps))
+    assert strict.conformed, (strict.diverged_at, strict.signature)
+
+
+def test_kafka_mode_traces__cover_every_widened_shape() -> None:
+    """One trace per shape this branch widened the kafka set for (their README lists them)."""
+    shapes = {p.stem.split("-seed")[0] for p in KAFKA_MODE_TRACES}
+    assert {"KL-CRASH-8-kafka_truncation_hole", "KL-CRASH-11-kafka_removed_snapshot_back",
+            "KL-CRASH-1-kafka_power_loss_image_back", "KL-CRASH-1-kafka_load_removals_undone",
+            "KL-CRASH-1-kafka_diverse_alternatives"} <= shapes

@@ -289,3 +289,61 @@ def test_kafka_mode__a_load_after_a_process_crash_makes_nothing_durable() -> Non
         assert state.log_end_offset == 2
         again = crash.crash_states(state, durable, FaultModel.POWER_LOSS, mode)
         assert (0 in {s.log_end_offset for s, _ in again}) is lost
+
+
+def test_kafka_mode__a_crash_inside_a_truncation_may_leave_a_hole_strict_may_not() -> None:
+    """Kafka renames a truncation's segments `.deleted` lowest first and cuts afterwards, so a
+    process crash part-way may keep a later segment after a removed one (seed 113); kafkalog
+    removes them highest first. Spec: KL-CRASH-8"""
+    for mode, hole in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        for _ in range(3):
+            t.append(2)
+            t.do("roll", None)
+        t.append(1)  # segments at 0, 2, 4, 6
+        before, durable_before = t.state, t.durable
+        t.do("truncate_to", 1)
+        inside = crash.crash_between(before, durable_before, t.state, t.durable, "truncate_to",
+                                     FaultModel.PROCESS_CRASH, mode)
+        bases = {tuple(x.base_offset for x in s.segments) for s, _ in crash.loaded_outcomes(inside)}
+        assert ((0, 4, 6) in bases) is hole, (mode, bases)
+        assert all(check_all(s) == [] for s, _ in crash.loaded_outcomes(inside))
+
+
+def test_kafka_mode__a_removed_snapshot_file_may_come_back_strict_not() -> None:
+    """DUR-29: no snapshot removal is dir-fsynced in Kafka, so a power loss may undo one and
+    the load rebuilds from that file (seeds 195, 734). Spec: KL-CRASH-11"""
+    for mode, back in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(2)
+        t.do("roll", None)  # snapshots at 2 and 3
+        t.append(1)
+        t.do("roll", None)
+        t.do("update_high_watermark", 3)
+        t.do("maybe_increment_log_start_offset", 3)
+        t.append(1)
+        had = set(t.state.producer_state.snapshots)
+        t.do("truncate_to", 3)  # PSR: drops the snapshots at or below the log start (seed 734)
+        gone = had - set(t.state.producer_state.snapshots)
+        assert gone and set(t.durable.ghosts) == (gone if back else set())
+        options = crash._snapshot_options(t.state, mode, t.durable.ghosts)
+        assert any(gone <= set(o) for o in options) is back
+
+
+def test_kafka_mode__after_a_power_loss_load_the_cut_image_may_come_back() -> None:
+    """GAP-4 after a power loss: the load's cut of the image (here the emptied segment of
+    planted offsets going back) is not fsynced, so the image is a layout a later power loss
+    may bring back (seeds 293, 381); strict loads make their cuts durable. Spec: KL-CRASH-1"""
+    for mode, back in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = Tracked(mode)
+        t.append(2)
+        t.do("roll", None)
+        t.append(2)
+        t.do("flush", None)
+        planted = crash.crash_states(t.state, t.durable, FaultModel.POWER_LOSS, mode,
+                                     offsets_back=True)
+        emptied = [(s, d) for s, d in crash.loaded_outcomes(planted) if s.log_end_offset == 2]
+        assert emptied
+        state, durable = emptied[0]
+        again = crash.crash_states(state, durable, FaultModel.POWER_LOSS, mode)
+        assert (4 in {s.log_end_offset for s, _ in crash.loaded_outcomes(again)}) is back

@@ -1,0 +1,139 @@
+"""Kafka-mode crash outcomes the model does not enumerate, by name (specs/log.md KL-CRASH-3).
+
+`kafkalog check --crash-mode kafka` holds kafkalog's implementation with Kafka's fsync choices
+put back (conformance/broken/kafka_durability.py) to the model's kafka allowed set. A few
+outcomes Kafka really reaches are left out of that set on purpose: they need bytes the model
+never wrote (a torn epoch, planted corruption, a stale `.swap` copy). A divergence that is one of
+them is reported as `crash.outside_kafka_set.<name>`, so it reads as a known gap, not as an
+unexplained too-narrow set; the run still stops there (the model cannot continue from it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kafkalog.model import values as v
+
+__all__ = ["KAFKA_GAPS", "diverse_first", "kafka_gap", "kafka_load_gap", "leftovers_at_risk"]
+
+KAFKA_GAPS: dict[str, str] = {
+    "resurrected_batch_epoch": (
+        "GAP-4, GAP-1 L-weak: a power loss undid an unsynced recovery cut under a later "
+        "unsynced append at the same offsets; the old batch is back, and its partition leader "
+        "epoch, which the batch CRC excludes (FLT-8), may be old, new or a torn mix of both: "
+        "only the epoch cache differs"),
+    "resurrected_batch_offset": (
+        "GAP-4, GAP-1 L-weak, FLT-8, GAP-11: as resurrected_batch_epoch, for the base offset, "
+        "which the batch CRC excludes too: an old and a new batch of the same length and CRC-"
+        "covered bytes at one position, torn into a mix, leave a CRC-valid batch whose offsets "
+        "are neither (the last segment's bytes are the member's, its offsets are not)"),
+    "planted_batches_back": (
+        "GAP-4, GAP-6, FLT-8: an earlier crash planted CRC-valid batches whose offsets go back "
+        "(leftover offsets_back); the load emptied their segment (RCV-6) without an fsync, and "
+        "a later power loss undid that cut: the planted batches, which the log never appended, "
+        "are recovered as data (a prefix of them, before a torn one)"),
+    "swap_back": (
+        "GAP-3, GAP-4, RCV-3, RCV-4: an earlier crash planted an unfinished split (leftover "
+        "cleaned_swap); the load unlinked its `.cleaned` and `.swap` files without a directory "
+        "fsync, and a later power loss kept the `.cleaned` unlink but undid the `.swap` one: "
+        "the next load completes that swap of a stale copy (RCV-4) and reads it, failing on "
+        "its torn bytes"),
+}
+
+#: Leftovers (KL-CRASH-9) whose clean-up by a kafka-mode load a later power loss may undo,
+#: and the gap each then leads to.
+_LEFTOVER_GAPS = {"offsets_back": "planted_batches_back", "cleaned_swap": "swap_back"}
+
+
+def leftovers_at_risk(mode: Any, leftover: str) -> frozenset[str]:
+    """The gap names a crash step's planted `leftover` may later lead to (kafka mode only)."""
+    if str(mode) != "kafka" or leftover not in _LEFTOVER_GAPS:
+        return frozenset()
+    return frozenset({_LEFTOVER_GAPS[leftover]})
+
+
+def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateView,
+              at_risk: frozenset[str] = frozenset()) -> str | None:
+    """The name of the known kafka-mode gap `recovered` falls in, or None (strict mode: never).
+
+    `resurrected_batch_epoch` (seed 763 of `check --crash-mode kafka`): some allowed state is
+    `recovered` but for the epoch cache, so the batches, offsets and segments are Kafka's.
+    `planted_batches_back` (seeds 53, 174, 778): batches were planted earlier in the example
+    (`at_risk`), and some allowed state has the recovered segments up to one whose base is the
+    same but which holds fewer bytes and offsets than the recovered one, with the same time
+    index and epoch cache (the planted batches, timeless and epochless, are the rest).
+    `resurrected_batch_offset` (seeds 821, 1483, 1556 of `--seed 800`): some allowed state has
+    the recovered log start and segments but for the last one's offsets, whose base and size
+    are the same (a torn base-offset field; the epoch cache, indexes and LEO follow it).
+    """
+    if str(mode) != "kafka":
+        return None
+    if any(replace(m, epoch_entries=recovered.epoch_entries) == recovered for m in allowed):
+        return "resurrected_batch_epoch"
+    if "planted_batches_back" in at_risk and any(_grown(m, recovered) for m in allowed):
+        return "planted_batches_back"
+    if any(_reoffset(m, recovered) for m in allowed):
+        return "resurrected_batch_offset"
+    return None
+
+
+def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str]) -> str | None:
+    """The known kafka-mode gap a failed load (`error`, the implementation's description)
+    falls in, or None: `swap_back` when a `.swap` was planted earlier and the load failed
+    reading a `.swap` file (seed 154)."""
+    if str(mode) != "kafka":
+        return None
+    if "swap_back" in at_risk and ".swap@" in error:
+        return "swap_back"
+    return None
+
+
+def _grown(member: v.LogStateView, recovered: v.LogStateView) -> bool:
+    """`recovered` has `member`'s segments up to one with the same base, more bytes and no
+    fewer offsets (a planted batch may repeat one), but the same time index, and `member`'s
+    epoch cache: planted batches carry no timestamp and no leader epoch (impl_sut.py
+    `_offsets_back`)."""
+    if member.epoch_entries != recovered.epoch_entries:
+        return False
+    for ours, theirs in zip(member.segments, recovered.segments, strict=False):
+        if ours == theirs:
+            continue
+        return (ours.base_offset == theirs.base_offset
+                and theirs.size_in_bytes > ours.size_in_bytes
+                and theirs.next_offset >= ours.next_offset
+                and theirs.time_index == ours.time_index)
+    return False
+
+
+def _reoffset(member: v.LogStateView, recovered: v.LogStateView) -> bool:
+    """`recovered` is `member` but for the last segment's offsets: the same log start, the
+    same segments before it, and a last segment with the same base and size that ends at
+    another offset."""
+    if member.log_start_offset != recovered.log_start_offset or \
+            len(member.segments) != len(recovered.segments) or not member.segments:
+        return False
+    *ours, our_last = member.segments
+    *theirs, their_last = recovered.segments
+    return (ours == theirs and our_last.base_offset == their_last.base_offset
+            and our_last.size_in_bytes == their_last.size_in_bytes
+            and our_last.next_offset != their_last.next_offset)
+
+
+def diverse_first(members: list[Any]) -> list[Any]:
+    """The crash-set members matching the recovered view, one per distinct state and durable
+    core (flushed frontier, checkpoint files, epoch-file contents) first, the rest after.
+
+    The checker continues from the first member and keeps a few more as alternatives
+    (lockstep.py `_adopt`). Kafka mode's resurrectable layouts and snapshot files multiply the
+    members that differ only there, which pushed the member with the right recovery-point
+    checkpoint out of the ones kept (seed 1505 of `check --crash-mode kafka --seed 800`)."""
+    seen: set[Any] = set()
+    first: list[Any] = []
+    rest: list[Any] = []
+    for member in members:
+        state, durable = member
+        key = (state, durable.flushed, durable.checkpoints, durable.epoch_options)
+        (rest if key in seen else first).append(member)
+        seen.add(key)
+    return first + rest
