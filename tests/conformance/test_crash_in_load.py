@@ -336,3 +336,23 @@ def test_sweep_with_in_load__a_defect_only_a_crash_inside_the_load_shows__caught
         patch.setattr(LogLoader, "_strict_order", lambda self: True)
         replayed = replay_trace(trace)
     assert not replayed.conformed and replayed.signature == caught.signature
+
+
+def test_regression_trace__incomplete_split__replays_the_crash_inside_the_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-CRASH-14, REC-2 — tests/regressions' trace (a `cleaned_swap` leftover in a torn
+    power-loss image, then a power loss inside its load keeping the `.cleaned` deletion and
+    losing the `.swap` one) conforms; with the deletions in Kafka's order the reload swaps the
+    torn `.swap` in and fails."""
+    from kafkalog.conformance.replay import replay_trace
+    from kafkalog.conformance.trace import read_trace
+
+    trace = read_trace(Path(__file__).resolve().parents[1] / "regressions"
+                       / "KL-CRASH-14-incomplete_split_swap_deletions_durable_first.jsonl")
+    assert trace.steps[-1].args["in_load"]
+    assert replay_trace(trace).conformed
+    monkeypatch.setattr(LogLoader, "_strict_order", lambda self: False)
+    replayed = replay_trace(trace)
+    assert not replayed.conformed and replayed.signature is not None
+    assert "CorruptRecordError" in replayed.signature
