@@ -62,12 +62,15 @@ _MEMO_LIMIT = 4096  # loads remembered per implementation (cleared, not evicted,
 class InLoadFailure(NamedTuple):
     """KL-CRASH-14: a crash inside the load of an image whose own load succeeded, after
     `point` of that load's journalled operations under (`fault`, `seed`), whose reload failed
-    or recovered another state than the uninterrupted load (`difference` says how)."""
+    or recovered another state than the uninterrupted load (`difference` says how, `where`
+    names the first field that differs, or `load` when the reload failed)."""
 
     point: int
     fault: str
     seed: int
     difference: str
+    where: str = "load"
+    code: str = "ok"  # the reload's error type when it failed (a trace's impl code)
 
 
 class SweepPoint(NamedTuple):
@@ -227,7 +230,7 @@ class Sweeper:
         if isinstance(state, str) or idempotence_view(state) != idempotence_view(first):
             # Point 0 (nothing of the load done) reloads the image itself: a replay shows it.
             return InLoadFailure(0, FaultModel.PROCESS_CRASH.value, 0,
-                                 _describe(first, state, "the recorded load"))
+                                 *_describe(first, state, "the recorded load"))
         for point in range(recorder.crash_points() + 1):
             for fault, count in IN_LOAD_SEEDS.items():
                 for seed in range(count):
@@ -243,7 +246,7 @@ class Sweeper:
                     if isinstance(again, str) or (
                             idempotence_view(again) != idempotence_view(first)):
                         return InLoadFailure(point, fault, seed,
-                                             _describe(first, again, "the load after it"))
+                                             *_describe(first, again, "the load after it"))
         return None
 
     def _load_twice(self, root: Path, now_ms: int) -> _Loaded:
@@ -272,12 +275,15 @@ class Sweeper:
             fs.close_all()
 
 
-def _describe(first: v.LogStateView, second: v.LogStateView | str, what: str) -> str:
-    """How `second` (a load's state or error) differs from the uninterrupted load's `first`."""
+def _describe(first: v.LogStateView, second: v.LogStateView | str,
+              what: str) -> tuple[str, str, str]:
+    """How `second` (a load's state or error) differs from the uninterrupted load's `first`:
+    (message, field, the reload's error type or `ok`)."""
     if isinstance(second, str):
-        return f"{what} failed: {second}"
+        return (f"a crash inside the load leaves an image whose load fails (KL-CRASH-14): "
+                f"{what} failed: {second}"), "load", second.split(":", 1)[0]
     found = in_load_difference(first, second)
-    return found[1] if found is not None else "no difference"
+    return (found[1], found[0], "ok") if found is not None else ("no difference", "-", "ok")
 
 
 def in_load_difference(first: v.LogStateView,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.crash_sweep import Sweeper, SweepPoint
+from kafkalog.conformance.crash_sweep import InLoadFailure, Sweeper, SweepPoint
 from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
 from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
@@ -112,6 +112,7 @@ class ImplSut:
             self.action_mark = self.fs.mark()
         self.closed_dir_findings: list[str] = []
         self.in_load_finding: tuple[str, str] | None = None  # KL-CRASH-14, see `crash`
+        self.leftover_in_load: InLoadFailure | None = None  # KL-CRASH-14, `_check_planted`
         self.crash_points = 0  # crash points explored (journal operations reachable)
         self.sweeper = Sweeper(config, TOPIC_PARTITION, scratch_dir())
 
@@ -245,10 +246,17 @@ class ImplSut:
         shutil.rmtree(self.root, ignore_errors=True)
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
                        self.config.index_interval_bytes)
+        planted = None
+        if leftover != "none" and not in_load and self.sweeper.in_load:
+            planted = _new_root()  # KL-CRASH-14 for the image with its leftover (see below)
+            shutil.copytree(new_root, planted, dirs_exist_ok=True)
         self._load_image(new_root, durable)
         self.in_load_finding = None
+        self.leftover_in_load = None
         if in_load:
             self._crash_in_load(in_load)
+        elif planted is not None:
+            self.leftover_in_load = self._check_planted(planted)
         self.abandoned = False
         self.action_mark = self.fs.mark()
         self.closed_dir_findings = leftovers_after_load(self.partition_dir,
@@ -267,6 +275,18 @@ class ImplSut:
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
         self.log = self.log_dir.log(TOPIC_PARTITION)
         self.log.on_truncated = self.log_dir.checkpoint_recovery_points
+
+    def _check_planted(self, image: Path) -> InLoadFailure | None:
+        """KL-CRASH-14 for a crash step's own image with a planted leftover (KL-CRASH-9):
+        sweeps load only images without one. The first crash inside its load whose reload
+        differs from the live load, or None; lockstep.py then sets the step's `in_load`."""
+        inner = _new_root()
+        try:
+            return self.sweeper.crash_in_load(image, inner, self.log.state(),
+                                              self.time.milliseconds())
+        finally:
+            shutil.rmtree(image, ignore_errors=True)
+            shutil.rmtree(inner, ignore_errors=True)
 
     def _crash_in_load(self, spec: str) -> None:
         """KL-CRASH-14: crash the load just run after `point` of its operations under

@@ -197,6 +197,9 @@ class Lockstep:
         results = self._crash(args, wire_args, impl)
         if args.get("in_load"):
             self._check_in_load()
+        planted = getattr(self.sut, "leftover_in_load", None)
+        if planted is not None:  # the step's own image with its leftover (ImplSut)
+            self._planted_in_load(planted)
         if args.get("idempotence") and not self.offline:  # a failed load has no state to keep
             self._recrash(args)
         return results
@@ -242,6 +245,20 @@ class Lockstep:
         self.last_signature = f"crash|ok|ok|crash.in_load.{kind}|KL-CRASH-14"
         raise DivergenceError(found[1], self.last_signature, step)
 
+    def _planted_in_load(self, failure: Any) -> None:
+        """KL-CRASH-14 for a crash step with a planted leftover (sweeps do not cover those):
+        the implementation crashed inside that image's load and a reload differed. The step
+        gets the failing `in_load`, so its trace replays the failure alone."""
+        from kafkalog.conformance.crash_sweep import format_in_load
+
+        step = self.steps[-1]
+        step = self.steps[-1] = replace(
+            step, args={**step.args, "in_load": format_in_load(failure)},
+            divergence=failure.difference)
+        kind = re.sub(r"\[\d+\]", "[]", failure.where)
+        self.last_signature = f"crash|ok|{failure.code}|crash.in_load.{kind}|KL-CRASH-14"
+        raise DivergenceError(failure.difference, self.last_signature, step)
+
     def _advance_alternatives(self, action: str, args: dict[str, Any],
                               impl: StepResult) -> list[Any]:
         """Run `action` on every alternative state; keep those that answer like the impl."""
@@ -270,7 +287,11 @@ class Lockstep:
             self.unhashed_images += 1
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         problem: tuple[str, str] | None = None
-        if not impl.ok:
+        if not impl.ok and args.get("in_load"):  # KL-CRASH-14: the reload inside failed
+            problem = "crash.in_load.load", (
+                f"a crash inside the load leaves an image whose load fails (KL-CRASH-14): "
+                f"{impl.describe()}")
+        elif not impl.ok:
             failure = self._failed_load(args, impl)
             if isinstance(failure, StepResult):  # KL-CRASH-13: the model's load fails alike
                 model, self.offline = failure, True  # the log is offline: nothing runs on

@@ -356,3 +356,44 @@ def test_regression_trace__incomplete_split__replays_the_crash_inside_the_load(
     replayed = replay_trace(trace)
     assert not replayed.conformed and replayed.signature is not None
     assert "CorruptRecordError" in replayed.signature
+
+
+def test_leftover_crash_step_with_in_load__checker_finds_the_swap_order_bug__trace_replays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-CRASH-14, KL-CRASH-9 — sweeps load images without leftovers, so under
+    `--crash-in-load` a crash step that plants one has its own image's load crashed inside:
+    with Kafka's deletion order the checker finds the swapped-in split itself, the step gets
+    `in_load` and the trace replays the same signature; the real loader conforms."""
+    import json
+
+    from kafkalog.conformance.lockstep import DivergenceError
+    from kafkalog.conformance.replay import replay_trace
+    from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
+
+    tiny = CONFIG_FAMILIES["tiny"]
+
+    def run() -> tuple[list[object], DivergenceError | None]:
+        ls = Session(tiny, ImplSut, frozenset(FEATURES), crash_sweep=True,
+                     crash_in_load=True).start()
+        try:
+            for _ in range(2):
+                ls.step("append_as_leader", {"records": (v.Record(None, b"test", START_MS),),
+                                             "leader_epoch": 0})
+            ls.step("crash", {"point": AFTER, "fault": "power_loss_torn", "seed": 0,
+                              "leftover": "cleaned_swap"})
+        except DivergenceError as error:
+            return list(ls.steps), error
+        finally:
+            ls.sut.close()
+        return list(ls.steps), None
+
+    assert run()[1] is None
+    monkeypatch.setattr(LogLoader, "_strict_order", lambda self: False)
+    steps, caught = run()
+    assert caught is not None and caught.step.args["in_load"]
+    assert caught.signature == "crash|ok|CorruptRecordError|crash.in_load.load|KL-CRASH-14"
+    header = TraceHeader(config=tiny, now_ms=START_MS)
+    lines = [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
+    trace = loads_trace("\n".join(json.dumps(line) for line in lines))
+    assert replay_trace(trace).signature == caught.signature
