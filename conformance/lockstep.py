@@ -195,11 +195,7 @@ class Lockstep:
             self.steps.append(TraceStep("crash", wire_args, None, unsupported))
             return None
         results = self._crash(args, wire_args, impl)
-        if args.get("in_load"):
-            self._check_in_load()
-        planted = getattr(self.sut, "leftover_in_load", None)
-        if planted is not None:  # the step's own image with its leftover (ImplSut)
-            self._planted_in_load(planted)
+        self._check_in_load(args)
         if args.get("idempotence") and not self.offline:  # a failed load has no state to keep
             self._recrash(args)
         return results
@@ -234,30 +230,24 @@ class Lockstep:
         self.last_signature = f"crash|ok|{again.code or 'ok'}|{kind}|KL-CRASH-7"
         raise DivergenceError(problem[1], self.last_signature, step)
 
-    def _check_in_load(self) -> None:
-        """KL-CRASH-14: the crash step crashed inside its own load (`in_load`) and loaded again;
-        the implementation says whether that state differs from the uninterrupted load's."""
-        found = getattr(self.sut, "in_load_finding", None)
+    def _check_in_load(self, args: dict[str, Any]) -> None:
+        """KL-CRASH-14 after a crash step: it crashed inside its own load (`in_load`) and the
+        implementation found the reload different, or (a planted leftover, never swept) the
+        implementation crashed inside its image's load itself; then the step gets that
+        `in_load`, so its trace replays the failure alone."""
+        found = getattr(self.sut, "in_load_finding", None) if args.get("in_load") else None
+        planted, code, step = getattr(self.sut, "leftover_in_load", None), "ok", self.steps[-1]
+        if planted is not None:
+            from kafkalog.conformance.crash_sweep import format_in_load
+
+            step = replace(step, args={**step.args, "in_load": format_in_load(planted)})
+            found, code = (planted.where, planted.difference), planted.code
         if found is None:
             return
-        step = self.steps[-1] = replace(self.steps[-1], divergence=found[1])
+        step = self.steps[-1] = replace(step, divergence=found[1])
         kind = re.sub(r"\[\d+\]", "[]", found[0])
-        self.last_signature = f"crash|ok|ok|crash.in_load.{kind}|KL-CRASH-14"
+        self.last_signature = f"crash|ok|{code}|crash.in_load.{kind}|KL-CRASH-14"
         raise DivergenceError(found[1], self.last_signature, step)
-
-    def _planted_in_load(self, failure: Any) -> None:
-        """KL-CRASH-14 for a crash step with a planted leftover (sweeps do not cover those):
-        the implementation crashed inside that image's load and a reload differed. The step
-        gets the failing `in_load`, so its trace replays the failure alone."""
-        from kafkalog.conformance.crash_sweep import format_in_load
-
-        step = self.steps[-1]
-        step = self.steps[-1] = replace(
-            step, args={**step.args, "in_load": format_in_load(failure)},
-            divergence=failure.difference)
-        kind = re.sub(r"\[\d+\]", "[]", failure.where)
-        self.last_signature = f"crash|ok|{failure.code}|crash.in_load.{kind}|KL-CRASH-14"
-        raise DivergenceError(failure.difference, self.last_signature, step)
 
     def _advance_alternatives(self, action: str, args: dict[str, Any],
                               impl: StepResult) -> list[Any]:
