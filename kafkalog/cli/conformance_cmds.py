@@ -82,6 +82,9 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
     from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
     from kafkalog.conformance.runner import run_seed
 
+    if crash_in_load and not crash_sweep:
+        raise click.UsageError("--crash-in-load crashes inside the loads a sweep runs; it "
+                               "needs --crash-sweep")
     if crash_mode == "kafka":
         if broken is not None or adapter is not None or wire is not None:
             raise click.UsageError("--crash-mode kafka checks the built-in implementation with "

@@ -225,6 +225,8 @@ def test_check_cli__crash_in_load_flag__summary_counts_the_points_inside_loads(
     found = re.search(r"crash points inside loads: (\d+)", result.output)
     assert found is not None and int(found[1]) > 0, result.output
     assert "--crash-in-load" in CliRunner().invoke(check, ["--help"]).output
+    alone = CliRunner().invoke(check, [*base, "--crash-in-load", "--no-crash-sweep"])
+    assert alone.exit_code == 2 and "needs --crash-sweep" in alone.output
 
 
 def _plant_incomplete_split(partition_dir: Path) -> None:
