@@ -47,6 +47,7 @@ from .time import Time
 from .txn_recovery import recover_txn_index
 
 _INT64_MAX = 2**63 - 1
+_BATCH_LENGTH_END = 12  # a batch's base offset (8 bytes) and length (4 bytes), FMT-1
 
 
 @dataclass
@@ -392,12 +393,36 @@ class LogLoader:
         try:
             return self._recover_segment(segment, epochs, before_cut)
         except (InvalidOffsetError, KafkaStorageError):
-            if before_cut is not None and segment.size() > 0:
-                before_cut()
-            truncated = segment.truncate_to(segment.base_offset)
+            cut = before_cut
+
+            def cut_and_spoil() -> None:
+                assert cut is not None
+                cut()
+                mapping = segment.translate_offset(segment.base_offset)
+                if mapping is not None and mapping.position == 0:  # the whole .log goes
+                    self._spoil_first_batch(segment)
+
+            truncated = segment.truncate_to(segment.base_offset,
+                                            None if cut is None else cut_and_spoil)
             self._truncated_bytes += truncated
             self._recovered.append(segment.base_offset)
             return truncated
+
+    def _spoil_first_batch(self, segment: LogSegment) -> None:
+        """KL-CRASH-14 (strict), before a segment is emptied in place (RCV-6, KAFKA-905): zero
+        its first batch's offset and length fields and fsync. The segment holds CRC-valid
+        batches (their offsets go back), so a power loss that tore the truncation could keep
+        a valid prefix of them, and the next load would serve it instead of the empty segment.
+        With the head spoiled durably first, any such image fails at position 0 and the next
+        load empties the segment again; a tear of this write keeps the old bytes (the same
+        load again) or spoils them."""
+        path = segment_file(self.dir, segment.base_offset, LOG_FILE_SUFFIX)
+        handle = self.fs.open_file(path)
+        try:
+            handle.pwrite(bytes(_BATCH_LENGTH_END), 0)
+            handle.fsync()
+        finally:
+            handle.close()
 
     # --- REC-7..10: recovery ----------------------------------------------------------------
 

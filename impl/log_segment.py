@@ -463,10 +463,14 @@ class LogSegment(SegmentFiles):
 
     # --- truncation and recovery ------------------------------------------------------------
 
-    def truncate_to(self, offset: int) -> int:
-        """Remove everything with offset >= `offset`; returns bytes removed (SEG-13, SEG-14)."""
+    def truncate_to(self, offset: int, before_cut: Callable[[], None] | None = None) -> int:
+        """Remove everything with offset >= `offset`; returns bytes removed (SEG-13, SEG-14).
+        `before_cut` (optional) runs once the cut position is known, before anything is cut
+        (the loader's KL-CRASH-14 steps)."""
         self.recovered_batches = None
         mapping = self.translate_offset(offset)
+        if mapping is not None and before_cut is not None:
+            before_cut()
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
         self.offset_index.resize(self.max_index_size)

@@ -399,3 +399,22 @@ def test_leftover_crash_step_with_in_load__checker_finds_the_swap_order_bug__tra
     lines = [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
     trace = loads_trace("\n".join(json.dumps(line) for line in lines))
     assert replay_trace(trace).signature == caught.signature
+
+
+def test_regression_trace__offsets_back_emptying__torn_truncation_keeps_no_valid_prefix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-CRASH-14, RCV-6, FLT-4 — found by `kafkalog check --crash-in-load` (seed 510,
+    `roomy`): recovery empties a segment whose offsets go back (`offsets_back`); a torn power
+    loss inside that truncation kept its first CRC-valid batch and the reload served it (LEO 1,
+    not 0). The loader now spoils the head durably first; without that the trace diverges."""
+    from kafkalog.conformance.replay import replay_trace
+    from kafkalog.conformance.trace import read_trace
+
+    trace = read_trace(Path(__file__).resolve().parents[1] / "regressions"
+                       / "KL-CRASH-14-offsets_back_emptying_spoils_the_head_first-seed510.jsonl")
+    assert trace.steps[-1].args["leftover"] == "offsets_back" and trace.steps[-1].args["in_load"]
+    assert replay_trace(trace).conformed
+    monkeypatch.setattr(LogLoader, "_spoil_first_batch", lambda self, segment: None)
+    replayed = replay_trace(trace)
+    assert replayed.signature == "crash|ok|ok|crash.in_load.log_end_offset|KL-CRASH-14"
