@@ -78,8 +78,21 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     state: the producer table and its `.snapshot` files. An unclean load rebuilds the table from
     the snapshots it finds and rewrites them, and the model's own crash set (KL-CRASH-11) gives
     the second load another table in the campaign's seeds 747 and 8 (and drops the snapshot a
-    clean load kept at the log start, seed 787): CRP-12 does not promise it, so neither do we."""
-    return replace(state, producers=None, producer_snapshots=None)
+    clean load kept at the log start, seed 787): CRP-12 does not promise it, so neither do we.
+
+    Nor the last segment's index entries when the recovery point is the LEO, as after a clean
+    load (RCV-8). That load keeps the indexes the live log wrote (the final time-index entry
+    each close appended, SEG-15's `close`; an index interval counted from the reopen, not from
+    the segment start); it consumed the marker, so the next load is unclean and rebuilds the
+    segment holding the recovery point (RCV-6: `values(rp, MAX)` starts at its floor, the last
+    segment) from its batches. Kafka does the same, the model predicts both (KL-CRASH-5), the
+    rebuild is the segment's own bytes' (seed 1126), and CRP-12 promises batches, offsets and
+    epochs, not index entries. Every other segment's indexes are compared."""
+    narrowed = replace(state, producers=None, producer_snapshots=None)
+    if state.recovery_point != state.log_end_offset or not state.segments:
+        return narrowed
+    *kept, last = state.segments
+    return replace(narrowed, segments=(*kept, replace(last, offset_index=None, time_index=None)))
 
 
 def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:
