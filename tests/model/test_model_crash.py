@@ -155,7 +155,7 @@ def test_unclean_load__log_end_below_the_log_start_checkpoint_starts_empty_there
     assert [s.base_offset for s in loaded.segments] == [4]
 
 
-def test_unclean_load__epoch_entry_above_the_recovered_end__is_re_derived_from_the_batches() -> None:
+def test_unclean_load__epoch_entry_above_the_recovered_end__is_re_derived() -> None:
     """A stale entry at or above the loaded LEO (a crash inside a truncation) is cut before
     recovery re-derives the epochs, so loading the loaded state again changes nothing (seed
     903). Spec: KL-CRASH-6, KL-CRASH-7"""
