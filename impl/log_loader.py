@@ -414,8 +414,11 @@ class LogLoader:
         recovery (RCV-10 adds only an epoch above the latest) and is then trimmed at the LEO
         (REC-13), so the first load kept no entry for those batches and the next one, no longer
         hidden, added it (seed 903). Rare, so this second walk reads only the epochs."""
-        end = self.segments.active_segment().read_next_offset()
-        if all(entry.start_offset < end for entry in before):
+        active = self.segments.active_segment()
+        if not before or before[-1].start_offset < active.base_offset:
+            return  # every entry lies below the LEO (>= the active base): no read needed
+        end = active.read_next_offset()
+        if before[-1].start_offset < end:
             return
         self.epoch_cache.replace_entries([e for e in before if e.start_offset < end])
         for segment in self.segments.values():
