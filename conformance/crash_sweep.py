@@ -109,8 +109,21 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     Pending deletions: segments a load drops (RCV-7, KL-CRASH-6) are renamed `.deleted` with a
     timer; a crash loses the timer (FLT-1) and the next load removes every `.deleted` file at
     once (RCV-3), so pending 1 then 0 is the same log (seed 1224). They are files already out
-    of the log, not its state."""
-    return replace(state, producers=None, producer_snapshots=None, pending_deletions=())
+    of the log, not its state.
+
+    The last segment's index entries when the recovery point is the LEO, as after a clean load
+    (RCV-8). That load keeps the indexes the live log wrote (the final time-index entry each
+    close appended, SEG-15's `close`; an index interval counted from the reopen, not from the
+    segment start); it consumed the marker, so the next load is unclean and rebuilds the
+    segment holding the recovery point (RCV-6: `values(rp, MAX)` starts at its floor, the last
+    segment) from its batches. Kafka does the same, the model predicts both (KL-CRASH-5), the
+    rebuild is the segment's own bytes' (seed 1126), and CRP-12 promises batches, offsets and
+    epochs, not index entries. Every other segment's indexes are compared."""
+    narrowed = replace(state, producers=None, producer_snapshots=None, pending_deletions=())
+    if state.recovery_point != state.log_end_offset or not state.segments:
+        return narrowed
+    *kept, last = state.segments
+    return replace(narrowed, segments=(*kept, replace(last, offset_index=None, time_index=None)))
 
 
 def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:

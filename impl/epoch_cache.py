@@ -71,6 +71,15 @@ class LeaderEpochCache:
         entries.append(EpochEntry(epoch, start_offset))
         return True
 
+    def replace_entries(self, entries: list[EpochEntry]) -> None:
+        """Set the whole list (written as any change is, EPO-3); the loader's re-derivation
+        (KL-CRASH-6) starts again from an earlier list with it."""
+        with self._lock:
+            self._entries = []
+            for entry in entries:
+                self._assign(entry.epoch, entry.start_offset)
+            self._flush()
+
     def truncate_from_end(self, end_offset: int) -> None:
         """Drop entries starting at or after `end_offset` (EPO-6); -1 does nothing."""
         with self._lock:

@@ -26,7 +26,7 @@ from kafkalog.model.errors import (
     InvalidOffsetError,
     KafkaStorageError,
 )
-from kafkalog.model.values import LogConfig, LogOffsetMetadata
+from kafkalog.model.values import EpochEntry, LogConfig, LogOffsetMetadata
 
 from .epoch_cache import LeaderEpochCache
 from .file_records import FileRecords
@@ -458,6 +458,11 @@ class LogLoader:
             # what the previous load's trims left, and reloads alternate. Entries below the
             # recovery point describe flushed data and stay (a clean load keeps them too).
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
+            before = self.epoch_cache.epoch_entries()
+            self._recover_segments_in_order(unflushed)
+            self._rederive_epochs_below_end(before, unflushed[0].base_offset)
+
+    def _recover_segments_in_order(self, unflushed: list[LogSegment]) -> None:
         for i, segment in enumerate(unflushed):
             cut = self._cut_first(segment.base_offset) if self._strict_order() else None
             truncated = self._recover_or_empty(segment, before_cut=cut)
@@ -474,6 +479,26 @@ class LogLoader:
                         later.delete_if_exists()
                     self._dir_changed = True
                 return
+
+    def _rederive_epochs_below_end(self, before: tuple[EpochEntry, ...], first: int) -> None:
+        """KL-CRASH-6, KL-CRASH-7 (kafkalog; Kafka differs, RCV-10): re-derive the recovered
+        segments' epochs from a cache cut at the recovered log's end too, when it held entries
+        at or above that end (a crash inside a truncation leaves the checkpoint's recovery point
+        and epoch file above the data it kept). Such an entry hid the batches' own epoch from
+        recovery (RCV-10 adds only an epoch above the latest) and is then trimmed at the LEO
+        (REC-13), so the first load kept no entry for those batches and the next one, no longer
+        hidden, added it (seed 903). Rare, so this second walk reads only the epochs."""
+        active = self.segments.active_segment()
+        if not before or before[-1].start_offset < active.base_offset:
+            return  # every entry lies below the LEO (>= the active base): no read needed
+        end = active.read_next_offset()
+        if before[-1].start_offset < end:
+            return
+        self.epoch_cache.replace_entries([e for e in before if e.start_offset < end])
+        for segment in self.segments.values():
+            if segment.base_offset >= first:
+                for batch in segment.log.batches():
+                    segment._maybe_assign_epoch(batch, self.epoch_cache)
 
     def _delete_segments_if_log_start_greater_than_log_end(self) -> int | None:
         """REC-9 (KAFKA-8306): data entirely below the checkpointed log start is dropped.

@@ -83,10 +83,6 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     go back, so an index append fails there, KL-CRASH-9).
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
-    if first < len(layout):
-        # The epochs above the recovery point are re-derived from the batches (kafkalog: this
-        # makes a second load equal the first, KL-CRASH-7).
-        entries = epoch_cache.truncate_from_end(entries, recovery_point)
     # A segment loaded without recovery reads its max timestamp lazily (KL-TRUNC-3).
     out = [replace(s, created_ms=now_ms, bytes_since_last_index_entry=0, max_so_far=None)
            for s in layout[:first]]
@@ -97,14 +93,21 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
         if rebuilt is None:
             out.append(_emptied(segment, config, now_ms))
             break
-        for batch in rebuilt.batches:
+        out.append(rebuilt)
+    if first < len(layout):
+        # The epochs above the recovery point are re-derived from the batches (kafkalog: this
+        # makes a second load equal the first, KL-CRASH-7), and so are those at or above the
+        # recovered log's end when it is lower: such an entry (a crash inside a truncation
+        # leaves it) would hide the batches' epoch from RCV-10 and then be trimmed (seed 903).
+        entries = epoch_cache.truncate_from_end(
+            entries, min(recovery_point, out[-1].next_offset))
+        for batch in (b for s in out[first:] for b in s.batches):
             latest = epoch_cache.latest_epoch(entries)
             if batch.partition_leader_epoch >= 0 and (
                 latest is None or batch.partition_leader_epoch > latest
             ):
                 entries = epoch_cache.assign(entries, batch.partition_leader_epoch,
                                              batch.base_offset)
-        out.append(rebuilt)
     return tuple(out), entries
 
 

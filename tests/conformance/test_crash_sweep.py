@@ -14,7 +14,7 @@ import pytest
 from kafkalog.conformance.adapter.wire import CRASH_FAULTS, FEATURES
 from kafkalog.conformance.broken.catalogue import broken_factory
 from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.crash_sweep import SWEEP_SEEDS, sweep_plan
+from kafkalog.conformance.crash_sweep import SWEEP_SEEDS, idempotence_view, sweep_plan
 from kafkalog.conformance.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
 from kafkalog.conformance.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.replay import replay_trace
@@ -226,3 +226,22 @@ def test_crash_args__idempotence_flag__omitted_when_false_and_never_reaches_the_
     sut = Recorder()
     assert execute(sut, "crash", {**old, "idempotence": True}).ok  # type: ignore[arg-type]
     assert sut.kwargs == old
+
+
+def _view(recovery_point: int, last_time_index: tuple[tuple[int, int], ...],
+          below_time_index: tuple[tuple[int, int], ...] = ((START_MS, 0),)) -> v.LogStateView:
+    below = v.SegmentView(0, 72, 1, (), below_time_index)
+    last = v.SegmentView(1, 144, 3, (), last_time_index)
+    return v.LogStateView(0, 0, 3, recovery_point, (below, last), ())
+
+
+def test_idempotence_view__last_segment_indexes_left_out_only_when_the_recovery_point_is_the_leo(
+) -> None:
+    """A clean load keeps the live indexes, the unclean load after it rebuilds the segment
+    holding the recovery point (the last one when rp = LEO): those entries may differ, Kafka's
+    way (seed 1126); with rp below the LEO, and below the last segment, all are compared.
+    Spec: KL-CRASH-7"""
+    live, rebuilt = ((START_MS, 1), (START_MS + 1, 2)), ((START_MS + 1, 2),)
+    assert idempotence_view(_view(3, live)) == idempotence_view(_view(3, rebuilt))
+    assert idempotence_view(_view(2, live)) != idempotence_view(_view(2, rebuilt))
+    assert idempotence_view(_view(3, live, ())) != idempotence_view(_view(3, live))

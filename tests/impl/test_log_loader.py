@@ -331,3 +331,46 @@ def test_unclean_reopen__zero_filled_tail__truncated(log_dir: Path, time: MockTi
     again = reopen_unclean(log_dir, time)
     assert again.log_end_offset == 5 and again.segments[-1].size() == size
     again.close()
+
+
+def test_unclean_load__epoch_entry_above_the_recovered_end__keeps_the_batches_epoch_on_reload(
+    log_dir: Path, time: MockTime
+) -> None:
+    """A stale entry at or above the recovered LEO no longer hides the batches' epoch from
+    recovery, so a second load agrees with the first. Spec: KL-CRASH-6, KL-CRASH-7 (seed 903)"""
+    log = filled_log(log_dir, time, n=10, epoch_every=100)  # epoch 0 from offset 0
+    crash(log)
+    # What a crash inside a truncation may leave: the epoch file trimmed at a log start above
+    # the data it kept, and a recovery point checkpoint above that data too.
+    (log_dir / "leader-epoch-checkpoint").write_text("0\n1\n0 12\n")
+    first = reopen_unclean(log_dir, time, recovery_point=20)
+    assert first.log_end_offset == 10
+    assert first.leader_epoch_cache.epoch_entries() == (EpochEntry(0, 0),)
+    crash(first)
+    second = reopen_unclean(log_dir, time, recovery_point=20)
+    assert second.leader_epoch_cache.epoch_entries() == (EpochEntry(0, 0),)
+    second.close_handlers()
+
+
+def test_crash_right_after_a_clean_load__next_load_rebuilds_the_active_time_index(
+    log_dir: Path, time: MockTime
+) -> None:
+    """Kafka's way, which KL-CRASH-7 does not compare (seed 1126): a clean load keeps the live
+    time index (the entry the earlier close appended), the unclean load after a crash rebuilds
+    the segment holding the recovery point (= LEO) from its batches. Spec: KL-CRASH-5, KL-CRASH-7"""
+    log = open_log(log_dir, time)
+    log.append_as_leader(leader("a", ts=5), 0)
+    offsets = log.close()  # SEG-15 close: final time-index entry (5, 0)
+    log = open_log(log_dir, time, recovery_point=offsets.recovery_point, had_clean_shutdown=True)
+    log.append_as_leader(leader("b", ts=6), 0)
+    offsets = log.close()  # and (6, 1)
+    clean = open_log(log_dir, time, recovery_point=offsets.recovery_point, had_clean_shutdown=True)
+    index = clean.segments[-1].time_index
+    assert [tuple(index.entry(n)) for n in range(index.entries)] == [(5, 0), (6, 1)]
+    state = clean.state()
+    crash(clean)
+    again = reopen_unclean(log_dir, time, recovery_point=offsets.recovery_point)
+    index = again.segments[-1].time_index
+    assert [tuple(index.entry(n)) for n in range(index.entries)] == [(6, 1)]
+    assert again.state() == state  # batches, offsets and epochs are the same
+    again.close_handlers()

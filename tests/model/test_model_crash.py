@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -152,6 +153,19 @@ def test_unclean_load__log_end_below_the_log_start_checkpoint_starts_empty_there
     loaded = load_unclean(empty, Checkpoints(recovery_point=0, log_start=4), CONFIG, 0)
     assert (loaded.log_start_offset, loaded.log_end_offset, loaded.epochs) == (4, 4, ())
     assert [s.base_offset for s in loaded.segments] == [4]
+
+
+def test_unclean_load__epoch_entry_above_the_recovered_end__is_re_derived() -> None:
+    """A stale entry at or above the loaded LEO (a crash inside a truncation) is cut before
+    recovery re-derives the epochs, so loading the loaded state again changes nothing (seed
+    903). Spec: KL-CRASH-6, KL-CRASH-7"""
+    t = Tracked()
+    t.append(3, epoch=0)
+    stale = Checkpoints(recovery_point=20, epochs=(EpochEntry(0, 12),))
+    loaded = load_unclean(t.state.segments, stale, CONFIG, 0)
+    assert loaded.log_end_offset == 3 and loaded.epochs == (EpochEntry(0, 0),)
+    again = load_unclean(loaded.segments, replace(stale, epochs=loaded.epochs), CONFIG, 0)
+    assert again.epochs == loaded.epochs
 
 
 def test_crash_right_after_a_load__recovers_the_same_state() -> None:
