@@ -21,6 +21,13 @@ process crash (the tree exactly as the load left it, descriptors closed, nothing
 needs no second image and costs one more load per distinct image. A power loss right after the
 load is checked by the live crash path instead (ImplSut.crash keeps the durable image apart, so
 a later power loss sees only what the load fsynced, GAP-4).
+
+Crash inside a load (KL-CRASH-14, opt-in: `Sweeper.in_load`, `kafkalog check --crash-in-load`):
+each distinct image whose load succeeded is loaded once more on a recording file system, and
+every crash point of that load's journal under `IN_LOAD_SEEDS` gives an image that must load to
+the same state (`idempotence_view`). Verdicts are memoised by digest and shared by a session's
+examples; about 430 points per distinct image, ~80x the sweep's CPU
+(benchmarks/crash_sweep_bench.py --in-load).
 """
 
 from __future__ import annotations
