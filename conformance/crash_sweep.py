@@ -312,7 +312,7 @@ def in_load_difference(first: v.LogStateView,
     load (`idempotence_view`), as (field path, message), or None when it does not."""
     if idempotence_view(first) == idempotence_view(second):
         return None
-    from kafkalog.conformance.lockstep import first_difference
+    from kafkalog.conformance.view_checks import first_difference
 
     where = first_difference(idempotence_view(first), idempotence_view(second))
     return where[0], (f"a crash inside the load recovers another state than the uninterrupted "

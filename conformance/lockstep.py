@@ -31,6 +31,9 @@ from kafkalog.conformance.kafka_gaps import (
 from kafkalog.conformance.observe import comparable
 from kafkalog.conformance.sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from kafkalog.conformance.trace import TraceStep
+from kafkalog.conformance.view_checks import first_difference as first_difference
+from kafkalog.conformance.view_checks import masked_to as masked_to
+from kafkalog.conformance.view_checks import view_invariants as view_invariants
 from kafkalog.model import values as v
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 
@@ -574,52 +577,3 @@ def _error_of(cls: type[KafkalogError], message: str) -> KafkalogError:
         return cls(message)
     except TypeError:  # UnexpectedAppendOffsetError needs its offsets; coverage wants the type
         return cls(message, -1, -1)  # type: ignore[call-arg]
-
-
-def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogStateView:
-    """The model's view without what the adapter does not report (None: no `producer_state`
-    feature, or an implementation without Kafka's `.snapshot` files)."""
-    if impl_state.producers is None:
-        model_state = replace(model_state, producers=None)
-    if impl_state.producer_snapshots is None:
-        model_state = replace(model_state, producer_snapshots=None)
-    if impl_state.last_stable_offset is None:
-        model_state = replace(model_state, last_stable_offset=None)
-    if impl_state.aborted_txns is None:
-        model_state = replace(model_state, aborted_txns=None)
-    return model_state
-
-
-def view_invariants(state: v.LogStateView) -> list[str]:
-    """Names of the observable-state invariants that `state` breaks (LOG-2, REC-19)."""
-    broken = []
-    if not state.log_start_offset <= state.high_watermark <= state.log_end_offset:
-        broken.append("log_start_offset <= high_watermark <= log_end_offset")
-    if state.recovery_point > state.log_end_offset:
-        broken.append("recovery_point <= log_end_offset")
-    if not state.segments:
-        broken.append("at least one segment")
-    bases = [s.base_offset for s in state.segments]
-    if bases != sorted(set(bases)):
-        broken.append("segment base offsets strictly increase")
-    epochs = state.epoch_entries
-    pairs = zip(epochs, epochs[1:], strict=False)
-    if any(a.epoch >= b.epoch or a.start_offset >= b.start_offset for a, b in pairs):
-        broken.append("epoch entries strictly increase")
-    return broken
-
-
-def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any]:
-    """The path of the first field where two values differ, and both sides' values there."""
-    if dataclasses.is_dataclass(a) and type(a) is type(b):
-        for f in dataclasses.fields(a):
-            x, y = getattr(a, f.name), getattr(b, f.name)
-            if x != y:
-                return first_difference(x, y, f"{path}.{f.name}" if path else f.name)
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                return first_difference(x, y, f"{path}[{i}]")
-        if len(a) != len(b):
-            return f"{path}.length", len(a), len(b)
-    return path or "value", a, b
