@@ -222,3 +222,27 @@ class LeaderEpochCache:
             for prev, cur in zip(self._entries, self._entries[1:], strict=False):
                 assert prev.epoch < cur.epoch, f"epochs not increasing: {prev}, {cur}"
                 assert prev.start_offset < cur.start_offset, f"offsets not rising: {prev}, {cur}"
+
+
+class EpochsFromRecoveryPoint:
+    """The epoch cache as an unclean load's recovery pass sees it (RCV-10 narrowed, KL-CRASH-6).
+
+    A batch adds an entry only at or above the checkpointed recovery point: the entries below
+    it describe flushed data and were written before those batches (EPO-2 writes synchronously),
+    while a flushed batch may carry an epoch that a lower epoch replaced later (EPO-3). Kafka
+    walks the whole segment holding the recovery point, so such a batch comes back into the
+    cache and a reload after a clean load differs from the clean load (CRP-12). The loader uses
+    the plain cache (Kafka's walk) when no entry is left below the recovery point.
+    """
+
+    def __init__(self, cache: LeaderEpochCache, recovery_point: int) -> None:
+        self._cache = cache
+        self._recovery_point = recovery_point
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self._cache.latest_epoch
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        if start_offset >= self._recovery_point:
+            self._cache.assign(epoch, start_offset)

@@ -28,7 +28,7 @@ from kafkalog.model.errors import (
 )
 from kafkalog.model.values import EpochEntry, LogConfig, LogOffsetMetadata
 
-from .epoch_cache import LeaderEpochCache
+from .epoch_cache import EpochsFromRecoveryPoint, LeaderEpochCache
 from .file_records import FileRecords
 from .fs import FileSystem
 from .log_segment import (
@@ -103,6 +103,8 @@ class LogLoader:
         self._deferred: list[LogSegment] = []
         self._dir_changed = False  # a delete, rename or new segment to make durable (GAP-4)
         self._load_cut: int | None = None  # base of the first segment the index rebuild cut
+        # KL-CRASH-6: recovered batches below this offset add no epoch entry (None: any may).
+        self._epochs_from: int | None = None
 
     def load(self) -> LoadedLog:
         """Run REC-2..17 and return the loaded segments and offsets."""
@@ -372,7 +374,11 @@ class LogLoader:
                          before_cut: Callable[[], None] | None = None) -> int:
         """REC-11: rebuild indexes and (with `epochs`) epochs, truncating at the first invalid
         batch (after `before_cut`, KL-CRASH-14)."""
-        truncated = segment.recover(self.epoch_cache if epochs else None, before_cut)
+        cache: LeaderEpochCache | EpochsFromRecoveryPoint | None = None
+        if epochs:
+            cache = (self.epoch_cache if self._epochs_from is None
+                     else EpochsFromRecoveryPoint(self.epoch_cache, self._epochs_from))
+        truncated = segment.recover(cache, before_cut)
         loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
         recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
                           self.log_start_offset_checkpoint)  # PSR-7, TXN-11
@@ -452,13 +458,17 @@ class LogLoader:
         """Recover from the segment holding the recovery point on; stop at the first cut."""
         unflushed = self.segments.values(self.recovery_point_checkpoint, _INT64_MAX)
         if unflushed:
-            # CRP-12 (defect 4 of issue #10): recovery re-derives the epochs above the recovery
-            # point from the batches themselves (RCV-10 adds an epoch above the latest), so
-            # entries from there on are dropped first; otherwise what recovery adds depends on
-            # what the previous load's trims left, and reloads alternate. Entries below the
-            # recovery point describe flushed data and stay (a clean load keeps them too).
+            # CRP-12 (kafkalog, KL-CRASH-6): recovery re-derives the entries from the recovery
+            # point on from the batches at or above it (`EpochsFromRecoveryPoint`), so those
+            # entries are dropped first; otherwise what recovery adds depends on what the
+            # previous load's trims left, and reloads alternate. Entries below the recovery
+            # point describe flushed data and stay (a clean load keeps them too), unless the
+            # recovered log ends below it (`_rederive_epochs_below_end`).
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
             before = self.epoch_cache.epoch_entries()
+            # With no entry left below the recovery point (a log-start advance trimmed them and
+            # a crash undid the advance, GAP-12), every recovered batch may add one (RCV-10).
+            self._epochs_from = self.recovery_point_checkpoint if before else None
             self._recover_segments_in_order(unflushed)
             self._rederive_epochs_below_end(before, unflushed[0].base_offset)
 
@@ -481,18 +491,17 @@ class LogLoader:
                 return
 
     def _rederive_epochs_below_end(self, before: tuple[EpochEntry, ...], first: int) -> None:
-        """KL-CRASH-6, KL-CRASH-7 (kafkalog; Kafka differs, RCV-10): re-derive the recovered
-        segments' epochs from a cache cut at the recovered log's end too, when it held entries
-        at or above that end (a crash inside a truncation leaves the checkpoint's recovery point
-        and epoch file above the data it kept). Such an entry hid the batches' own epoch from
-        recovery (RCV-10 adds only an epoch above the latest) and is then trimmed at the LEO
-        (REC-13), so the first load kept no entry for those batches and the next one, no longer
-        hidden, added it (seed 903). Rare, so this second walk reads only the epochs."""
+        """KL-CRASH-6 (kafkalog; Kafka differs, RCV-10): when the recovered log ends below the
+        checkpointed recovery point (a crash inside a truncation leaves both checkpoints above
+        the data it kept), the entries below the recovery point need not describe the recovered
+        batches, and the pass above let none of them add one: the cache is cut at the recovered
+        end and every recovered batch may add an entry, RCV-10's walk (seed 903). Rare, so this
+        second walk reads only the epochs."""
         active = self.segments.active_segment()
-        if not before or before[-1].start_offset < active.base_offset:
-            return  # every entry lies below the LEO (>= the active base): no read needed
+        if self.recovery_point_checkpoint <= active.base_offset:
+            return  # the recovered end, at or above the active base, is not below it
         end = active.read_next_offset()
-        if before[-1].start_offset < end:
+        if end >= self.recovery_point_checkpoint:
             return
         self.epoch_cache.replace_entries([e for e in before if e.start_offset < end])
         for segment in self.segments.values():

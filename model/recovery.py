@@ -77,10 +77,10 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
     `touched` are the bases whose `.log` recovery cut (their last-modified time becomes now).
-    The cache is first truncated at the recovery point; then batches with an epoch above
-    the latest add cache entries (RCV-10). An emptied segment ends the log: one whose index
-    rebuild fails, or the `unreadable` one (its `.log` holds CRC-valid batches whose offsets
-    go back, so an index append fails there, KL-CRASH-9).
+    The cache is first truncated at the recovery point; then batches at or above it with an
+    epoch above the latest add cache entries (RCV-10, narrowed by kafkalog). An emptied
+    segment ends the log: one whose index rebuild fails, or the `unreadable` one (its `.log`
+    holds CRC-valid batches whose offsets go back, so an index append fails there, KL-CRASH-9).
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
     # A segment loaded without recovery reads its max timestamp lazily (KL-TRUNC-3).
@@ -95,20 +95,38 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
             break
         out.append(rebuilt)
     if first < len(layout):
-        # The epochs above the recovery point are re-derived from the batches (kafkalog: this
-        # makes a second load equal the first, KL-CRASH-7), and so are those at or above the
-        # recovered log's end when it is lower: such an entry (a crash inside a truncation
-        # leaves it) would hide the batches' epoch from RCV-10 and then be trimmed (seed 903).
-        entries = epoch_cache.truncate_from_end(
-            entries, min(recovery_point, out[-1].next_offset))
-        for batch in (b for s in out[first:] for b in s.batches):
-            latest = epoch_cache.latest_epoch(entries)
-            if batch.partition_leader_epoch >= 0 and (
-                latest is None or batch.partition_leader_epoch > latest
-            ):
-                entries = epoch_cache.assign(entries, batch.partition_leader_epoch,
-                                             batch.base_offset)
+        entries = _rederived_epochs(entries, out[first:], recovery_point)
     return tuple(out), entries
+
+
+def _rederived_epochs(entries: tuple[EpochEntry, ...], recovered: list[Segment],
+                     recovery_point: int) -> tuple[EpochEntry, ...]:
+    """KL-CRASH-6 (kafkalog; Kafka differs, RCV-10): the cache after the recovery pass.
+
+    The entries from the recovery point on are re-derived from the batches at or above it: an
+    entry below it was written before the flushed batches it describes (EPO-2 is synchronous),
+    and a flushed batch whose epoch a lower one replaced since (EPO-3) would otherwise come back
+    and make a reload after a clean load differ from it (KL-CRASH-7). Every recovered batch may
+    add an entry, RCV-10's walk, when no entry is left below the recovery point, and when the
+    recovered log ends below it (a crash inside a truncation leaves both checkpoints above the
+    data it kept): then the kept entries need not describe the recovered batches, and the cache
+    is cut at that end (seed 903).
+    Entries at or above the end are trimmed by the caller.
+    """
+    end = recovered[-1].next_offset
+    entries = epoch_cache.truncate_from_end(entries, min(recovery_point, end))
+    # With no entry left below the recovery point (a log-start advance trimmed them and a crash
+    # undid the advance, GAP-12), every recovered batch may add one, RCV-10's walk.
+    derive_from = recovery_point if recovery_point <= end and entries else None
+    for batch in (b for s in recovered for b in s.batches):
+        if derive_from is not None and batch.base_offset < derive_from:
+            continue
+        latest = epoch_cache.latest_epoch(entries)
+        if batch.partition_leader_epoch >= 0 and (
+            latest is None or batch.partition_leader_epoch > latest
+        ):
+            entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    return entries
 
 
 def defer_cut_deletion(state: PartitionState, cut: tuple[Segment, ...],

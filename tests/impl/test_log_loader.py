@@ -352,6 +352,54 @@ def test_unclean_load__epoch_entry_above_the_recovered_end__keeps_the_batches_ep
     second.close_handlers()
 
 
+def test_unclean_load_after_a_clean_one__flushed_batch_of_a_replaced_epoch__adds_no_entry(
+    log_dir: Path, time: MockTime
+) -> None:
+    """Batch 0 carries epoch 2, then epoch 1 replaces it from offset 1 (EPO-3): the cache says
+    (1, 1). A clean load keeps that; the unclean load after a crash recovers the segment holding
+    the recovery point (= LEO), and batch 0, below it, must not bring (2, 0) back (Kafka's
+    RCV-10 does), so both loads agree. Spec: KL-CRASH-6, KL-CRASH-7"""
+    log = open_log(log_dir, time)
+    log.append_as_leader(leader("a"), 2)
+    log.append_as_leader(leader("b"), 1)
+    assert log.leader_epoch_cache.epoch_entries() == (EpochEntry(1, 1),)
+    offsets = log.close()
+    clean = open_log(log_dir, time, recovery_point=offsets.recovery_point, had_clean_shutdown=True)
+    assert clean.leader_epoch_cache.epoch_entries() == (EpochEntry(1, 1),)
+    crash(clean)
+    again = reopen_unclean(log_dir, time, recovery_point=offsets.recovery_point)
+    assert again.leader_epoch_cache.epoch_entries() == (EpochEntry(1, 1),)
+    again.close_handlers()
+
+
+def test_unclean_load__batches_at_or_above_the_recovery_point__add_their_epochs(
+    log_dir: Path, time: MockTime
+) -> None:
+    """The entries from the recovery point on are re-derived from the batches there, even when
+    the checkpoint lost them. Spec: KL-CRASH-6"""
+    log = filled_log(log_dir, time, n=10, epoch_every=4)  # epochs 0, 1, 2 from 0, 4, 8
+    crash(log)
+    (log_dir / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    again = reopen_unclean(log_dir, time, recovery_point=4)
+    assert again.leader_epoch_cache.epoch_entries() == (
+        EpochEntry(0, 0), EpochEntry(1, 4), EpochEntry(2, 8))
+    again.close_handlers()
+
+
+def test_unclean_load__no_entry_below_the_recovery_point__every_recovered_batch_adds(
+    log_dir: Path, time: MockTime
+) -> None:
+    """What a log-start advance undone by a crash leaves (its epoch trim was durable, GAP-12):
+    no entry below the recovery point, so RCV-10's walk re-derives them all. Spec: KL-CRASH-6"""
+    log = filled_log(log_dir, time, n=10, epoch_every=4)
+    crash(log)
+    (log_dir / "leader-epoch-checkpoint").write_text("0\n1\n2 10\n")
+    again = reopen_unclean(log_dir, time, recovery_point=6)
+    assert again.leader_epoch_cache.epoch_entries() == (
+        EpochEntry(0, 0), EpochEntry(1, 4), EpochEntry(2, 8))
+    again.close_handlers()
+
+
 def test_crash_right_after_a_clean_load__next_load_rebuilds_the_active_time_index(
     log_dir: Path, time: MockTime
 ) -> None:

@@ -168,6 +168,42 @@ def test_unclean_load__epoch_entry_above_the_recovered_end__is_re_derived() -> N
     assert again.epochs == loaded.epochs
 
 
+def test_unclean_load__flushed_batch_of_a_replaced_epoch__adds_no_entry() -> None:
+    """Batch 0 carries epoch 2, epoch 1 replaced it from offset 1 (EPO-3); a load with the
+    recovery point at the LEO keeps (1, 1) instead of RCV-10's (2, 0), as a clean load does.
+    Spec: KL-CRASH-6, KL-CRASH-7"""
+    t = Tracked()
+    t.append(1, epoch=2)
+    t.append(1, epoch=1)
+    assert t.state.epochs == (EpochEntry(1, 1),)
+    checkpoints = Checkpoints(recovery_point=2, epochs=t.state.epochs)
+    loaded = load_unclean(t.state.segments, checkpoints, CONFIG, 0)
+    assert loaded.epochs == (EpochEntry(1, 1),)
+
+
+def test_unclean_load__batches_at_or_above_the_recovery_point__add_their_epochs() -> None:
+    """Spec: KL-CRASH-6"""
+    t = Tracked()
+    t.append(2, epoch=0)
+    t.append(2, epoch=1)
+    t.append(2, epoch=2)
+    checkpoints = Checkpoints(recovery_point=2, epochs=(EpochEntry(0, 0),))
+    loaded = load_unclean(t.state.segments, checkpoints, CONFIG, 0)
+    assert loaded.epochs == (EpochEntry(0, 0), EpochEntry(1, 2), EpochEntry(2, 4))
+
+
+def test_unclean_load__no_entry_below_the_recovery_point__every_recovered_batch_adds() -> None:
+    """A log-start advance undone by a crash left no entry below the recovery point (GAP-12).
+    Spec: KL-CRASH-6"""
+    t = Tracked()
+    t.append(2, epoch=0)
+    t.append(2, epoch=1)
+    t.append(2, epoch=2)
+    checkpoints = Checkpoints(recovery_point=3, epochs=(EpochEntry(2, 6),))
+    loaded = load_unclean(t.state.segments, checkpoints, CONFIG, 0)
+    assert loaded.epochs == (EpochEntry(0, 0), EpochEntry(1, 2), EpochEntry(2, 4))
+
+
 def test_crash_right_after_a_load__recovers_the_same_state() -> None:
     """CRP-12 idempotence, also for issue #10 item 4 (LSO = LEO = 10). Spec: KL-CRASH-7"""
     t = Tracked()

@@ -25,8 +25,11 @@ NOT_REACHABLE = {
 }
 # recovery_offset_error_escapes is reached through the `offsets_back` leftover (KL-CRASH-9): its
 # trace is the one `kafkalog check --broken recovery_offset_error_escapes` found and shrank.
-# epoch_trim_end_first (defect 4) is pinned by EPO-7-epoch_trim_end_first.jsonl, cut from the
-# defect 4/5 scenario trace (the generated search does not reach LSO = LEO with a crash).
+# epoch_trim_end_first (defect 4): EPO-7-epoch_trim_end_first.jsonl is the 4-step trace
+# `kafkalog check --broken epoch_trim_end_first --family zero_retention --crash-weight 6` found
+# at seed 137 (a crash inside truncate_fully_and_start_at leaves an entry below the new log
+# start); since recovery adds no epochs below the recovery point (KL-CRASH-6), the old trace cut
+# from the defect 4/5 scenario no longer shows it.
 
 
 def main(out: Path, seeds: int = 160, only: tuple[str, ...] = ()) -> None:
