@@ -244,8 +244,10 @@ class ImplSut:
                 shutil.rmtree(durable, ignore_errors=True)
             raise
         shutil.rmtree(self.root, ignore_errors=True)
+        before = _file_mtimes(new_root)
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
                        self.config.index_interval_bytes)
+        _stamp_planted(new_root, before, self.time.milliseconds())
         planted = None
         if leftover != "none" and not in_load and self.sweeper.in_load:
             planted = _new_root()  # KL-CRASH-14 for the image with its leftover (see below)
@@ -381,6 +383,22 @@ def leftovers_after_load(partition_dir: Path, pending: Iterable[int] = ()) -> li
         elif suffix in ("index", "timeindex") and f"{stem}.log" not in names:
             found.append(f"orphan index after load: {name} (RCV-5)")
     return found
+
+
+def _file_mtimes(root: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def _stamp_planted(root: Path, before: dict[Path, int], now_ms: int) -> None:
+    """SEG-19: the file system's clock is the log's. A leftover is written at the crash, so every
+    file the plant created or changed carries the log's time, not the host's: a load reads a
+    `.log`'s mtime as the last-modified time of a segment without timestamps, which time
+    retention compares (seed 1494 of the kafka-mode range: a torn tail planted with the host's
+    mtime, cut by a recovery that Kafka does not fsync, kept an empty segment from retention)."""
+    ns = now_ms * 1_000_000
+    for path, mtime in _file_mtimes(root).items():
+        if before.get(path) != mtime:
+            os.utime(path, ns=(ns, ns))
 
 
 def plant_leftover(partition_dir: Path, kind: str, seed: int,
