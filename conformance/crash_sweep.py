@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kafkalog.impl.crash_image import CrashImage, FaultModel
 from kafkalog.impl.fault_fs import RecordingFileSystem
@@ -143,14 +143,18 @@ def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:
     return plan
 
 
-class _TrackingFileSystem(FileSystem):
-    """The real file system, remembering its handles so a load can be dropped by closing them."""
+class HandleTracking:
+    """A file-system mixin that remembers the handles it opens, so a log can be dropped by
+    closing descriptors only: no flush, trim or checkpoint runs (a crash)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.handles: list[FileHandle] = []
 
     def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
-        handle = super().open_file(path, create, writable)
+        handle = super().open_file(path, create, writable)  # type: ignore[misc]
+        if len(self.handles) > 512:  # a long-lived log: forget the handles it closed itself
+            self.handles = [h for h in self.handles if not h.closed]
         self.handles.append(handle)
         return handle
 
@@ -158,6 +162,10 @@ class _TrackingFileSystem(FileSystem):
         for handle in self.handles:
             handle.close()
         self.handles = []
+
+
+class _TrackingFileSystem(HandleTracking, FileSystem):
+    """The real file system, remembering its handles."""
 
 
 class Sweeper:
@@ -341,22 +349,8 @@ def parse_in_load(spec: str) -> tuple[int, str, int]:
     return point, fault, seed
 
 
-class _TrackingRecordingFileSystem(RecordingFileSystem):
-    """The recording file system, remembering its handles so a load can be dropped."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.handles: list[FileHandle] = []
-
-    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
-        handle = super().open_file(path, create, writable)
-        self.handles.append(handle)
-        return handle
-
-    def close_all(self) -> None:
-        for handle in self.handles:
-            handle.close()
-        self.handles = []
+class _TrackingRecordingFileSystem(HandleTracking, RecordingFileSystem):
+    """The recording file system, remembering its handles."""
 
 
 class _Scratch:

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.crash_sweep import InLoadFailure, Sweeper, SweepPoint
+from kafkalog.conformance.crash_sweep import HandleTracking, InLoadFailure, Sweeper, SweepPoint
 from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
+from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log import Log
 from kafkalog.impl.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log_segment import FetchDataInfo as ImplFetchDataInfo
@@ -49,25 +49,9 @@ def scratch_dir() -> str | None:
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
-class CrashableFileSystem(RecordingFileSystem):
+class CrashableFileSystem(HandleTracking, RecordingFileSystem):
     """The recording file system (impl/fault_fs.py) that also remembers its open handles, so a
     crash can drop the log by closing descriptors only: no flush, trim or checkpoint runs."""
-
-    def __init__(self, root: Path, durable_image: Path | None = None) -> None:
-        super().__init__(root, durable_image)
-        self.handles: list[FileHandle] = []
-
-    def open_file(self, path: PathLike, create: bool = False, writable: bool = True) -> FileHandle:
-        handle = super().open_file(path, create, writable)
-        if len(self.handles) > 512:
-            self.handles = [h for h in self.handles if not h.closed]
-        self.handles.append(handle)
-        return handle
-
-    def close_descriptors(self) -> None:
-        for handle in self.handles:
-            handle.close()
-        self.handles = []
 
 
 def _new_root() -> Path:
@@ -227,7 +211,7 @@ class ImplSut:
             raise UnsupportedError("crash needs the recording file system")
         ops = fs.crash_points() - self.action_mark
         kept = min(max(point, 0), ops)
-        fs.close_descriptors()
+        fs.close_all()
         self.abandoned = True  # until the load below succeeds: nothing of the old log is usable
         new_root, durable = _new_root(), None
         try:
@@ -299,7 +283,7 @@ class ImplSut:
         first = self.log.state()
         fs = self.fs
         assert isinstance(fs, CrashableFileSystem)
-        fs.close_descriptors()
+        fs.close_all()
         inner = _new_root()
         try:
             fs.materialise(inner, min(max(point, 0), fs.crash_points()), FaultModel(fault), seed)
@@ -361,7 +345,7 @@ class ImplSut:
             if not self.abandoned:
                 self.log_dir.close()
             elif isinstance(self.fs, CrashableFileSystem):  # a crash whose load failed
-                self.fs.close_descriptors()
+                self.fs.close_all()
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
