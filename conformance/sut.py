@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kafkalog.conformance.adapter.wire import ACTIONS, FEATURES, Json, encode, encode_error
 from kafkalog.conformance.errors import AdapterError, UnexpectedException
-from kafkalog.model import crash, errors
+from kafkalog.model import crash, crash_inside, errors
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.state import PartitionState
@@ -211,7 +211,7 @@ class ModelSut:
         back = leftover == "offsets_back"
         if ops_lost > 0 and self.last is not None:
             action, before, durable = self.last
-            return crash.crash_between(before, durable, self.partition_state, self.durable,
+            return crash_inside.crash_between(before, durable, self.partition_state, self.durable,
                                        action, model, self.mode, back)
         return crash.crash_states(self.partition_state, self.durable, model, self.mode,
                                   offsets_back=back)

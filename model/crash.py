@@ -4,9 +4,10 @@ The model keeps, beside the logical state, what is durable (`Durable`, CRP-2): t
 frontier, the content of each checkpoint file, and (kafka mode) the earlier segment layouts a
 crash may resurrect. `observe` advances it after every completed action, from the action's name
 and the states before and after. `crash_states` is the set of post-crash-and-load states for one
-crash point (after an action, or inside one) and fault model; `crash_allows` is its membership
-predicate on the observable view. A load the image makes fail (recovery's replay raising, as
-Kafka's `LogSegment.recover` lets an `InvalidTxnStateException` escape) is a member too: a
+crash point after an action (`crash_inside.crash_between`: inside one) and fault model;
+`crash_allows` is its membership predicate on the observable view. A load the image makes fail
+(recovery's replay raising, as Kafka's `LogSegment.recover` lets an `InvalidTxnStateException`
+escape) is a member too: a
 `LoadFailure` naming the error type (KL-CRASH-13). Two modes (KL-CRASH-1):
 
 - **strict**: what kafkalog's implementation promises (truncation, deletion, index trims and
@@ -40,7 +41,6 @@ __all__ = [
     "FaultModel",
     "LoadFailure",
     "crash_allows",
-    "crash_between",
     "crash_states",
     "load_failures",
     "loaded_outcomes",
@@ -54,7 +54,8 @@ __all__ = [
 _MAX_LAYOUTS = 4
 #: Removed snapshot files kept for kafka mode (DUR-29), newest last.
 _MAX_GHOSTS = 4
-_TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
+#: The actions that cut the log (crash_inside.py widens a crash inside one).
+TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
 
 
 class CrashMode(StrEnum):
@@ -138,7 +139,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
     # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it raises
     # the recovery point (Kafka does not, GAP-9).
-    raised = action not in _TRUNCATIONS and after.recovery_point > before.recovery_point
+    raised = action not in TRUNCATIONS and after.recovery_point > before.recovery_point
     if raised and (mode is CrashMode.STRICT or action == "flush"):
         flushed = max(flushed, after.recovery_point)
     if action == "close_and_reopen":
@@ -414,101 +415,6 @@ def _beyond_cut(layout: tuple[Segment, ...],
                 and source.batches[: len(last.batches)] == last.batches:
             return tuple(s for s in segments if s.base_offset > last.base_offset)
     return ()
-
-
-def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
-                  durable_after_action: Durable, action: str, fault: FaultModel,
-                  mode: CrashMode = CrashMode.STRICT,
-                  offsets_back: bool = False) -> tuple[Outcome, ...]:
-    """A crash inside `action`: a state of the allowed set of the log before or after it.
-
-    Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
-    of the two); each checkpoint is its old or its new content (CRP-8). A crash inside a clean
-    shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
-    """
-    low = min(durable_before.flushed, durable_after_action.flushed)
-    on_disk = Durable(low, durable_after_action.checkpoints,
-                      tuple(dict.fromkeys((*durable_after_action.epoch_options,
-                                           *durable_before.epoch_options))))
-    process = fault is FaultModel.PROCESS_CRASH
-    removing = action in _TRUNCATIONS or action == "delete_old_segments"
-    if fault is FaultModel.PROCESS_CRASH:
-        # FLT-1: what the action had not written yet is all a process crash can lose: the
-        # prefixes from there, as a power loss with that frontier would leave them. An action
-        # that removes segments may have removed any of them already.
-        if not removing:
-            low = max(low, min(before.log_end_offset, after.log_end_offset))
-        fault = FaultModel.POWER_LOSS
-    # A full truncation (also inside truncate_to) removes the old segments before it creates
-    # the new one (LOC-9), and removes them highest first; an
-    # action that rolls and then removes (retention, KL-RET-6) may stop between the two.
-    fully = action == "truncate_fully_and_start_at" or (
-        action == "truncate_to"
-        and after.segments[0].base_offset not in {s.base_offset for s in before.segments})
-    extra: tuple[tuple[Segment, ...], ...] = ((),) if fully else ()
-    rolled = tuple(s for s in after.segments if s.base_offset > before.active.base_offset)
-    union = (*before.segments, *rolled)
-    # Retention removes the oldest segments one by one (LOC-11): any number of them may be gone.
-    removed = sum(1 for s in before.segments if s.base_offset < after.segments[0].base_offset)
-    for k in range(removed + 1):
-        for layout in (union[k:], before.segments[k:]):
-            if layout and layout not in (before.segments, after.segments):
-                extra = (*extra, layout)
-    if action in _TRUNCATIONS:
-        # Removed highest first: any number of the top segments may be gone already.
-        for k in range(1, len(before.segments)):
-            layout = before.segments[:k]
-            if fully or layout[-1].next_offset >= after.log_end_offset:
-                extra = (*extra, layout)
-        if mode is CrashMode.KAFKA:
-            extra = (*extra, *_lowest_removed_first(before, after, fully))
-    out: dict[Outcome, None] = {}
-    if action == "close_and_reopen":
-        out[(after, durable_after_action)] = None
-    options = tuple(dict.fromkeys(
-        (*durable_after_action.epoch_options, *durable_before.epoch_options)))
-    for state in (after, before):
-        for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
-            merged = Durable(low, checkpoints, options,
-                             durable_before.layouts + durable_after_action.layouts,
-                             tuple(dict.fromkeys(durable_before.ghosts
-                                                 + durable_after_action.ghosts)))
-            for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
-                if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
-                    # GAP-4: the page cache survived; the disk only has what was durable.
-                    loaded, after_load = outcome
-                    outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
-                                                     FaultModel.PROCESS_CRASH, mode,
-                                                     state.segments))
-                out.setdefault(outcome, None)
-    return tuple(out)
-
-
-def _lowest_removed_first(before: PartitionState, after: PartitionState,
-                          fully: bool) -> tuple[tuple[Segment, ...], ...]:
-    """Kafka mode, a crash inside a truncation: the layouts with the lowest removed segments
-    gone and the later ones still whole (a hole in the offsets).
-
-    Kafka renames the segments a truncation removes `.deleted` in base order, lowest first
-    (`LocalLog.truncateTo` and `truncateFullyAndStartAt` through `deleteSegmentFiles`), and
-    cuts the segment it keeps only afterwards (DUR-20, DUR-23); kafkalog removes them highest
-    first. The loader checks no layout (RCV-14), so the hole is served.
-
-    Spec: KL-CRASH-8.
-    """
-    kept = 0 if fully else len(after.segments)
-    return tuple((*before.segments[:kept], *before.segments[kept + k:])
-                 for k in range(1, len(before.segments) - kept))
-
-
-def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
-    """CRP-8: each checkpoint file is its old or its new content, independently of the others."""
-    out: dict[Checkpoints, None] = {}
-    for rp in {old.recovery_point, new.recovery_point}:
-        for lso in {old.log_start, new.log_start}:
-            for hw in {old.high_watermark, new.high_watermark}:
-                out.setdefault(Checkpoints(rp, lso, hw, new.epochs), None)
-    return list(out)
 
 
 def crash_allows(candidates: tuple[Outcome, ...], recovered: LogStateView | str) -> bool:

@@ -248,4 +248,5 @@ def test_kafka_mode_traces__cover_every_widened_shape() -> None:
     shapes = {p.stem.split("-seed")[0] for p in KAFKA_MODE_TRACES}
     assert {"KL-CRASH-8-kafka_truncation_hole", "KL-CRASH-11-kafka_removed_snapshot_back",
             "KL-CRASH-1-kafka_power_loss_image_back", "KL-CRASH-1-kafka_load_removals_undone",
-            "KL-CRASH-1-kafka_diverse_alternatives"} <= shapes
+            "KL-CRASH-1-kafka_diverse_alternatives",
+            "KL-CRASH-8-kafka_retention_inside_resurrected_layout"} <= shapes

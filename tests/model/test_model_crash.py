@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from kafkalog.model import crash, log
+from kafkalog.model import crash, crash_inside, log
 from kafkalog.model.crash import CrashMode, Durable, FaultModel
 from kafkalog.model.crash_invariants import crash_violations
 from kafkalog.model.invariants import check_all
@@ -224,8 +224,8 @@ def test_crash_inside_an_action__is_a_state_of_the_set_before_or_after_it() -> N
     t.do("flush", None)
     before, durable_before = t.state, t.durable
     t.do("truncate_to", 1)
-    inside = crash.crash_between(before, durable_before, t.state, t.durable, "truncate_to",
-                                 FaultModel.POWER_LOSS)
+    inside = crash_inside.crash_between(before, durable_before, t.state, t.durable,
+                                        "truncate_to", FaultModel.POWER_LOSS)
     assert {s.log_end_offset for s, _ in inside} == {1, 2, 3}
     t.do("close_and_reopen")
     assert any(s.recovery_point == s.log_end_offset == 1 for s, _ in inside)
@@ -241,8 +241,8 @@ def test_crash_inside_a_full_truncation__trims_stale_epochs_at_the_loaded_log_st
     before, durable_before = t.state, t.durable
     t.do("truncate_fully_and_start_at", 3)
     for fault in (FaultModel.PROCESS_CRASH, *POWER):
-        inside = crash.crash_between(before, durable_before, t.state, t.durable,
-                                     "truncate_fully_and_start_at", fault)
+        inside = crash_inside.crash_between(before, durable_before, t.state, t.durable,
+                                            "truncate_fully_and_start_at", fault)
         for state, _ in inside:
             assert check_all(state) == [], (fault, state.log_start_offset, state.epochs)
         assert any(s.log_start_offset == 3 for s, _ in inside)
@@ -353,8 +353,8 @@ def test_kafka_mode__a_crash_inside_a_truncation_may_leave_a_hole_strict_may_not
         t.append(1)  # segments at 0, 2, 4, 6
         before, durable_before = t.state, t.durable
         t.do("truncate_to", 1)
-        inside = crash.crash_between(before, durable_before, t.state, t.durable, "truncate_to",
-                                     FaultModel.PROCESS_CRASH, mode)
+        inside = crash_inside.crash_between(before, durable_before, t.state, t.durable,
+                                            "truncate_to", FaultModel.PROCESS_CRASH, mode)
         bases = {tuple(x.base_offset for x in s.segments) for s, _ in crash.loaded_outcomes(inside)}
         assert ((0, 4, 6) in bases) is hole, (mode, bases)
         assert all(check_all(s) == [] for s, _ in crash.loaded_outcomes(inside))

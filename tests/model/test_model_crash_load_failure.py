@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkalog.model import crash, log
+from kafkalog.model import crash, crash_inside, log
 from kafkalog.model.crash import FaultModel, LoadFailure
 from kafkalog.model.values import LogConfig, Record
 
@@ -87,8 +87,8 @@ def test_power_loss_inside_the_append__allows_the_load_without_the_batch_and_the
     t = forgotten_transaction()
     assert t.last is not None
     action, before, durable_before = t.last
-    members = crash.crash_between(before, durable_before, t.state, t.durable, action,
-                                  FaultModel.POWER_LOSS)
+    members = crash_inside.crash_between(before, durable_before, t.state, t.durable, action,
+                                         FaultModel.POWER_LOSS)
     assert crash.load_failures(members) == {"InvalidTxnStateError"}
     loaded = crash.loaded_outcomes(members)
     assert loaded and all(state.log_end_offset == 1 for state, _ in loaded)
