@@ -7,5 +7,7 @@ without it, and `kafkalog.impl.batch_scan` uses its pure-Python twin.
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("kafkalog.impl._scan", ["impl/_scan.c"], optional=True,
+setup(ext_modules=[Extension("kafkalog.impl._scan",
+                             ["impl/_scan.c", "impl/_scan_crc.c", "impl/_scan_append.c"],
+                             depends=["impl/_scan.h"], optional=True,
                              extra_compile_args=["-O2"])])

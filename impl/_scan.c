@@ -8,187 +8,14 @@
  * the first batch it cannot vouch for and says why; the caller then hands that batch to the
  * per-batch Python path, which raises the typed error or makes the cut exactly as before.
  *
- * CRC-32C: the SSE4.2 crc32 instruction on three interleaved streams combined with zero
- * operators (Mark Adler's public-domain method), picked at run time; a byte table otherwise.
+ * Units: this one (recovery, checked reads, lookups, the module), _scan_crc.c (CRC-32C: the
+ * SSE4.2 crc32 instruction on three interleaved streams, a byte table otherwise) and
+ * _scan_append.c (the append path's header pass, offset stamps and index decisions).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_scan.h"
+
 #include <limits.h>
-#include <stdint.h>
 #include <string.h>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <nmmintrin.h>
-#define KL_HAVE_SSE42_BUILD 1
-#endif
-
-#define POLY 0x82f63b78u
-/* Stream lengths of the three-way interleave, largest first: a 16 KiB batch takes one 3 x 4 KiB
- * round, one 3 x 1 KiB and one 3 x 256 B, so it pays three combines, not twenty-one. */
-#define LEVELS 6
-static const size_t block_sizes[LEVELS] = {8192, 4096, 2048, 1024, 512, 256};
-
-static uint32_t crc_table[256];
-static uint32_t crc_zeros[LEVELS][4][256];
-static int use_hw = 0;
-
-/* --- CRC-32C ---------------------------------------------------------------------------- */
-
-static uint32_t crc32c_sw(uint32_t crc, const unsigned char *p, size_t len) {
-    crc = ~crc;
-    while (len--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-static uint32_t gf2_times(const uint32_t *mat, uint32_t vec) {
-    uint32_t sum = 0;
-    while (vec) {
-        if (vec & 1) sum ^= *mat;
-        vec >>= 1;
-        mat++;
-    }
-    return sum;
-}
-
-static void gf2_square(uint32_t *square, const uint32_t *mat) {
-    for (int n = 0; n < 32; n++) square[n] = gf2_times(mat, mat[n]);
-}
-
-/* The operator that appends `len` zero bytes (a power of two) to a raw CRC register. */
-static void zeros_op(uint32_t *even, size_t len) {
-    uint32_t odd[32];
-    uint32_t row = 1;
-    odd[0] = POLY;
-    for (int n = 1; n < 32; n++) {
-        odd[n] = row;
-        row <<= 1;
-    }
-    gf2_square(even, odd); /* 2 zero bits */
-    gf2_square(odd, even); /* 4 zero bits */
-    do {
-        gf2_square(even, odd);
-        len >>= 1;
-        if (len == 0) return;
-        gf2_square(odd, even);
-        len >>= 1;
-    } while (len);
-    memcpy(even, odd, sizeof(odd));
-}
-
-static void zeros_tables(uint32_t zeros[][256], size_t len) {
-    uint32_t op[32];
-    zeros_op(op, len);
-    for (uint32_t n = 0; n < 256; n++) {
-        zeros[0][n] = gf2_times(op, n);
-        zeros[1][n] = gf2_times(op, n << 8);
-        zeros[2][n] = gf2_times(op, n << 16);
-        zeros[3][n] = gf2_times(op, n << 24);
-    }
-}
-
-static inline uint32_t shift_crc(uint32_t zeros[][256], uint32_t crc) {
-    return zeros[0][crc & 0xff] ^ zeros[1][(crc >> 8) & 0xff] ^ zeros[2][(crc >> 16) & 0xff] ^
-           zeros[3][crc >> 24];
-}
-
-#ifdef KL_HAVE_SSE42_BUILD
-static inline uint64_t load64(const unsigned char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc,
-                                                             const unsigned char *next,
-                                                             size_t len) {
-    uint64_t crc0 = crc ^ 0xffffffffu, crc1, crc2;
-    const unsigned char *end;
-    while (len && ((uintptr_t)next & 7) != 0) {
-        crc0 = _mm_crc32_u8((uint32_t)crc0, *next++);
-        len--;
-    }
-    for (int level = 0; level < LEVELS; level++) {
-        const size_t block = block_sizes[level];
-        while (len >= block * 3) {
-            crc1 = crc2 = 0;
-            end = next + block;
-            do {
-                crc0 = _mm_crc32_u64(crc0, load64(next));
-                crc1 = _mm_crc32_u64(crc1, load64(next + block));
-                crc2 = _mm_crc32_u64(crc2, load64(next + 2 * block));
-                next += 8;
-            } while (next < end);
-            crc0 = shift_crc(crc_zeros[level], (uint32_t)crc0) ^ crc1;
-            crc0 = shift_crc(crc_zeros[level], (uint32_t)crc0) ^ crc2;
-            next += 2 * block;
-            len -= 3 * block;
-        }
-    }
-    while (len >= 8) {
-        crc0 = _mm_crc32_u64(crc0, load64(next));
-        next += 8;
-        len -= 8;
-    }
-    while (len) {
-        crc0 = _mm_crc32_u8((uint32_t)crc0, *next++);
-        len--;
-    }
-    return (uint32_t)crc0 ^ 0xffffffffu;
-}
-#endif
-
-static uint32_t crc32c(uint32_t crc, const unsigned char *p, size_t len) {
-#ifdef KL_HAVE_SSE42_BUILD
-    if (use_hw) return crc32c_hw(crc, p, len);
-#endif
-    return crc32c_sw(crc, p, len);
-}
-
-static void crc_init(void) {
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ POLY : c >> 1;
-        crc_table[n] = c;
-    }
-    for (int level = 0; level < LEVELS; level++) zeros_tables(crc_zeros[level], block_sizes[level]);
-#ifdef KL_HAVE_SSE42_BUILD
-    __builtin_cpu_init();
-    use_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-    if (getenv("KAFKALOG_SCAN_NO_HW") != NULL) use_hw = 0;
-#endif
-}
-
-/* --- big-endian header fields (FMT-45) ---------------------------------------------------- */
-
-static inline int64_t be64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
-    return (int64_t)v;
-}
-
-static inline int32_t be32(const unsigned char *p) {
-    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) |
-                     (uint32_t)p[3]);
-}
-
-static inline void put_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static inline void put_be64(unsigned char *p, uint64_t v) {
-    put_be32(p, (uint32_t)(v >> 32));
-    put_be32(p + 4, (uint32_t)v);
-}
-
-/* Stop reasons; the values are shared with impl/batch_scan.py. */
-enum { STOP_END = 0, STOP_MORE = 1, STOP_SLOW = 2 };
-
-#define HEADER 61
-#define LOG_OVERHEAD 12
-#define INT32_MAX_ 2147483647LL
 
 /* The part of one batch both scans check: whole, magic 2, size >= 61, CRC over [21, size).
  * Returns the size, 0 when the buffer ends inside the batch, -1 when the batch is not valid. */
@@ -198,7 +25,7 @@ static inline Py_ssize_t valid_batch(const unsigned char *b, Py_ssize_t left) {
     if (size < HEADER || b[16] != 2) return -1;
     if (size > left) return 0;
     uint32_t stored = (uint32_t)be32(b + 17);
-    if (crc32c(0, b + 21, (size_t)(size - 21)) != stored) return -1;
+    if (kl_crc32c(0, b + 21, (size_t)(size - 21)) != stored) return -1;
     return (Py_ssize_t)size;
 }
 
@@ -388,57 +215,6 @@ static PyObject *scan_valid(PyObject *self, PyObject *args) {
     return Py_BuildValue("ninL", rel, stop, count, next_offset);
 }
 
-/* --- scan_headers (the append path) ------------------------------------------------------- */
-
-PyDoc_STRVAR(scan_headers_doc,
-"scan_headers(buf) -> list of (position, size, base_offset, last_offset_delta, epoch,\n"
-"                              max_timestamp, record_count, crc_ok) | None\n\n"
-"memory_records.py_scan_headers: one pass over the whole v2 batches of buf, each one's header\n"
-"facts and CRC validity; stops silently at a torn tail; None when a batch is not a plain v2\n"
-"batch (magic != 2, size < 61), so the caller takes the batch-object path.");
-
-static PyObject *scan_headers(PyObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    const unsigned char *buf = (const unsigned char *)view.buf;
-    Py_ssize_t end = view.len, pos = 0;
-    PyObject *out = PyList_New(0);
-    if (out == NULL) goto fail;
-    while (pos + HEADER <= end) {
-        const unsigned char *b = buf + pos;
-        int64_t size = (int64_t)be32(b + 8) + LOG_OVERHEAD;
-        if (size < HEADER || b[16] != 2) goto decline;
-        if (pos + size > end) goto done; /* a torn tail (FMT-52) */
-        /* The CRC covers [attributes, end) (FMT-46); same test as RecordBatch.is_valid. */
-        int crc_ok = crc32c(0, b + 21, (size_t)(size - 21)) == (uint32_t)be32(b + 17);
-        PyObject *facts = Py_BuildValue("nLLiiLiO", pos, (long long)size, (long long)be64(b),
-                                        (int)be32(b + 23), (int)be32(b + 12),
-                                        (long long)be64(b + 35), (int)be32(b + 57),
-                                        crc_ok ? Py_True : Py_False);
-        if (facts == NULL) goto fail;
-        int failed = PyList_Append(out, facts);
-        Py_DECREF(facts);
-        if (failed < 0) goto fail;
-        pos += (Py_ssize_t)size;
-    }
-    if (pos + 17 < end) {
-        /* Fewer than 61 bytes left but more than 17: a torn tail only if its size field says so. */
-        int64_t size = (int64_t)be32(buf + pos + 8) + LOG_OVERHEAD;
-        if (size < HEADER || buf[pos + 16] != 2) goto decline;
-    }
-done:
-    PyBuffer_Release(&view);
-    return out;
-decline:
-    PyBuffer_Release(&view);
-    Py_DECREF(out);
-    Py_RETURN_NONE;
-fail:
-    PyBuffer_Release(&view);
-    Py_XDECREF(out);
-    return NULL;
-}
-
 /* --- offset lookups (SEG-9, FMT-13, FMT-54) ---------------------------------------------- */
 
 PyDoc_STRVAR(index_floor_span_doc,
@@ -579,7 +355,7 @@ static PyObject *py_crc32c(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*|I", &view, &value)) return NULL;
     uint32_t crc;
     Py_BEGIN_ALLOW_THREADS
-    crc = crc32c(value, (const unsigned char *)view.buf, (size_t)view.len);
+    crc = kl_crc32c(value, (const unsigned char *)view.buf, (size_t)view.len);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLong(crc);
@@ -590,6 +366,10 @@ static PyMethodDef methods[] = {
     {"scan_valid", scan_valid, METH_VARARGS, scan_valid_doc},
     {"crc32c", py_crc32c, METH_VARARGS, crc32c_doc},
     {"scan_headers", scan_headers, METH_O, scan_headers_doc},
+    {"stamp_offsets", (PyCFunction)(void (*)(void))stamp_offsets, METH_FASTCALL,
+     stamp_offsets_doc},
+    {"index_decisions", (PyCFunction)(void (*)(void))index_decisions, METH_FASTCALL,
+     index_decisions_doc},
     {"index_floor_span", (PyCFunction)(void (*)(void))index_floor_span, METH_FASTCALL,
      index_floor_span_doc},
     {"find_batch_header", (PyCFunction)(void (*)(void))find_batch_header, METH_FASTCALL,
@@ -603,10 +383,10 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    crc_init();
+    kl_crc_init();
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddStringConstant(m, "CRC_IMPLEMENTATION", use_hw ? "sse4.2" : "table") < 0) {
+    if (PyModule_AddStringConstant(m, "CRC_IMPLEMENTATION", kl_crc_hw() ? "sse4.2" : "table") < 0) {
         Py_DECREF(m);
         return NULL;
     }

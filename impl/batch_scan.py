@@ -5,8 +5,9 @@ every batch of a buffer doing the same few things per batch; done batch by batch
 costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one call. Offset
 lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
 header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
-offset index's mapping (`index_floor_span`); so does the append path's header pass
-(`memory_records.scan_headers`, whose Python reference lives there).
+offset index's mapping (`index_floor_span`); so do the append path's header pass
+(`memory_records.scan_headers`), its offset stamps (`log_validator.stamp_offsets`) and its index
+decisions (`segment_indexing`), whose Python references live beside their callers.
 
 Two implementations return exactly the same values: this module's pure-Python functions (the
 reference, and the fallback) and the compiled `kafkalog.impl._scan` (`impl/_scan.c`), built by
@@ -219,3 +220,9 @@ find_batch_header = (py_find_batch_header if _compiled is None
 # (`memory_records.py_scan_headers`).
 index_floor_span = None if _compiled is None else _compiled.index_floor_span  # type: ignore[attr-defined]
 compiled_scan_headers = None if _compiled is None else _compiled.scan_headers  # type: ignore[attr-defined]
+# The append path's other twins (references: log_validator.py_stamp_offsets,
+# segment_indexing.py_index_decisions). These may also return None where the reference needs
+# integers beyond int64: the caller then runs the reference.
+compiled_stamp_offsets = None if _compiled is None else _compiled.stamp_offsets  # type: ignore[attr-defined]
+compiled_index_decisions = (None if _compiled is None
+                            else _compiled.index_decisions)  # type: ignore[attr-defined]

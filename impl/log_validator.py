@@ -22,6 +22,7 @@ from kafkalog.model.errors import (
 )
 from kafkalog.model.values import NO_TIMESTAMP, LogAppendInfo, TimestampType
 
+from .batch_scan import compiled_stamp_offsets
 from .memory_records import BatchFacts, MemoryRecords, ScannedRecords, scan_headers
 from .record_batch import LOG_OVERHEAD, RecordBatch
 
@@ -228,8 +229,28 @@ def assign_offsets_scanned(
 
     Returns the stamped records carrying facts that describe them after the stamps.
     """
+    size = len(valid)
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        stamped, next_offset = _stamp_log_append_time(valid, facts, first_offset, leader_epoch,
+                                                      now)
+        return ScannedRecords(valid, stamped), LogAppendInfo(
+            first_offset, next_offset - 1, now, next_offset - 1, now, size,
+            sum(f[6] for f in facts))
+    done = None if compiled_stamp_offsets is None else compiled_stamp_offsets(
+        valid, facts, first_offset, leader_epoch)
+    if done is None:  # the reference: no compiled twin, or offsets beyond int64
+        done = py_stamp_offsets(valid, facts, first_offset, leader_epoch)
+    stamped, next_offset, max_ts, max_last, count = done
+    return ScannedRecords(valid, stamped), LogAppendInfo(
+        first_offset, next_offset - 1, max_ts, max_last, NO_TIMESTAMP, size, count)
+
+
+def py_stamp_offsets(valid: bytearray, facts: list[BatchFacts], first_offset: int,
+                     leader_epoch: int) -> tuple[list[BatchFacts], int, int, int, int]:
+    """Stamp each batch's base offset (from `first_offset`) and the epoch into `valid`; the
+    facts after the stamps, the next offset, the max timestamp, its offset and the record
+    count. The reference of the compiled `stamp_offsets` (impl/_scan_append.c)."""
     view = memoryview(valid)
-    log_append = timestamp_type is TimestampType.LOG_APPEND_TIME
     put = _PUT_OFFSET_LENGTH_EPOCH
     next_offset, max_ts, max_last, count = first_offset, NO_TIMESTAMP, -1, 0
     stamped: list[BatchFacts] = []
@@ -237,21 +258,28 @@ def assign_offsets_scanned(
         # Base offset and epoch lie outside the CRC (FMT-47); the length between them is rewritten
         # unchanged so one pack_into does both stamps.
         put(view, pos, next_offset, size - LOG_OVERHEAD, leader_epoch)
-        if log_append:
-            _batch_at(view, pos).set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
-            batch_max_ts = now
         if batch_max_ts > max_ts:
             max_ts, max_last = batch_max_ts, next_offset + delta
         stamped.append((pos, size, next_offset, delta, leader_epoch, batch_max_ts, records, crc_ok))
         next_offset += delta + 1
         count += records
-    out = ScannedRecords(valid, stamped)
-    size = len(valid)
-    if log_append:
-        return out, LogAppendInfo(first_offset, next_offset - 1, now, next_offset - 1, now, size,
-                                  count)
-    return out, LogAppendInfo(first_offset, next_offset - 1, max_ts, max_last, NO_TIMESTAMP,
-                              size, count)
+    return stamped, next_offset, max_ts, max_last, count
+
+
+def _stamp_log_append_time(valid: bytearray, facts: list[BatchFacts], first_offset: int,
+                           leader_epoch: int, now: int) -> tuple[list[BatchFacts], int]:
+    """The stamps with LogAppendTime: each batch's max timestamp becomes `now` (its CRC is
+    recomputed, LOG-18); the facts after the stamps and the next offset."""
+    view = memoryview(valid)
+    put = _PUT_OFFSET_LENGTH_EPOCH
+    next_offset = first_offset
+    stamped: list[BatchFacts] = []
+    for pos, size, _, delta, _, _, records, crc_ok in facts:
+        put(view, pos, next_offset, size - LOG_OVERHEAD, leader_epoch)
+        _batch_at(view, pos).set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
+        stamped.append((pos, size, next_offset, delta, leader_epoch, now, records, crc_ok))
+        next_offset += delta + 1
+    return stamped, next_offset
 
 
 def _shallow_offset_of_max_timestamp(batch: Any) -> int:

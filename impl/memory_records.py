@@ -87,7 +87,7 @@ def py_scan_headers(buf: memoryview) -> list[BatchFacts] | None:
     return out
 
 
-# The active pass: the compiled twin (impl/_scan.c, same values) when built.
+# The active pass: the compiled twin (impl/_scan_append.c, same values) when built.
 scan_headers = py_scan_headers if compiled_scan_headers is None else compiled_scan_headers
 
 

