@@ -31,9 +31,7 @@ from kafkalog.conformance.kafka_gaps import (
 from kafkalog.conformance.observe import comparable
 from kafkalog.conformance.sut import ModelSut, StepResult, Sut, UnsupportedError, execute
 from kafkalog.conformance.trace import TraceStep
-from kafkalog.conformance.view_checks import first_difference as first_difference
-from kafkalog.conformance.view_checks import masked_to as masked_to
-from kafkalog.conformance.view_checks import view_invariants as view_invariants
+from kafkalog.conformance.view_checks import first_difference, masked_to, view_invariants
 from kafkalog.model import values as v
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 

@@ -82,6 +82,8 @@ static int read_facts(PyObject *item, long long f[8]) {
     return 1;
 }
 
+/* The int64 arguments args[first_int:want] into `ints`: 1, 0 when one is beyond int64 (no
+ * exception set: the caller declines), -1 with an exception. */
 static int fast_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name,
                      long long *ints, Py_ssize_t first_int) {
     if (nargs != want) {
@@ -108,11 +110,7 @@ const char stamp_offsets_doc[] =
 PyObject *stamp_offsets(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     long long ints[2];
     int ok = fast_args(args, nargs, 4, "stamp_offsets", ints, 2);
-    if (ok <= 0) {
-        if (ok < 0) return NULL;
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    if (ok <= 0) return ok < 0 ? NULL : Py_NewRef(Py_None);
     long long next_offset = ints[0], epoch = ints[1], max_ts = NO_TIMESTAMP, max_last = -1;
     long long count = 0;
     PyObject *facts = args[1];
@@ -183,11 +181,7 @@ const char index_decisions_doc[] =
 PyObject *index_decisions(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     long long v[5];
     int ok = fast_args(args, nargs, 6, "index_decisions", v, 1);
-    if (ok <= 0) {
-        if (ok < 0) return NULL;
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
+    if (ok <= 0) return ok < 0 ? NULL : Py_NewRef(Py_None);
     long long position = v[0], interval = v[1], since = v[2], max_ts = v[3], max_off = v[4];
     PyObject *batches = args[0];
     if (!PyList_Check(batches)) Py_RETURN_NONE;

@@ -6,8 +6,9 @@ costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one
 lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
 header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
 offset index's mapping (`index_floor_span`); so do the append path's header pass
-(`memory_records.scan_headers`), its offset stamps (`log_validator.stamp_offsets`) and its index
-decisions (`segment_indexing`), whose Python references live beside their callers.
+(`memory_records.scan_headers`), its offset stamps (`log_validator.py_stamp_offsets`) and its
+index decisions (`segment_indexing.py_index_decisions`), whose Python references live beside
+their callers.
 
 Two implementations return exactly the same values: this module's pure-Python functions (the
 reference, and the fallback) and the compiled `kafkalog.impl._scan` (`impl/_scan.c`), built by

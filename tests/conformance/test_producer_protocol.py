@@ -13,8 +13,8 @@ import jsonschema
 from kafkalog.conformance.adapter.server import serve
 from kafkalog.conformance.adapter.wire import FEATURES, decode, encode, encode_args
 from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.lockstep import masked_to
 from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.view_checks import masked_to
 from kafkalog.model import values as v
 
 SCHEMA = json.loads(
