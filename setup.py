@@ -8,6 +8,8 @@ without it, and `kafkalog.impl.batch_scan` uses its pure-Python twin.
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("kafkalog.impl._scan",
-                             ["impl/_scan.c", "impl/_scan_crc.c", "impl/_scan_append.c"],
+                             ["impl/_scan.c", "impl/_scan_crc.c", "impl/_scan_crc_fold.c",
+                              "impl/_scan_append.c", "impl/_scan_rows.c",
+                              "impl/_scan_write.c"],
                              depends=["impl/_scan.h"], optional=True,
                              extra_compile_args=["-O2"])])

@@ -366,10 +366,16 @@ static PyMethodDef methods[] = {
     {"scan_valid", scan_valid, METH_VARARGS, scan_valid_doc},
     {"crc32c", py_crc32c, METH_VARARGS, crc32c_doc},
     {"scan_headers", scan_headers, METH_O, scan_headers_doc},
-    {"stamp_offsets", (PyCFunction)(void (*)(void))stamp_offsets, METH_FASTCALL,
-     stamp_offsets_doc},
+    {"stamp_headers", (PyCFunction)(void (*)(void))stamp_headers, METH_FASTCALL,
+     stamp_headers_doc},
     {"index_decisions", (PyCFunction)(void (*)(void))index_decisions, METH_FASTCALL,
      index_decisions_doc},
+    {"producer_rows", (PyCFunction)(void (*)(void))producer_rows, METH_FASTCALL,
+     producer_rows_doc},
+    {"pack_offset_entries", (PyCFunction)(void (*)(void))pack_offset_entries, METH_FASTCALL,
+     pack_offset_entries_doc},
+    {"write_stamped", (PyCFunction)(void (*)(void))write_stamped, METH_FASTCALL,
+     write_stamped_doc},
     {"index_floor_span", (PyCFunction)(void (*)(void))index_floor_span, METH_FASTCALL,
      index_floor_span_doc},
     {"find_batch_header", (PyCFunction)(void (*)(void))find_batch_header, METH_FASTCALL,
@@ -386,7 +392,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
     kl_crc_init();
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddStringConstant(m, "CRC_IMPLEMENTATION", kl_crc_hw() ? "sse4.2" : "table") < 0) {
+    if (PyModule_AddStringConstant(m, "CRC_IMPLEMENTATION", kl_crc_name()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

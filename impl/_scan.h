@@ -11,6 +11,12 @@
 uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t len);
 void kl_crc_init(void);
 int kl_crc_hw(void);
+const char *kl_crc_name(void);
+
+/* VPCLMULQDQ folding (impl/_scan_crc_fold.c): whole 64-byte blocks of inputs this long. */
+#define KL_FOLD_MIN 256
+void kl_crc_fold_init(void);
+size_t kl_crc_fold(uint32_t *crc, const unsigned char *p, size_t len);
 
 /* --- big-endian header fields (FMT-45) ---------------------------------------------------- */
 
@@ -37,6 +43,23 @@ static inline void put_be64(unsigned char *p, uint64_t v) {
     put_be32(p + 4, (uint32_t)v);
 }
 
+/* A BatchFacts tuple (memory_records.py): seven ints and crc_ok as a bool; a new reference or
+ * NULL. Built directly: Py_BuildValue's format parsing cost more than the rest per batch. */
+static inline PyObject *facts_tuple(const long long f[8]) {
+    PyObject *t = PyTuple_New(8);
+    if (t == NULL) return NULL;
+    for (int i = 0; i < 7; i++) {
+        PyObject *v = PyLong_FromLongLong(f[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, v);
+    }
+    PyTuple_SET_ITEM(t, 7, Py_NewRef(f[7] ? Py_True : Py_False));
+    return t;
+}
+
 /* Stop reasons; the values are shared with impl/batch_scan.py. */
 enum { STOP_END = 0, STOP_MORE = 1, STOP_SLOW = 2 };
 
@@ -46,9 +69,19 @@ enum { STOP_END = 0, STOP_MORE = 1, STOP_SLOW = 2 };
 
 
 /* The append path (impl/_scan_append.c). */
-extern const char scan_headers_doc[], stamp_offsets_doc[], index_decisions_doc[];
+extern const char scan_headers_doc[], stamp_headers_doc[], index_decisions_doc[];
 PyObject *scan_headers(PyObject *self, PyObject *arg);
-PyObject *stamp_offsets(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *stamp_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *index_decisions(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+
+/* More append-path twins (impl/_scan_rows.c). */
+extern const char producer_rows_doc[], pack_offset_entries_doc[];
+PyObject *producer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pack_offset_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* The leader's stamped batches in one vectored write (impl/_scan_write.c). */
+extern const char write_stamped_doc[];
+PyObject *write_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -1,5 +1,5 @@
 /* The append path's compiled twins (kafkalog.impl._scan; references in Python beside their
- * callers: memory_records.py_scan_headers, log_validator.py_stamp_offsets,
+ * callers: memory_records.py_scan_headers, log_validator.py_stamp_headers,
  * segment_indexing.py_index_decisions). Each returns exactly what its reference returns, or None
  * where the reference would need integers beyond int64 (the caller then runs the reference). */
 #include "_scan.h"
@@ -28,10 +28,9 @@ static PyObject *scan_facts(const unsigned char *buf, Py_ssize_t end) {
         if (pos + size > end) break; /* a torn tail (FMT-52) */
         /* The CRC covers [attributes, end) (FMT-46); same test as RecordBatch.is_valid. */
         int crc_ok = kl_crc32c(0, b + 21, (size_t)(size - 21)) == (uint32_t)be32(b + 17);
-        PyObject *facts = Py_BuildValue("nLLiiLiO", pos, (long long)size, (long long)be64(b),
-                                        (int)be32(b + 23), (int)be32(b + 12),
-                                        (long long)be64(b + 35), (int)be32(b + 57),
-                                        crc_ok ? Py_True : Py_False);
+        const long long fields[8] = {pos, size, be64(b), be32(b + 23), be32(b + 12),
+                                     be64(b + 35), be32(b + 57), crc_ok};
+        PyObject *facts = facts_tuple(fields);
         if (facts == NULL) goto fail;
         int failed = PyList_Append(out, facts);
         Py_DECREF(facts);
@@ -99,75 +98,67 @@ static int fast_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, c
     return 1;
 }
 
-/* --- stamp_offsets (LOG-18, create time) --------------------------------------------------- */
+/* --- stamp_headers (LOG-18, create time) --------------------------------------------------- */
 
-const char stamp_offsets_doc[] =
-    "stamp_offsets(buf, facts, first_offset, leader_epoch)\n"
-    "-> (stamped facts, next_offset, max_timestamp, offset of max, record count) | None\n\n"
-    "log_validator.py_stamp_offsets: stamp each batch's base offset (from first_offset) and\n"
-    "leader epoch into the writable buf (outside the CRC, FMT-47).";
+const char stamp_headers_doc[] =
+    "stamp_headers(facts, first_offset, leader_epoch)\n"
+    "-> (headers, stamped facts, next_offset, max_timestamp, offset of max, record count) | None\n\n"
+    "log_validator.py_stamp_headers: each batch's first 16 bytes as a leader stamps them (base\n"
+    "offset from first_offset, batch length, leader epoch; FMT-45, outside the CRC, FMT-47),\n"
+    "16 bytes a batch, so the batches can be written without copying them.";
 
-PyObject *stamp_offsets(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+PyObject *stamp_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     long long ints[2];
-    int ok = fast_args(args, nargs, 4, "stamp_offsets", ints, 2);
+    int ok = fast_args(args, nargs, 3, "stamp_headers", ints, 1);
     if (ok <= 0) return ok < 0 ? NULL : Py_NewRef(Py_None);
     long long next_offset = ints[0], epoch = ints[1], max_ts = NO_TIMESTAMP, max_last = -1;
     long long count = 0;
-    PyObject *facts = args[1];
+    PyObject *facts = args[0], *out = NULL, *headers = NULL;
     if (!PyList_Check(facts) || epoch < INT32_MIN || epoch > INT32_MAX) Py_RETURN_NONE;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_WRITABLE) < 0) return NULL;
-    unsigned char *buf = (unsigned char *)view.buf;
     Py_ssize_t n = PyList_GET_SIZE(facts);
-    PyObject *out = PyList_New(n);
-    if (out == NULL) goto fail;
-    /* Check every item before the first stamp: a declined call leaves buf untouched. */
+    /* Check every item first: the offsets must stay within int64, the sizes within int32. */
     long long (*f)[8] = PyMem_Malloc(sizeof(long long[8]) * (size_t)(n ? n : 1));
-    if (f == NULL) {
-        PyErr_NoMemory();
-        goto fail;
-    }
+    if (f == NULL) return PyErr_NoMemory();
     long long offset = next_offset;
     for (Py_ssize_t i = 0; i < n; i++) {
         int read = read_facts(PyList_GET_ITEM(facts, i), f[i]);
         long long last, after;
-        if (read < 0) goto fail_f;
-        if (read == 0 || f[i][0] < 0 || f[i][1] < HEADER || f[i][0] + f[i][1] > view.len ||
+        if (read < 0) goto fail;
+        if (read == 0 || f[i][1] < HEADER || f[i][1] - LOG_OVERHEAD > INT32_MAX_ || f[i][3] < 0 ||
             __builtin_add_overflow(offset, f[i][3], &last) ||
-            __builtin_add_overflow(last, 1, &after) || f[i][3] < 0) {
+            __builtin_add_overflow(last, 1, &after)) {
             PyErr_Clear();
             PyMem_Free(f);
-            PyBuffer_Release(&view);
-            Py_DECREF(out);
             Py_RETURN_NONE;
         }
         offset = after;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
+    out = PyList_New(n);
+    headers = PyBytes_FromStringAndSize(NULL, 16 * n);
+    if (out == NULL || headers == NULL) goto fail;
+    unsigned char *h = (unsigned char *)PyBytes_AS_STRING(headers);
+    for (Py_ssize_t i = 0; i < n; i++, h += 16) {
         long long *b = f[i];
-        unsigned char *h = buf + b[0];
         put_be64(h, (uint64_t)next_offset);
+        put_be32(h + 8, (uint32_t)(b[1] - LOG_OVERHEAD));
         put_be32(h + 12, (uint32_t)epoch);
         if (b[5] > max_ts) {
             max_ts = b[5];
             max_last = next_offset + b[3];
         }
-        PyObject *item = Py_BuildValue("LLLLLLLO", b[0], b[1], next_offset, b[3], epoch, b[5],
-                                       b[6], b[7] ? Py_True : Py_False);
-        if (item == NULL) goto fail_f;
+        const long long fields[8] = {b[0], b[1], next_offset, b[3], epoch, b[5], b[6], b[7]};
+        PyObject *item = facts_tuple(fields);
+        if (item == NULL) goto fail;
         PyList_SET_ITEM(out, i, item);
         next_offset += b[3] + 1;
         count += b[6];
     }
     PyMem_Free(f);
-    PyBuffer_Release(&view);
-    PyObject *result = Py_BuildValue("NLLLL", out, next_offset, max_ts, max_last, count);
-    return result;
-fail_f:
-    PyMem_Free(f);
+    return Py_BuildValue("NNLLLL", headers, out, next_offset, max_ts, max_last, count);
 fail:
-    PyBuffer_Release(&view);
+    PyMem_Free(f);
     Py_XDECREF(out);
+    Py_XDECREF(headers);
     return NULL;
 }
 

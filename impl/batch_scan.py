@@ -6,7 +6,7 @@ costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one
 lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
 header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
 offset index's mapping (`index_floor_span`); so do the append path's header pass
-(`memory_records.scan_headers`), its offset stamps (`log_validator.py_stamp_offsets`) and its
+(`memory_records.scan_headers`), its offset stamps (`log_validator.py_stamp_headers`) and its
 index decisions (`segment_indexing.py_index_decisions`), whose Python references live beside
 their callers.
 
@@ -221,9 +221,15 @@ find_batch_header = (py_find_batch_header if _compiled is None
 # (`memory_records.py_scan_headers`).
 index_floor_span = None if _compiled is None else _compiled.index_floor_span  # type: ignore[attr-defined]
 compiled_scan_headers = None if _compiled is None else _compiled.scan_headers  # type: ignore[attr-defined]
-# The append path's other twins (references: log_validator.py_stamp_offsets,
+# The append path's other twins (references: log_validator.py_stamp_headers,
 # segment_indexing.py_index_decisions). These may also return None where the reference needs
 # integers beyond int64: the caller then runs the reference.
-compiled_stamp_offsets = None if _compiled is None else _compiled.stamp_offsets  # type: ignore[attr-defined]
+compiled_stamp_headers = None if _compiled is None else _compiled.stamp_headers  # type: ignore[attr-defined]
 compiled_index_decisions = (None if _compiled is None
                             else _compiled.index_decisions)  # type: ignore[attr-defined]
+# References: producer_rebuild.py_producer_rows, offset_index.py_pack_entries,
+# fs.py_write_stamped (a system call: the compiled one releases the GIL like os.pwritev).
+compiled_producer_rows = None if _compiled is None else _compiled.producer_rows  # type: ignore[attr-defined]
+compiled_pack_offset_entries = (None if _compiled is None
+                                else _compiled.pack_offset_entries)  # type: ignore[attr-defined]
+compiled_write_stamped = None if _compiled is None else _compiled.write_stamped  # type: ignore[attr-defined]

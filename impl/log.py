@@ -39,6 +39,7 @@ from kafkalog.model.values import (
     SegmentView,
 )
 
+from .abstract_index import non_decreasing
 from .bounds import require_end_offset_fits, require_int32, require_int64
 from .checkpoint import LeaderEpochCheckpointFile
 from .epoch_cache import LeaderEpochCache
@@ -242,14 +243,14 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
             return EMPTY_APPEND
         with self.lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
-            # One copy so the caller's buffer is never modified; the stamps go into the copy.
-            copy = bytearray(records.buffer[: analysis.valid_bytes])
+            # The caller's buffer is never modified: the stamps go beside it or into a copy.
             if analysis.facts is not None:
                 valid, info = assign_offsets_scanned(
-                    copy, analysis.facts, self.log_end_offset, leader_epoch,
-                    self.config.message_timestamp_type, self.time.milliseconds(),
+                    records.buffer[: analysis.valid_bytes], analysis.facts, self.log_end_offset,
+                    leader_epoch, self.config.message_timestamp_type, self.time.milliseconds(),
                 )
                 return self._append_validated(valid, info, origin)
+            copy = bytearray(records.buffer[: analysis.valid_bytes])
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
@@ -303,7 +304,7 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
         if origin is AppendOrigin.CLIENT:
             check_client_batches(producer, self.dir.name)
         if isinstance(valid, ScannedRecords):  # plain v2 batches only
-            starts = _epoch_starts([(epoch, base) for _, _, base, _, epoch, _, _, _ in facts])
+            starts = _epoch_starts_of_facts(facts)
         else:  # legacy batches carry no epoch (LOG-24 assigns v2 epochs only)
             starts = _epoch_starts([(b.partition_leader_epoch, b.base_offset)
                                     for b in valid.batches() if b.magic >= 2])
@@ -540,6 +541,18 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
     def __repr__(self) -> str:
         return (f"Log({self.dir}, lso={self.log_start_offset}, hw={self.high_watermark}, "
                 f"leo={self.log_end_offset})")
+
+
+def _epoch_starts_of_facts(facts: list[BatchFacts]) -> list[tuple[int, int]]:
+    """`_epoch_starts` of the facts' (epoch, base offset) pairs. One epoch over non-decreasing
+    bases, as every leader append stamps, gives its first pair: decided on whole columns."""
+    if not facts:
+        return []
+    _, _, bases, _, epochs, *_ = zip(*facts, strict=True)
+    first = epochs[0]
+    if epochs.count(first) == len(epochs) and non_decreasing(list(bases)):
+        return [(first, bases[0])]
+    return _epoch_starts(list(zip(epochs, bases, strict=True)))
 
 
 def _epoch_starts(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -258,6 +258,13 @@ class ScannedRecords(MemoryRecords):
         super().__init__(buffer)
         self.facts = facts
 
+    @property
+    def after_stamps(self) -> memoryview:
+        """Bytes equal to `buffer` but perhaps in each batch's first 16 bytes (what a leader
+        stamps): enough for any field from the attributes on, without building a stamped copy
+        (impl/stamped_records.py)."""
+        return self.buffer
+
 
 def batch_facts(records: MemoryRecords) -> list[BatchFacts]:
     """The `BatchFacts` of `records`: the carried ones, else read from batch objects.

@@ -27,6 +27,7 @@ from kafkalog.impl.abstract_index import (
     non_decreasing,
     strictly_increasing,
 )
+from kafkalog.impl.batch_scan import compiled_pack_offset_entries
 from kafkalog.impl.batch_scan import index_floor_span as _COMPILED_FLOOR_SPAN
 from kafkalog.model.errors import (
     CorruptIndexError,
@@ -48,6 +49,26 @@ class OffsetPosition(NamedTuple):
 
     offset: int
     position: int
+
+
+def py_pack_entries(offsets: list[int], positions: list[int], base: int) -> bytes | None:
+    """The 8-byte entries (offset - base, position; big-endian int32s, FMT-10) of a run whose
+    offsets strictly increase from `base` on, within int32; None otherwise. The reference of the
+    compiled `pack_offset_entries` (impl/_scan_rows.c)."""
+    n = len(offsets)
+    if n == 0 or n != len(positions) or offsets[0] < base or offsets[-1] - base > INT32_MAX:
+        return None
+    if n > 1 and not strictly_increasing(offsets):
+        return None
+    try:
+        packed = array("i", bytes(8 * n))
+        packed[0::2] = array("i", map(operator.sub, offsets, repeat(base, n)))
+        packed[1::2] = array("i", positions)
+    except OverflowError:
+        return None
+    if sys.byteorder == "little":
+        packed.byteswap()  # the file is big-endian (FMT-10)
+    return packed.tobytes()
 
 
 class OffsetIndex(AbstractIndex):
@@ -208,19 +229,16 @@ class OffsetIndex(AbstractIndex):
         with self._lock:
             first, base = offsets[0], self.base_offset
             if (self._closed or self._entries + n > self._max_entries
-                    or (self._entries and first <= self._last_offset)
-                    or first < base or offsets[-1] - base > INT32_MAX
-                    or (n > 1 and not strictly_increasing(offsets))):
+                    or (self._entries and first <= self._last_offset)):
                 return False
-            try:
-                rels = array("i", map(operator.sub, offsets, repeat(base, n)))
-                packed = array("i", bytes(8 * n))
-                packed[0::2] = rels
-                packed[1::2] = array("i", positions)
-            except OverflowError:
-                return False  # a position outside int32: `append`'s pack_into raises
-            if sys.byteorder == "little":
-                packed.byteswap()  # the file is big-endian (FMT-10)
+            # The packers check the rest: offsets strictly increasing within the relative range,
+            # positions within int32 (where `append` would raise).
+            packed = None if compiled_pack_offset_entries is None else \
+                compiled_pack_offset_entries(offsets, positions, base)
+            if packed is None:
+                packed = py_pack_entries(offsets, positions, base)
+                if packed is None:
+                    return False
             start = self._entries * 8
             self._buf()[start : start + 8 * n] = packed
             if self._on_store is not None:
@@ -228,7 +246,7 @@ class OffsetIndex(AbstractIndex):
             self._entries += n
             self._last_offset = offsets[-1]
             if self._keys is not None:
-                self._keys.extend(rels)
+                self._keys.extend(map(operator.sub, offsets, repeat(base, n)))
             return True
 
     def truncate_to(self, offset: int) -> None:

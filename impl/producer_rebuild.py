@@ -14,7 +14,8 @@ from typing import Any
 from kafkalog.model.errors import IllegalArgumentError, InvalidRecordError
 from kafkalog.model.values import ProducerBatchView, ProducerView
 
-from .memory_records import MemoryRecords, ScannedRecords
+from .batch_scan import compiled_producer_rows
+from .memory_records import BatchFacts, MemoryRecords, ScannedRecords
 from .producer_state_manager import EndTxnMarker, ProducerBatch, ProducerStateManager
 from .segment_recovery import batches_at, recovered_batches_of
 
@@ -64,20 +65,38 @@ def producer_batches(records: MemoryRecords) -> list[ProducerBatch]:
     """The producer facts of the v2 batches of an append that producer state reads: those with
     a producer id, and control batches (legacy batches carry none; PST-6)."""
     if isinstance(records, ScannedRecords):
-        buf = records.buffer
+        # Producer fields lie after the leader's stamps: no stamped copy is needed to read them.
+        buf, facts = records.after_stamps, records.facts
+        rows = None if compiled_producer_rows is None else compiled_producer_rows(buf, facts)
+        if rows is None:
+            rows = py_producer_rows(buf, facts)
         out = []
         unpack = _ATTRIBUTES_AND_PRODUCER.unpack_from
-        for pos, _, base, delta, _, max_ts, _, _ in records.facts:
+        for row in rows:
+            pos, _, base, delta, _, max_ts, _, _ = facts[row]
             attributes, pid, epoch, seq = unpack(buf, pos + 21)  # one unpack per batch
-            if attributes & _CONTROL:
-                out.append(_from_batch(next(iter(MemoryRecords(buf[pos:]).batches()))))
-                continue
-            if pid >= 0:
+            if attributes & _CONTROL:  # a marker's batch object needs its stamped offsets
+                batch = MemoryRecords(records.buffer[pos:]).batches()
+                out.append(_from_batch(next(iter(batch))))
+            else:
                 out.append(ProducerBatch(pid, epoch, seq, base, base + delta, max_ts,
                                          bool(attributes & _TRANSACTIONAL)))
         return out
     return [_from_batch(b) for b in records.batches()
             if b.magic >= 2 and (b.producer_id >= 0 or b.is_control_batch)]
+
+
+def py_producer_rows(buf: Any, facts: list[BatchFacts]) -> list[int]:
+    """The indexes of `facts` whose batch producer state reads: a control batch, or one with a
+    producer id (PST-6). Most appends have none (plain producers send id -1). The reference of
+    the compiled `producer_rows` (impl/_scan_rows.c)."""
+    unpack = _ATTRIBUTES_AND_PRODUCER.unpack_from
+    rows = []
+    for row, fact in enumerate(facts):
+        attributes, pid, _, _ = unpack(buf, fact[0] + 21)
+        if attributes & _CONTROL or pid >= 0:
+            rows.append(row)
+    return rows
 
 
 def _segment_producer_batches(segment: Any, start: int, end: int) -> Iterator[ProducerBatch]:

@@ -11,15 +11,17 @@ from hypothesis import strategies as st
 from kafkalog.impl.batch_scan import (
     compiled_index_decisions,
     compiled_scan_headers,
-    compiled_stamp_offsets,
+    compiled_stamp_headers,
 )
 from kafkalog.impl.compression import CompressionType
 from kafkalog.impl.log_validator import (
+    _analyze_clean,
+    _analyze_rows,
     analyze_and_validate,
     analyze_batches,
     assign_offsets,
     assign_offsets_scanned,
-    py_stamp_offsets,
+    py_stamp_headers,
 )
 from kafkalog.impl.memory_records import (
     MemoryRecords,
@@ -139,7 +141,7 @@ def test_scan_headers__compiled_twin__returns_the_python_facts_on_any_bytes(
 
 
 _COMPILED_ONLY = pytest.mark.skipif(
-    compiled_stamp_offsets is None, reason="the C extension kafkalog.impl._scan is not built "
+    compiled_stamp_headers is None, reason="the C extension kafkalog.impl._scan is not built "
     "here (no compiler at install time): nothing to compare")
 _BIG = st.one_of(st.integers(0, 2**40), st.integers(2**63 - 200, 2**63 + 5),
                  st.integers(-(2**63) - 5, -(2**63) + 5))
@@ -148,27 +150,24 @@ _BIG = st.one_of(st.integers(0, 2**40), st.integers(2**63 - 200, 2**63 + 5),
 @_COMPILED_ONLY
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_BATCH, max_size=6), _BIG, st.one_of(st.integers(-1, 9), _BIG))
-def test_stamp_offsets__compiled_twin__stamps_and_returns_what_python_does(
+def test_stamp_headers__compiled_twin__returns_what_python_does(
     specs: list[Any], first_offset: int, epoch: int,
 ) -> None:
-    """`stamp_offsets` (impl/_scan_append.c) writes the same bytes and returns the same facts
-    and totals as `py_stamp_offsets`, or declines (None, buffer untouched) where the reference
-    needs integers beyond int64; the reference then raises what it always raised."""
-    raw = _buffer(specs, None, 0)
-    facts = py_scan_headers(memoryview(raw))
+    """`stamp_headers` (impl/_scan_append.c) returns the same 16-byte stamps, facts and totals
+    as `py_stamp_headers`, or declines (None) where the reference needs integers beyond int64;
+    the reference then raises what it always raised."""
+    facts = py_scan_headers(memoryview(_buffer(specs, None, 0)))
     assert facts is not None
-    c_buf, py_buf = bytearray(raw), bytearray(raw)
-    got = compiled_stamp_offsets(c_buf, facts, first_offset, epoch)
+    got = compiled_stamp_headers(facts, first_offset, epoch)
     try:
-        want = py_stamp_offsets(py_buf, facts, first_offset, epoch)
+        want = py_stamp_headers(facts, first_offset, epoch)
     except (struct.error, OverflowError):
-        assert got is None and c_buf == raw
+        assert got is None
         return
-    if got is None:  # declined, buffer untouched: the caller runs the reference
-        assert c_buf == raw
+    if got is None:  # declined: the caller runs the reference
         assert not (0 <= first_offset <= 2**40 and -(2**31) <= epoch < 2**31)
         return
-    assert got == want and c_buf == py_buf
+    assert got == want
 
 
 @_COMPILED_ONLY
@@ -188,3 +187,32 @@ def test_index_decisions__compiled_twin__decides_what_python_does(
     got = compiled_index_decisions(facts, position, interval, since, max_ts, max_off)
     assert got is None or got == want
     assert index_decisions(facts, position, interval, since, max_ts, max_off) == want
+
+
+def _analysis_facts(a: Any) -> tuple[Any, ...]:
+    batch = a.max_timestamp_batch
+    return (a.first_offset, a.last_offset, a.max_timestamp, a.valid_bytes, a.record_count,
+            a.monotonic, a.facts, None if batch is None else batch.position)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_BATCH, min_size=1, max_size=6), st.booleans(), st.booleans(),
+       st.one_of(st.none(), st.integers(-3, 3)), st.integers(20, 400))
+def test_analysis__column_checks__agree_with_the_row_loop_whenever_they_answer(
+    specs: list[Any], leader: bool, client_bases: bool, leader_epoch: int | None,
+    max_bytes: int,
+) -> None:
+    """`_analyze_clean` (whole-column checks) answers only when the row loop would raise nothing
+    and cut nothing, and then with the same analysis; it answers for plain client appends."""
+    if client_bases:  # what clients send: every base offset 0, so the leader's column path runs
+        specs = [(0, *rest) for _, *rest in specs]
+    buf = memoryview(_buffer(specs, None, 0))
+    facts = scan_headers(buf)
+    assert facts is not None
+    stop_above = leader_epoch if not leader else None
+    quick = _analyze_clean(buf, facts, leader, max_bytes, stop_above)
+    if quick is not None:
+        rows = _analyze_rows(buf, facts, leader, max_bytes, "t-0", stop_above)
+        assert _analysis_facts(quick) == _analysis_facts(rows)
+    elif leader and client_bases:
+        assert max_bytes < max(f[1] for f in facts), "a clean client append took the row loop"

@@ -27,6 +27,7 @@ PURE_SUITE = (
     "tests/impl/test_offset_index.py",
     "tests/impl/test_lookup_scan.py",
     "tests/impl/test_append_scan.py",
+    "tests/impl/test_stamped_write.py",
     "tests/impl/test_txn_index.py",
     "tests/impl/test_producer_snapshots.py",
     "tests/crash/test_defects.py",
