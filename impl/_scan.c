@@ -376,6 +376,7 @@ static PyMethodDef methods[] = {
      pack_offset_entries_doc},
     {"write_stamped", (PyCFunction)(void (*)(void))write_stamped, METH_FASTCALL,
      write_stamped_doc},
+    {"facts_summary", facts_summary, METH_O, facts_summary_doc},
     {"index_floor_span", (PyCFunction)(void (*)(void))index_floor_span, METH_FASTCALL,
      index_floor_span_doc},
     {"find_batch_header", (PyCFunction)(void (*)(void))find_batch_header, METH_FASTCALL,

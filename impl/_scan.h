@@ -73,6 +73,8 @@ extern const char scan_headers_doc[], stamp_headers_doc[], index_decisions_doc[]
 PyObject *scan_headers(PyObject *self, PyObject *arg);
 PyObject *stamp_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *index_decisions(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+extern const char facts_summary_doc[];
+PyObject *facts_summary(PyObject *self, PyObject *arg);
 
 
 /* More append-path twins (impl/_scan_rows.c). */

@@ -227,3 +227,50 @@ fail:
     Py_XDECREF(timed);
     return NULL;
 }
+
+/* --- facts_summary ------------------------------------------------------------------------- */
+
+const char facts_summary_doc[] =
+    "facts_summary(facts) -> (count, crc_all_ok, bases_all_zero, max_size, max_epoch, min_epoch,\n"
+    "    lasts_increasing, bases_non_decreasing, last_offset, total_size, total_records,\n"
+    "    max_timestamp, max_timestamp_index) | None\n\n"
+    "facts_summary.py_facts_summary over non-empty BatchFacts; None where it needs integers\n"
+    "beyond int64 (or for no facts).";
+
+PyObject *facts_summary(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg) || PyList_GET_SIZE(arg) == 0) Py_RETURN_NONE;
+    Py_ssize_t n = PyList_GET_SIZE(arg), top_at = 0;
+    long long max_size = 0, max_epoch = 0, min_epoch = 0, last = 0, previous_last = 0;
+    long long previous_base = 0, total_size = 0, total_records = 0, top = 0;
+    int crc_ok = 1, bases_zero = 1, increasing = 1, non_decreasing = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long f[8];
+        int read = read_facts(PyList_GET_ITEM(arg, i), f);
+        if (read < 0) return NULL;
+        if (read == 0 || __builtin_add_overflow(f[2], f[3], &last) ||
+            __builtin_add_overflow(total_size, f[1], &total_size) ||
+            __builtin_add_overflow(total_records, f[6], &total_records)) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        crc_ok &= f[7] != 0;
+        bases_zero &= f[2] == 0;
+        if (i == 0 || f[1] > max_size) max_size = f[1];
+        if (i == 0 || f[4] > max_epoch) max_epoch = f[4];
+        if (i == 0 || f[4] < min_epoch) min_epoch = f[4];
+        if (i == 0 || f[5] > top) {
+            top = f[5];
+            top_at = i;
+        }
+        if (i > 0) {
+            increasing &= last > previous_last;
+            non_decreasing &= f[2] >= previous_base;
+        }
+        previous_last = last;
+        previous_base = f[2];
+    }
+    return Py_BuildValue("nOOLLLOOLLLLn", n, crc_ok ? Py_True : Py_False,
+                         bases_zero ? Py_True : Py_False, max_size, max_epoch, min_epoch,
+                         increasing ? Py_True : Py_False, non_decreasing ? Py_True : Py_False,
+                         last, total_size, total_records, top, top_at);
+}

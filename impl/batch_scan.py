@@ -233,3 +233,5 @@ compiled_producer_rows = None if _compiled is None else _compiled.producer_rows 
 compiled_pack_offset_entries = (None if _compiled is None
                                 else _compiled.pack_offset_entries)  # type: ignore[attr-defined]
 compiled_write_stamped = None if _compiled is None else _compiled.write_stamped  # type: ignore[attr-defined]
+# Reference: facts_summary.py_facts_summary.
+compiled_facts_summary = None if _compiled is None else _compiled.facts_summary  # type: ignore[attr-defined]

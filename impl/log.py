@@ -39,10 +39,10 @@ from kafkalog.model.values import (
     SegmentView,
 )
 
-from .abstract_index import non_decreasing
 from .bounds import require_end_offset_fits, require_int32, require_int64
 from .checkpoint import LeaderEpochCheckpointFile
 from .epoch_cache import LeaderEpochCache
+from .facts_summary import facts_summary
 from .fs import FileSystem
 from .local_log import LocalLog
 from .log_deletion import LogDeletion
@@ -545,14 +545,13 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
 
 def _epoch_starts_of_facts(facts: list[BatchFacts]) -> list[tuple[int, int]]:
     """`_epoch_starts` of the facts' (epoch, base offset) pairs. One epoch over non-decreasing
-    bases, as every leader append stamps, gives its first pair: decided on whole columns."""
-    if not facts:
+    bases, as every leader append stamps, gives its first pair: decided on the summary."""
+    s = facts_summary(facts)
+    if s is None:
         return []
-    _, _, bases, _, epochs, *_ = zip(*facts, strict=True)
-    first = epochs[0]
-    if epochs.count(first) == len(epochs) and non_decreasing(list(bases)):
-        return [(first, bases[0])]
-    return _epoch_starts(list(zip(epochs, bases, strict=True)))
+    if s.min_epoch == s.max_epoch and s.bases_non_decreasing:
+        return [(facts[0][4], facts[0][2])]
+    return _epoch_starts([(f[4], f[2]) for f in facts])
 
 
 def _epoch_starts(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:

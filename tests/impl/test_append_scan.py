@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafkalog.impl.batch_scan import (
+    compiled_facts_summary,
     compiled_index_decisions,
     compiled_scan_headers,
     compiled_stamp_headers,
 )
 from kafkalog.impl.compression import CompressionType
+from kafkalog.impl.facts_summary import FactsSummary, py_facts_summary
 from kafkalog.impl.log_validator import (
     _analyze_clean,
     _analyze_rows,
@@ -216,3 +218,31 @@ def test_analysis__column_checks__agree_with_the_row_loop_whenever_they_answer(
         assert _analysis_facts(quick) == _analysis_facts(rows)
     elif leader and client_bases:
         assert max_bytes < max(f[1] for f in facts), "a clean client append took the row loop"
+
+
+_FACT = st.tuples(st.integers(0, 2**20), st.integers(0, 2**31), _BIG, st.integers(-5, 2**31),
+                  st.integers(-(2**31), 2**31 - 1), _BIG, st.integers(0, 2**31), st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_FACT, max_size=6), st.booleans())
+def test_facts_summary__compiled_twin__summarises_what_python_does(
+    facts: list[Any], from_batches: bool,
+) -> None:
+    """`facts_summary` (impl/_scan_append.c) returns `py_facts_summary`'s values, or declines
+    (None) only where a field or a last offset leaves int64; on real scans it always answers."""
+    if from_batches:
+        found = scan_headers(memoryview(_buffer([(b, 1, e, [t] * 4) for b, _, e, t, *_ in
+                                                 [(f[2] % 40, 0, f[4] % 4, f[5] % 50)
+                                                  for f in facts]], None, 0)))
+        assert found is not None
+        facts = found
+    want = py_facts_summary(facts)
+    if compiled_facts_summary is None:
+        return
+    got = compiled_facts_summary(facts)
+    if got is None:
+        assert not facts or any(not -(2**63) <= v < 2**63 for f in facts
+                                for v in (*f[:7], f[2] + f[3]))
+        return
+    assert FactsSummary._make(got) == want
