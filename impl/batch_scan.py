@@ -6,9 +6,11 @@ costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one
 lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
 header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
 offset index's mapping (`index_floor_span`); so do the append path's header pass
-(`memory_records.scan_headers`), its offset stamps (`log_validator.py_stamp_headers`) and its
-index decisions (`segment_indexing.py_index_decisions`), whose Python references live beside
-their callers.
+(`memory_records.scan_headers`), its summary of the facts (`facts_summary.py_facts_summary`),
+its offset stamps (`log_validator.py_stamp_headers`), the rows producer state reads
+(`producer_rebuild.py_producer_rows`), its index decisions and packed entries
+(`segment_indexing.py_index_decisions`, `offset_index.py_pack_entries`) and the leader's
+vectored write (`fs.py_write_stamped`), whose Python references live beside their callers.
 
 Two implementations return exactly the same values: this module's pure-Python functions (the
 reference, and the fallback) and the compiled `kafkalog.impl._scan` (`impl/_scan.c`), built by
