@@ -186,6 +186,14 @@ class AbstractIndex(ABC):
         """The raw fields of entry `slot` (no bounds check; callers stay below `entries`)."""
         return self.ENTRY.unpack_from(self._buf(), slot * self.ENTRY.size)
 
+    def raw_entries(self) -> list[tuple[int, ...]]:
+        """Every entry's raw fields (relative offsets as stored), in one unpack. O(n)."""
+        with self._lock:
+            if not self._entries:
+                return []
+            size = self.ENTRY.size
+            return list(self.ENTRY.iter_unpack(self._buf()[: self._entries * size]))
+
     def _entry_or_raise(self, n: int) -> tuple[int, ...]:
         """ERR-6: IllegalArgumentError when n >= entries."""
         if n >= self._entries or n < 0:

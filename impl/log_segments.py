@@ -141,9 +141,9 @@ class LogSegments:
         assert segs, "segment map is empty"
         for i, seg in enumerate(segs):
             assert seg.base_offset == bases[i], "map key differs from the segment's base"
-            seg.check()
+            next_offset = seg.check()
             if i + 1 < len(segs):
                 assert bases[i] < bases[i + 1], "base offsets not strictly increasing"
-                assert seg.read_next_offset() <= bases[i + 1], (
+                assert next_offset <= bases[i + 1], (
                     f"segment {bases[i]} holds offsets at or above the next base {bases[i + 1]}"
                 )

@@ -399,3 +399,32 @@ def test_should_roll__size_time_and_index_full(make_segment) -> None:
         seg.offset_index.append(offset, 0)
     assert seg.offset_index.is_full()
     assert seg.should_roll(p)
+
+
+def test_check__plain_segment__returns_the_next_offset_both_ways(make_segment) -> None:
+    """The header-facts check and the batch walk agree, and with `read_next_offset` (SEG-12)."""
+    seg = make_segment(40)
+    assert seg.check() == seg._check_batch_by_batch() == 40  # empty
+    for offset in (40, 43, 50):
+        seg.append(offset + 1, records(offset, "a", "b"))
+    assert seg.check() == seg._check_batch_by_batch() == seg.read_next_offset() == 52
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("decreasing", "offsets not increasing"),
+    ("below_base", "ends at"),
+    ("torn", "torn bytes"),
+])
+def test_check__broken_segment__raises_naming_the_problem(make_segment, damage: str,
+                                                          message: str) -> None:
+    """Whatever the header-facts check refuses, the batch walk names (SEG-2)."""
+    seg = make_segment(40)
+    seg.append(46, records(45, "a", "b"))
+    if damage == "decreasing":
+        seg.log.append(records(41, "c"))  # below the previous batch: only the file sees it
+    elif damage == "below_base":
+        seg.log.append(records(10, "c"))
+    else:
+        seg.log.append(records(47, "c").buffer[:-3].tobytes())  # a batch cut short
+    with pytest.raises(AssertionError, match=message):
+        seg.check()
