@@ -234,3 +234,27 @@ def test_stamped_bytes__replaces_only_each_batchs_first_16_bytes() -> None:
         assert out[pos : pos + 16] == b"\xab" * 16
         assert out[pos + 16 : pos + size] == raw[pos + 16 : pos + size]
     assert fs_module.py_write_stamped is py_write_stamped
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_write_stamped__failing_write__raises_a_storage_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: bool,
+) -> None:
+    """ERR-36: an OSError of the vectored write (here EBADF: a read-only handle) is a
+    KafkaStorageError naming the path, on either implementation."""
+    from kafkalog.model.errors import KafkaStorageError
+    if compiled and compiled_write_stamped is None:
+        pytest.skip("the C extension kafkalog.impl._scan is not built here")
+    if not compiled:
+        monkeypatch.setattr(fs_module, "_COMPILED_WRITE_STAMPED", None)
+    path = tmp_path / "00.log"
+    path.write_bytes(b"")
+    records = _stamped(_client_batches([(2, -1, False)] * 3))
+    handle = FileSystem().open_file(path, writable=False)
+    try:
+        with pytest.raises(KafkaStorageError, match="write failed") as raised:
+            handle.write_stamped(records, 0)
+        assert "00.log" in str(raised.value)
+    finally:
+        handle.close()
+    assert path.read_bytes() == b""
