@@ -16,6 +16,7 @@ after a crash the loader rebuilds any index it cannot trust.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import operator
 import struct
@@ -70,6 +71,17 @@ def check_chunks(entries: int) -> Iterator[tuple[int, int]]:
         end = min(entries, start + size)
         yield start, end
         start, size = end, min(2 * size, CHECK_CHUNK_ENTRIES)
+
+
+# Indexes this small are order-checked in one unpack (conformance checks every index of every
+# segment after every step; most hold a handful of entries).
+SMALL_CHECK_ENTRIES = 64
+
+
+@functools.lru_cache(maxsize=2 * SMALL_CHECK_ENTRIES)
+def entries_struct(entry_format: str, n: int) -> struct.Struct:
+    """A big-endian Struct of `n` entries of `entry_format` (FMT-10, FMT-19)."""
+    return struct.Struct(">" + entry_format * n)
 
 
 def round_down(value: int, factor: int) -> int:

@@ -21,9 +21,11 @@ from itertools import repeat
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
+    SMALL_CHECK_ENTRIES,
     AbstractIndex,
     Column,
     check_chunks,
+    entries_struct,
     non_decreasing,
     strictly_increasing,
 )
@@ -287,9 +289,16 @@ class OffsetIndex(AbstractIndex):
     def _first_disorder(self) -> str | None:
         """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
         O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
+        n = self._entries
+        if 0 < n <= SMALL_CHECK_ENTRIES:  # the common case in one unpack; else the scan below
+            fields = entries_struct("ii", n).unpack_from(self._buf())
+            rels, positions = fields[0::2], fields[1::2]
+            if (rels[0] >= 0 and positions[0] >= 0 and all(map(operator.lt, rels, rels[1:]))
+                    and all(map(operator.le, positions, positions[1:]))):
+                return None
         prev_rel, prev_pos = -1, -1
-        buf = self._buf() if self._entries else b""
-        for start, end in check_chunks(self._entries):
+        buf = self._buf() if n else b""
+        for start, end in check_chunks(n):
             raw = array("i", buf[start * 8 : end * 8])
             if sys.byteorder == "little":
                 raw.byteswap()  # the file is big-endian (FMT-10)

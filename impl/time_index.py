@@ -12,13 +12,16 @@ written on roll/close with `skip_full_check=True` (FMT-21). Crash policy: see Ab
 
 from __future__ import annotations
 
+import operator
 import struct
 from typing import NamedTuple
 
 from kafkalog.impl.abstract_index import (
+    SMALL_CHECK_ENTRIES,
     AbstractIndex,
     Column,
     check_chunks,
+    entries_struct,
     non_decreasing,
     strictly_increasing,
 )
@@ -214,10 +217,17 @@ class TimeIndex(AbstractIndex):
     def _first_disorder(self) -> str | None:
         """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
         O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
+        n = self._entries
+        if 0 < n <= SMALL_CHECK_ENTRIES:  # the common case in one unpack; else the scan below
+            fields = entries_struct("qi", n).unpack_from(self._buf())
+            timestamps, rels = fields[0::2], fields[1::2]
+            if (rels[0] >= 0 and all(map(operator.lt, timestamps, timestamps[1:]))
+                    and all(map(operator.le, rels, rels[1:]))):
+                return None
         prev_ts: int | None = None
         prev_rel = 0
-        buf = self._buf() if self._entries else b""
-        for start, end in check_chunks(self._entries):
+        buf = self._buf() if n else b""
+        for start, end in check_chunks(n):
             chunk = bytes(buf[start * 12 : end * 12])
             timestamps, rels = (list(column) for column in
                                 zip(*self.ENTRY.iter_unpack(chunk), strict=True))

@@ -428,3 +428,15 @@ def test_check__broken_segment__raises_naming_the_problem(make_segment, damage: 
         seg.log.append(records(47, "c").buffer[:-3].tobytes())  # a batch cut short
     with pytest.raises(AssertionError, match=message):
         seg.check()
+
+
+def test_read_next_offset__torn_tail__ignored_like_the_batch_walk(make_segment) -> None:
+    """SEG-12 over the header pass: a batch cut short after the last whole one is not there."""
+    seg = make_segment(40, index_interval_bytes=4096)
+    for offset in (40, 42):
+        seg.append(offset + 1, records(offset, "a", "b"))
+    seg.log.append(records(44, "c").buffer[:-3].tobytes())
+    assert seg.read_next_offset() == 44
+    seg.log.truncate_to(0)
+    seg.log.append(records(44, "c").buffer[:-3].tobytes())  # nothing whole at all
+    assert seg.read_next_offset() == 40
