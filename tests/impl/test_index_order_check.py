@@ -29,41 +29,33 @@ def _both_ways(index: object, monkeypatch: pytest.MonkeyPatch, module: object) -
     assert quick == scanned
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(_SMALL_INT, _SMALL_INT), min_size=1, max_size=70))
-def test_offset_index__small_order_check__agrees_with_the_chunked_scan(
-    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[int, int]],
-) -> None:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        index = OffsetIndex(FileSystem(), tmp_path_factory.mktemp("o") / "0.index", 0, 8 * 80)
-        try:
-            index.append(0, 0)  # a loaded, writable mapping; then the raw entries over it
-            buf = index._buf()
-            for n, (rel, pos) in enumerate(entries):
-                struct.pack_into(">ii", buf, 8 * n, rel, pos)
-            index._entries = len(entries)
-            _both_ways(index, monkeypatch, offset_index)
-        finally:
-            index.close_handler()
+# (index class, file name, entry layout, the module whose SMALL_CHECK_ENTRIES it reads, a first
+# entry that loads a writable mapping)
+_KINDS = {
+    "offset": (OffsetIndex, "0.index", ">ii", offset_index, lambda i: i.append(0, 0)),
+    "time": (TimeIndex, "0.timeindex", ">qi", time_index, lambda i: i.maybe_append(0, 0)),
+}
 
 
+@pytest.mark.parametrize("kind", sorted(_KINDS))
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(_SMALL_INT, _SMALL_INT), min_size=1, max_size=70))
-def test_time_index__small_order_check__agrees_with_the_chunked_scan(
-    tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[int, int]],
+@given(entries=st.lists(st.tuples(_SMALL_INT, _SMALL_INT), min_size=1, max_size=70))
+def test_small_order_check__any_entries__agrees_with_the_chunked_scan(
+    tmp_path_factory: pytest.TempPathFactory, kind: str, entries: list[tuple[int, int]],
 ) -> None:
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        index = TimeIndex(FileSystem(), tmp_path_factory.mktemp("t") / "0.timeindex", 0,
-                          12 * 80)
-        try:
-            index.maybe_append(0, 0)
-            buf = index._buf()
-            for n, (ts, rel) in enumerate(entries):
-                struct.pack_into(">qi", buf, 12 * n, ts, rel)
-            index._entries = len(entries)
-            _both_ways(index, monkeypatch, time_index)
-        finally:
-            index.close_handler()
+    cls, name, layout, module, first = _KINDS[kind]
+    entry = struct.Struct(layout)
+    index = cls(FileSystem(), tmp_path_factory.mktemp(kind) / name, 0, entry.size * 80)
+    try:
+        first(index)  # a loaded, writable mapping; then the raw entries over it
+        buf = index._buf()
+        for n, fields in enumerate(entries):
+            entry.pack_into(buf, entry.size * n, *fields)
+        index._entries = len(entries)
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            _both_ways(index, monkeypatch, module)
+    finally:
+        index.close_handler()
 
 
 def test_entries_struct__is_the_file_layout(tmp_path: Path) -> None:
