@@ -9,8 +9,11 @@
  * per-batch Python path, which raises the typed error or makes the cut exactly as before.
  *
  * Units: this one (recovery, checked reads, lookups, the module), _scan_crc.c (CRC-32C: the
- * SSE4.2 crc32 instruction on three interleaved streams, a byte table otherwise) and
- * _scan_append.c (the append path's header pass, offset stamps and index decisions).
+ * SSE4.2 crc32 instruction on three interleaved streams, a byte table otherwise),
+ * _scan_crc_fold.c (CRC-32C by VPCLMULQDQ folding where AVX-512 is there), _scan_append.c
+ * (the append path's header pass, facts summary, header stamps and index decisions),
+ * _scan_rows.c (producer rows, packed index entries) and _scan_write.c (the leader's vectored
+ * write, reached only through impl/fs.py).
  */
 #include "_scan.h"
 

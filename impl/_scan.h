@@ -1,4 +1,4 @@
-/* Shared by the units of kafkalog.impl._scan (impl/_scan.c, _scan_crc.c, _scan_append.c):
+/* Shared by the units of kafkalog.impl._scan (impl/_scan.c and the _scan_*.c listed there):
  * CRC-32C, the big-endian header fields of a v2 batch (FMT-45) and the append path's scans. */
 #ifndef KL_SCAN_H
 #define KL_SCAN_H

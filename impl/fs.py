@@ -228,11 +228,17 @@ def py_write_stamped(fd: int, source: memoryview, headers: bytes, facts: list[An
                      position: int) -> int:
     """`pwritev` of each batch's 16 bytes of `headers`, then the rest of it from `source` (the
     batches of `facts`, in order, whole); returns the bytes written. The reference of the
-    compiled `write_stamped` (impl/_scan_write.c). Raises OSError."""
+    compiled `write_stamped` (impl/_scan_write.c), which declines (and lets this raise) where
+    a fact does not fit the buffers. Raises OSError, IllegalArgumentError (nothing written)."""
     src, stamps = memoryview(source), memoryview(headers)
+    if len(stamps) != 16 * len(facts):
+        raise IllegalArgumentError(f"{len(stamps)} bytes of stamps for {len(facts)} batches")
     pieces: list[memoryview] = []
     for i, fact in enumerate(facts):
         at, size = fact[0], fact[1]
+        if at < 0 or size < 16 or at + size > len(src):
+            raise IllegalArgumentError(f"batch {i} ({size} bytes at {at}) is outside the "
+                                       f"{len(src)} bytes to write")
         pieces += (stamps[16 * i : 16 * i + 16], src[at + 16 : at + size])
     written = 0
     for start in range(0, len(pieces), _IOV_MAX):

@@ -37,12 +37,12 @@ from kafkalog.model.values import (
     LogOffsetMetadata,
 )
 
-from .facts_summary import facts_summary
 from .file_records import FileRecords
 from .fs import FileSystem
 from .lazy_index import LazyIndex
-from .memory_records import BatchFacts, MemoryRecords, batch_facts, scan_headers
+from .memory_records import BatchFacts, MemoryRecords, batch_facts
 from .record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
+from .segment_check import check_segment, next_offset_from
 from .segment_files import DELETED_FILE_SUFFIX as DELETED_FILE_SUFFIX  # with the other suffixes
 from .segment_files import SegmentFiles
 from .segment_indexing import check_index_capacity, index_decisions
@@ -58,8 +58,6 @@ CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 INDEX_SUFFIXES = (INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)
 EMPTY_RECORDS = MemoryRecords(b"")
-# Segments up to this size are checked on header facts read in one pread (`LogSegment.check`).
-_QUICK_CHECK_BYTES = 8 << 20
 _UNKNOWN = (NO_TIMESTAMP, -1)  # SEG-1 maxTimestampAndOffsetSoFar before first use
 
 
@@ -390,22 +388,10 @@ class LogSegment(SegmentFiles):
                                  where=f"{self.log.path}:{position}")
 
     def read_next_offset(self) -> int:
-        """The offset after the last batch, or the base offset when empty (SEG-12).
-
-        Walks from the last index entry; plain v2 batches are walked on their headers in one C
-        pass (conformance observes every segment after every step), anything else batch by
-        batch, which raises what it always raised."""
+        """The offset after the last batch, or the base offset when empty (SEG-12): a walk
+        from the last index entry (on headers where it can, impl/segment_check.py)."""
         start = self.offset_index.last_offset
-        position = self.offset_index.lookup(start).position
-        tail = self.size() - position
-        if 0 < tail <= _QUICK_CHECK_BYTES:
-            facts = scan_headers(self.log.read_bytes(position, tail))
-            if facts:
-                return facts[-1][2] + facts[-1][3] + 1
-        next_offset = self.base_offset
-        for batch in self.log.batches(position):
-            next_offset = batch.next_offset
-        return int(next_offset)
+        return next_offset_from(self, self.offset_index.lookup(start).position)
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> Any:
         """The first record at or after `timestamp` with offset >= `starting_offset` (SEG-18)."""
@@ -588,44 +574,9 @@ class LogSegment(SegmentFiles):
         self.log.close_handlers()
 
     def check(self) -> int:
-        """Assert this segment's invariants in O(n): offsets in range and increasing (SEG-2).
-        Returns the offset after its last batch (the base offset when empty).
-
-        Conformance runs this after every step on every segment, so a segment of plain v2
-        batches is checked on its header facts in two C passes; anything else, or any doubt,
-        walks the batches, which also names the first problem."""
-        size = self.size()
-        if size <= _QUICK_CHECK_BYTES:
-            facts = scan_headers(self.log.read_bytes(0, size))
-            summary = facts_summary(facts) if facts else None
-            if summary is not None and self._facts_in_order(facts, summary, size):
-                self._offset_index.check_if_loaded()
-                self._time_index.check_if_loaded()
-                return summary.last_offset + 1
-        return self._check_batch_by_batch()
-
-    def _facts_in_order(self, facts: list[BatchFacts], summary: Any, size: int) -> bool:
-        first_last = facts[0][2] + facts[0][3]
-        return (summary.lasts_increasing and first_last >= self.base_offset
-                and self.can_convert_to_relative_offset(summary.last_offset)
-                and summary.total_size == size)
-
-    def _check_batch_by_batch(self) -> int:
-        previous_last = self.base_offset - 1
-        position = 0
-        for batch in self.log.batches(0):
-            assert self.can_convert_to_relative_offset(batch.last_offset), (
-                f"segment {self.base_offset}: batch at {position} ends at {batch.last_offset}"
-            )
-            assert batch.last_offset > previous_last, (
-                f"segment {self.base_offset}: offsets not increasing at {position}"
-            )
-            previous_last = batch.last_offset
-            position += batch.size_in_bytes
-        assert position == self.size(), f"segment {self.base_offset}: torn bytes after {position}"
-        self._offset_index.check_if_loaded()
-        self._time_index.check_if_loaded()
-        return previous_last + 1
+        """Assert this segment's invariants in O(n) (SEG-2; impl/segment_check.py); returns the
+        offset after its last batch (the base offset when empty)."""
+        return check_segment(self)
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"

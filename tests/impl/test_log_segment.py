@@ -11,6 +11,7 @@ from kafkalog.impl.epoch_cache import LeaderEpochCache
 from kafkalog.impl.fs import FileSystem
 from kafkalog.impl.log_segment import LogSegment, RollParams, offset_from_file_name
 from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.segment_check import _check_batch_by_batch
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import (
     IllegalArgumentError,
@@ -404,10 +405,10 @@ def test_should_roll__size_time_and_index_full(make_segment) -> None:
 def test_check__plain_segment__returns_the_next_offset_both_ways(make_segment) -> None:
     """The header-facts check and the batch walk agree, and with `read_next_offset` (SEG-12)."""
     seg = make_segment(40)
-    assert seg.check() == seg._check_batch_by_batch() == 40  # empty
+    assert seg.check() == _check_batch_by_batch(seg) == 40  # empty
     for offset in (40, 43, 50):
         seg.append(offset + 1, records(offset, "a", "b"))
-    assert seg.check() == seg._check_batch_by_batch() == seg.read_next_offset() == 52
+    assert seg.check() == _check_batch_by_batch(seg) == seg.read_next_offset() == 52
 
 
 @pytest.mark.parametrize("damage, message", [

@@ -258,3 +258,24 @@ def test_write_stamped__failing_write__raises_a_storage_error_naming_the_file(
     finally:
         handle.close()
     assert path.read_bytes() == b""
+
+
+def test_write_stamped__facts_outside_the_buffers__python_raises_a_typed_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the compiled twin declines, the reference refuses with IllegalArgumentError and
+    writes nothing, rather than writing slices cut short."""
+    from kafkalog.model.errors import IllegalArgumentError
+    good = _stamped(_client_batches([(2, -1, False)] * 3))
+    bad = StampedRecords(good.source, good.headers,
+                         [(f[0], f[1] + 1, *f[2:]) for f in good.facts])
+    handle = FileSystem().open_file(tmp_path / "00.log", create=True)
+    try:
+        with pytest.raises(IllegalArgumentError, match="outside"):
+            handle.write_stamped(bad, 0)
+        short = StampedRecords(good.source, good.headers[:-1], good.facts)
+        with pytest.raises(IllegalArgumentError, match="stamps for 3 batches"):
+            handle.write_stamped(short, 0)
+    finally:
+        handle.close()
+    assert (tmp_path / "00.log").read_bytes() == b""
