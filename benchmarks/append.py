@@ -13,9 +13,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 
 from .core import (

@@ -121,8 +121,8 @@ def critical_path(fleet: Path) -> dict[str, Any]:
 def verify_loop(fleets: dict[str, Path]) -> dict[str, Any]:
     """Each fleet's log directories through the CLI (a process each) and in one process."""
     from kafkalog.conformance.audit.job import find_log_dirs
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.verify import verify_log_dir
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.verify.verifier import verify_log_dir
 
     cli = Path(sys.executable).with_name("kafkalog")
     out: dict[str, Any] = {}

@@ -121,7 +121,7 @@ def first_failure(steps: int = 60, limit_s: float = 120.0) -> dict[str, Any]:
     conforms on the same seed (else it is the real log's own bug, counted in `real_divergences`).
     """
     from kafkalog.conformance.broken.catalogue import BROKEN
-    from kafkalog.conformance.runner import DEFAULT_MIX, run_seed
+    from kafkalog.conformance.check.runner import DEFAULT_MIX, run_seed
 
     results: dict[str, Any] = {}
     for name in sorted(BROKEN):

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileHandle, FileSystem, PathLike
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import LogConfig, Record
 
@@ -221,7 +221,7 @@ def follower_chunks(batch: bytes, batches_per_call: int, calls: int,
     Base offset and partition leader epoch are outside the CRC (FMT-47), so stamping them in a
     copy keeps every batch valid: these are the bytes a follower fetches from its leader.
     """
-    from kafkalog.impl.record_batch import RecordBatch
+    from kafkalog.impl.records.record_batch import RecordBatch
 
     records = RecordBatch(batch).record_count
     chunk = bytearray(batch * batches_per_call)

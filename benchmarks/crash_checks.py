@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.impl.fs import FileHandle, FileSystem, PathLike
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_dir import LogDir, TopicPartition
+from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
+from kafkalog.impl.fs.file_system import FileHandle, FileSystem, PathLike
+from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.log.log import Log
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import Isolation, LogConfig
 

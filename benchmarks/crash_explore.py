@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.impl.log_dir import LogDir
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
+from kafkalog.impl.load.log_dir import LogDir
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig, Record
 
@@ -338,7 +338,7 @@ def run_exploration(workloads: Sequence[Workload] = WORKLOADS, seeds: Sequence[i
     """
     planter = PLANTS[plant] if plant is not None else None
     summary = Summary()
-    logging.getLogger("kafkalog.impl.log_dir").setLevel(logging.ERROR)  # recovery reports
+    logging.getLogger("kafkalog.impl.load.log_dir").setLevel(logging.ERROR)  # recovery reports
     start, cpu = time.perf_counter(), time.process_time()
     with patch() if patch is not None else contextlib.nullcontext(), _scratch() as scratch:
         for w, workload in enumerate(workloads):

@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance import crash_sweep
-from kafkalog.conformance.configs import DEFAULT_MIX
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.crash import sweep as crash_sweep
+from kafkalog.conformance.gen.configs import DEFAULT_MIX
 
 
 @contextmanager

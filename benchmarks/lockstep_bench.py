@@ -17,14 +17,14 @@ from typing import Any
 from hypothesis import Phase, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
-from kafkalog.conformance.adapter.wire import decode_args
-from kafkalog.conformance.configs import DEFAULT_MIX, config_family
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.machine import make_machine
-from kafkalog.conformance.runner import run_settings
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.sut import ModelSut, execute
+from kafkalog.conformance.adapter.json_codec import decode_args
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.check.runner import run_settings
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.check.sut import ModelSut, execute
+from kafkalog.conformance.gen.configs import DEFAULT_MIX, config_family
+from kafkalog.conformance.gen.machine import make_machine
 from kafkalog.model import values as v
 
 from .core import Figure, Sample, Scale, Stopwatch

@@ -12,7 +12,7 @@ import resource
 import sys
 from pathlib import Path
 
-from kafkalog.impl.log import LogOffsets
+from kafkalog.impl.log.log import LogOffsets
 
 from .read import consume
 from .reopen import open_clean

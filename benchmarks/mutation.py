@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from kafkalog.conformance.configs import DEFAULT_MIX
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.gen.configs import DEFAULT_MIX
 
 EXAMPLES, STEPS = 100, 40  # kafkalog check's default profile
 

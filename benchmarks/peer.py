@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model.errors import CorruptRecordError, InvalidRecordError
 
 from . import append, read

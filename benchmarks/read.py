@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 from crc32c import crc32c
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_segment import LogSegment, segment_file
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment.log_segment import LogSegment, segment_file
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import CorruptRecordError
 from kafkalog.model.values import Isolation

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from crc32c import crc32c
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log, LogOffsets
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkaStorageError
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafkalog.impl.batch_scan import ACTIVE as BATCH_SCAN
+from kafkalog.impl.records.batch_scan import ACTIVE as BATCH_SCAN
 
 from . import append, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir

@@ -7,6 +7,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafkalog.model.producer.producer_state import (
+    BatchMetadata,
+    Origin,
+    apply_append,
+    check_client_fields,
+    validate,
+)
+from kafkalog.model.producer.transaction_entry import CompletedTxn, marker_record, parse_marker
+from kafkalog.model.producer.transactions import index_completed, refresh_first_unstable_offset
+
 from . import epochs as epoch_cache
 from .bounds import require_end_offset_fits, require_int32, require_int64, require_records
 from .choices import choose
@@ -25,18 +35,9 @@ from .helpers import (
     time_waited_for_roll,
 )
 from .local_log import roll_log, update_high_watermark_with_log_end
-from .producer_state import (
-    BatchMetadata,
-    Origin,
-    apply_append,
-    check_client_fields,
-    validate,
-)
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
 from .state import Batch, PartitionState
-from .transactions import index_completed, refresh_first_unstable_offset
-from .txn_entry import CompletedTxn, marker_record, parse_marker
 from .values import (
     INT32_MAX,
     INT64_MAX,

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafkalog.model.producer.transactions import last_stable_offset
+
 from .helpers import relative_offset_fits
 from .state import Batch, PartitionState
-from .transactions import last_stable_offset
 
 
 def offsets_ordered(s: PartitionState) -> bool:

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafkalog.model.producer.producer_state import on_roll
+from kafkalog.model.producer.transactions import add_aborted_transactions, on_high_watermark_updated
+
 from .choices import choose
 from .errors import InvalidRollError, OffsetOutOfRangeError
 from .helpers import floor_index
-from .producer_state import on_roll
 from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment
-from .transactions import add_aborted_transactions, on_high_watermark_updated
 from .values import FetchDataInfo, LogOffsetMetadata
 from .versions import read_reports_batch_base
 

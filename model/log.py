@@ -11,6 +11,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafkalog.model.producer.producer_state import (
+    ProducerState,
+    delete_snapshots,
+    on_log_start_offset_incremented,
+    producer_views,
+    rebuild,
+    run_due_expiry,
+)
+from kafkalog.model.producer.transactions import (
+    aborted_txn_entries,
+    last_stable_offset,
+    on_high_watermark_updated,
+    refresh_first_unstable_offset,
+)
+
 from . import epochs as epoch_cache
 from .append import append_as_follower, append_as_leader, append_marker
 from .bounds import INT64_MAX, require_int32, require_int64
@@ -30,26 +45,12 @@ from .local_log import (
     roll_log,
     schedule_deletion,
 )
-from .producer_state import (
-    ProducerState,
-    delete_snapshots,
-    on_log_start_offset_incremented,
-    producer_views,
-    rebuild,
-    run_due_expiry,
-)
 from .reload import close_and_reopen, segment_producer_batches
 from .retention import delete_old_segments
 from .segment import new_segment
 from .segment import truncate as truncate_segment
 from .state import PartitionState
 from .timestamps import fetch_offset_by_timestamp
-from .transactions import (
-    aborted_txn_entries,
-    last_stable_offset,
-    on_high_watermark_updated,
-    refresh_first_unstable_offset,
-)
 from .values import (
     EpochEndOffset,
     FetchDataInfo,

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kafkalog.model.crash.producers import reload_producers
+from kafkalog.model.producer.producer_state import Producers
+from kafkalog.model.producer.transactions import on_high_watermark_updated
+
 from . import epochs as epoch_cache
 from .choices import choose
-from .crash_producers import reload_producers
 from .errors import KafkalogError
 from .helpers import floor_index
 from .local_log import clamped_high_watermark, schedule_deletion
-from .producer_state import Producers
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
-from .transactions import on_high_watermark_updated
 from .values import EpochEntry, LogConfig, LogOffsetMetadata
 from .versions import recovery_cut_deletes_asynchronously
 

@@ -7,6 +7,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from kafkalog.model.producer.producer_state import (
+    ProducerBatch,
+    ProducerState,
+    rebuild,
+    remove_stray_snapshots,
+    take_snapshot,
+)
+from kafkalog.model.producer.transactions import on_high_watermark_updated
+
 from . import epochs as epoch_cache
 from .helpers import (
     OFFSET_INDEX_ENTRY_SIZE,
@@ -14,16 +23,8 @@ from .helpers import (
     index_max_entries,
 )
 from .local_log import clamped_high_watermark, schedule_deletion
-from .producer_state import (
-    ProducerBatch,
-    ProducerState,
-    rebuild,
-    remove_stray_snapshots,
-    take_snapshot,
-)
 from .segment import become_inactive, new_segment
 from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
-from .transactions import on_high_watermark_updated
 from .values import LogOffsetMetadata
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from kafkalog.model.producer.producer_state import delete_snapshots, on_log_start_offset_incremented
+from kafkalog.model.producer.transactions import refresh_first_unstable_offset
+
 from . import epochs as epoch_cache
 from .helpers import deletable_prefix, retention_size_deletable, retention_time_breached
 from .local_log import roll_log, schedule_deletion
-from .producer_state import delete_snapshots, on_log_start_offset_incremented
 from .segment import materialised
 from .state import PartitionState
-from .transactions import refresh_first_unstable_offset
 
 
 def _start_offset_predicate(state: PartitionState) -> list[bool]:

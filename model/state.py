@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .producer_state import ProducerBatch, ProducerState
-from .txn_entry import parse_marker
+from kafkalog.model.producer.producer_state import ProducerBatch, ProducerState
+from kafkalog.model.producer.transaction_entry import parse_marker
+
 from .values import (
     NO_TIMESTAMP,
     AbortedTxnEntry,

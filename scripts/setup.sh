@@ -38,11 +38,11 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 STAMP="$VENV/.kafkalog-installed"
-# setup.py and impl/_scan*.[ch]: the optional C extension (kafkalog.impl._scan) is rebuilt in
+# setup.py and impl/records/_scan*.[ch]: the optional C extension (kafkalog.impl.records._scan) is rebuilt in
 # place when its source changes; without a compiler the install still succeeds, on pure Python.
 scan_sources_changed() {
   local f
-  for f in "$ROOT"/impl/_scan*.c "$ROOT"/impl/_scan*.h; do
+  for f in "$ROOT"/impl/records/_scan*.c "$ROOT"/impl/records/_scan*.h; do
     [ "$f" -nt "$STAMP" ] && return 0
   done
   return 1

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kafkalog.conformance.adapter.wire import ACTIONS, SESSION_ACTIONS, Json
+from kafkalog.conformance.adapter.json_codec import ACTIONS, SESSION_ACTIONS, Json
 from kafkalog.conformance.errors import ProtocolError
 
 PROTOCOL_VERSION = 2

@@ -13,15 +13,7 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from kafkalog.conformance.adapter.protocol import (
-    PROTOCOL_VERSIONS,
-    VERSION_2_FEATURES,
-    Request,
-    dumps,
-    parse_request,
-    readable_request_id,
-)
-from kafkalog.conformance.adapter.wire import (
+from kafkalog.conformance.adapter.json_codec import (
     ACTIONS,
     SESSION_ACTIONS,
     Json,
@@ -30,9 +22,17 @@ from kafkalog.conformance.adapter.wire import (
     encode,
     without_transactions,
 )
-from kafkalog.conformance.black_box import asks
+from kafkalog.conformance.adapter.protocol import (
+    PROTOCOL_VERSIONS,
+    VERSION_2_FEATURES,
+    Request,
+    dumps,
+    parse_request,
+    readable_request_id,
+)
+from kafkalog.conformance.check.black_box import asks
+from kafkalog.conformance.check.sut import Sut, UnsupportedError, execute
 from kafkalog.conformance.errors import ProtocolError, UnknownActionError, WireFormatError
-from kafkalog.conformance.sut import Sut, UnsupportedError, execute
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 

@@ -21,14 +21,7 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from kafkalog.conformance.adapter.protocol import (
-    PROTOCOL_ERROR_CODES,
-    PROTOCOL_VERSION,
-    VERSION_2_FEATURES,
-    dumps,
-    parse_response,
-)
-from kafkalog.conformance.adapter.wire import (
+from kafkalog.conformance.adapter.json_codec import (
     ACTIONS,
     FEATURES,
     Json,
@@ -38,6 +31,14 @@ from kafkalog.conformance.adapter.wire import (
     encode,
     encode_args,
 )
+from kafkalog.conformance.adapter.protocol import (
+    PROTOCOL_ERROR_CODES,
+    PROTOCOL_VERSION,
+    VERSION_2_FEATURES,
+    dumps,
+    parse_response,
+)
+from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.errors import (
     AdapterCrashedError,
     AdapterError,
@@ -46,7 +47,6 @@ from kafkalog.conformance.errors import (
     UnexpectedException,
     WireFormatError,
 )
-from kafkalog.conformance.sut import UnsupportedError
 from kafkalog.model import values as v
 
 from kafkalog import __version__

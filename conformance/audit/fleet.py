@@ -12,9 +12,9 @@ def write_log_dir(path: Path, partitions: dict[str, int], segment_bytes: int,
                   epochs: int = 3) -> Path:
     """A cleanly closed log directory at `path`: `{"topic-N": approximate .log bytes}`, rolled
     every `segment_bytes`, leader epoch raised `epochs` times over each partition's data."""
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.log_dir import LogDir, TopicPartition
-    from kafkalog.impl.memory_records import MemoryRecords
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+    from kafkalog.impl.records.memory_records import MemoryRecords
     from kafkalog.impl.time import MockTime
     from kafkalog.model.values import LogConfig, Record
 

@@ -107,7 +107,7 @@ class HadoopLister:
 
 def _live(name: str) -> bool:
     """A live partition directory's name (`<topic>-<n>`)."""
-    from kafkalog.impl.log_dir import DirKind, parse_partition_dir_name
+    from kafkalog.impl.load.log_dir import DirKind, parse_partition_dir_name
     from kafkalog.model.errors import KafkalogError
 
     try:

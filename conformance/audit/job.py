@@ -5,7 +5,7 @@ URIs go through hadoop.py and remote.py), reads each one's root files (layout, c
 clean-shutdown marker: a listing and three small files) and turns every live partition
 directory into a unit of work. Units are packed into about 4 x cores Spark tasks, largest
 partitions first (longest-processing-time first, so one big partition is not left for the end);
-each task runs the same read-only `kafkalog.impl.verify.verify_partition` that `kafkalog verify`
+each task runs the same read-only `kafkalog.impl.verify.verifier.verify_partition` that `kafkalog verify`
 runs, and emits one row per partition and one row per finding. A partition above the split
 policy is cut into pieces of segments (split.py), packed with the whole units and merged by a
 groupBy on the partition into the same rows. A partition that cannot be read is a finding
@@ -128,7 +128,7 @@ def _subdirs(path: Path) -> list[Path]:
 
 def _is_log_dir(path: Path) -> bool:
     """A Kafka log directory: its root files, or a live partition directory with a segment."""
-    from kafkalog.impl.log_dir import DirKind, parse_partition_dir_name
+    from kafkalog.impl.load.log_dir import DirKind, parse_partition_dir_name
     from kafkalog.model.errors import KafkalogError
 
     try:
@@ -150,9 +150,9 @@ def _is_log_dir(path: Path) -> bool:
 def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Row]]:
     """Every live partition of the log directories, and the root findings (as finding rows)."""
     from kafkalog.conformance.audit.split import log_sizes
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.log_dir import inspect_log_dir, read_root_checkpoints
-    from kafkalog.impl.verify import _root_findings  # verify's own root checks, unchanged
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.load.log_dir import inspect_log_dir, read_root_checkpoints
+    from kafkalog.impl.verify.verifier import _root_findings  # verify's own root checks, unchanged
     from kafkalog.model.errors import KafkalogError
 
     fs, units, roots = FileSystem(), [], []
@@ -212,9 +212,9 @@ def audit_unit(unit: Unit, audit_id: str, deep: bool) -> tuple[Row, list[Row]]:
     """Verify one partition (read-only): its partition row and its finding rows. Never raises."""
     started = time.monotonic()
     try:
-        from kafkalog.impl.fs import FileSystem
-        from kafkalog.impl.log_dir import TopicPartition
-        from kafkalog.impl.verify import Severity, verify_partition
+        from kafkalog.impl.fs.file_system import FileSystem
+        from kafkalog.impl.load.log_dir import TopicPartition
+        from kafkalog.impl.verify.verifier import Severity, verify_partition
 
         tp = TopicPartition(unit.topic, unit.partition)
         checkpoints = unit_checkpoints(unit)
@@ -234,7 +234,7 @@ def audit_unit(unit: Unit, audit_id: str, deep: bool) -> tuple[Row, list[Row]]:
 
 def unit_checkpoints(unit: Unit) -> Any:
     """The root checkpoint entries of the unit's partition, as a RootCheckpoints."""
-    from kafkalog.impl.log_dir import RootCheckpoints, TopicPartition
+    from kafkalog.impl.load.log_dir import RootCheckpoints, TopicPartition
 
     tp = TopicPartition(unit.topic, unit.partition)
     return RootCheckpoints(

@@ -9,7 +9,7 @@ between ranges, the partition's file-name findings, epochs vs the checkpoint, LE
 point, log start and producer snapshots. The rows equal an unsplit audit's, in the same order
 (tests/campaign/test_audit_split.py audits one fleet split and unsplit and compares).
 
-The checks are `kafkalog.impl.verify`'s own stages (`classify_files`, `verify_segments`,
+The checks are `kafkalog.impl.verify.verifier`'s own stages (`classify_files`, `verify_segments`,
 `overlap_finding`, `finish_partition`), the ones `verify_partition` runs over the whole
 partition; only the split and the join live here.
 """
@@ -80,7 +80,7 @@ class PieceResult:
 
 def segment_base(name: str) -> int | None:
     """The base offset of a segment's `.log`, `.index`, `.timeindex` or `.txnindex` file."""
-    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+    from kafkalog.impl.load.log_dir import SegmentFileName, classify_partition_file
 
     kind = classify_partition_file(name)
     if isinstance(kind, SegmentFileName) and not kind.status and kind.suffix != ".snapshot":
@@ -91,7 +91,7 @@ def segment_base(name: str) -> int | None:
 def log_sizes(path: str) -> list[tuple[int, int]]:
     """(base offset, bytes) of each `<base>.log` of a partition directory, by base; [] if
     unreadable (the piece or unit task then reports why)."""
-    from kafkalog.impl.log_dir import SegmentFileName, classify_partition_file
+    from kafkalog.impl.load.log_dir import SegmentFileName, classify_partition_file
 
     out = []
     try:
@@ -162,8 +162,8 @@ def audit_piece(piece: Piece, deep: bool) -> PieceResult:
 
 
 def _scan_piece(piece: Piece, deep: bool, result: PieceResult) -> None:
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.verify import classify_files, verify_segments
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.verify.verifier import classify_files, verify_segments
 
     fs, partition_dir = FileSystem(), Path(piece.unit.path)
     segments, file_findings = classify_files(fs, partition_dir)
@@ -208,7 +208,7 @@ def merge_pieces(pieces: list[tuple[Piece, PieceResult]], audit_id: str) -> tupl
     duration = spent + time.monotonic() - started
     if errors:
         return unreadable(unit, audit_id, errors[0], duration)
-    from kafkalog.impl.verify import Severity
+    from kafkalog.impl.verify.verifier import Severity
 
     findings = [_from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
                 for f in report.findings]
@@ -219,9 +219,9 @@ def _join(unit: Unit, results: list[PieceResult]) -> Any:
     """The PartitionReport `verify_partition` would return: pieces' findings in order, with the
     cross-range checks (overlap between ranges, epochs, root offsets, snapshots) added."""
     from kafkalog.conformance.audit.job import unit_checkpoints
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.log_dir import TopicPartition
-    from kafkalog.impl.verify import PartitionReport, finish_partition, overlap_finding
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.load.log_dir import TopicPartition
+    from kafkalog.impl.verify.verifier import PartitionReport, finish_partition, overlap_finding
 
     report = PartitionReport(TopicPartition(unit.topic, unit.partition), unit.path)
     report.findings.extend(results[0].file_findings)

@@ -16,14 +16,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalog.conformance.broken.base import Broken, defining_class
+from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.conformance.errors import UnknownBrokenImplError
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.local_log import LocalLog
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_retention import deletable_segments
-from kafkalog.impl.log_segment import LogSegment
-from kafkalog.impl.offset_index import OffsetIndex
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.log.local_log import LocalLog
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.log.retention import deletable_segments
+from kafkalog.impl.segment.log_segment import LogSegment
 from kafkalog.model import values as v
 
 # --- the buggy methods ---------------------------------------------------------------------------

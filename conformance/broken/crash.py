@@ -21,19 +21,22 @@ from typing import Any
 from kafkalog.conformance.broken.base import defining_class
 from kafkalog.conformance.broken.catalogue import Broken
 from kafkalog.conformance.errors import UnknownBrokenImplError
-from kafkalog.impl import verify
-from kafkalog.impl.checkpoint import RECOVERY_POINT_CHECKPOINT_FILENAME, OffsetCheckpointFile
-from kafkalog.impl.fs import FileSystem, PathLike
-from kafkalog.impl.local_log import LocalLog
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_dir import LogDir
-from kafkalog.impl.log_loader import LoadedLog, LogLoader
-from kafkalog.impl.log_segment import (
+from kafkalog.impl.checkpoint.checkpoint_file import (
+    RECOVERY_POINT_CHECKPOINT_FILENAME,
+    OffsetCheckpointFile,
+)
+from kafkalog.impl.fs.file_system import FileSystem, PathLike
+from kafkalog.impl.load.log_dir import LogDir
+from kafkalog.impl.load.log_loader import LoadedLog, LogLoader
+from kafkalog.impl.log.local_log import LocalLog
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.segment.log_segment import (
     DELETED_FILE_SUFFIX,
     INDEX_SUFFIXES,
     LOG_FILE_SUFFIX,
     LogSegment,
 )
+from kafkalog.impl.verify import verifier as verify
 from kafkalog.model.errors import CorruptRecordError, InvalidRecordError
 from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, LogOffsetMetadata
 

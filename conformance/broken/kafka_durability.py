@@ -28,11 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 from kafkalog.conformance.broken.crash import _recovery_not_made_durable, _truncate_like_kafka
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.impl.local_log import LocalLog
-from kafkalog.impl.log_deletion import LogDeletion
-from kafkalog.impl.log_loader import LogLoader
-from kafkalog.impl.producer_state_manager import ProducerStateManager
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.impl.load.log_loader import LogLoader
+from kafkalog.impl.log.deletion import LogDeletion
+from kafkalog.impl.log.local_log import LocalLog
+from kafkalog.impl.producer.producer_state_manager import ProducerStateManager
 from kafkalog.model import values as v
 
 #: The name `--broken`/trace headers use for this variant (it selects the kafka crash mode).

@@ -1,6 +1,6 @@
 """Broken implementations for historical producer-state bugs (reference §8; issue 14).
 
-Each entry patches one attribute of `kafkalog.impl.producer_state_manager` so the real
+Each entry patches one attribute of `kafkalog.impl.producer.producer_state_manager` so the real
 implementation behaves like Kafka did before the fix named by its JIRA. They are registered in
 the same catalogue as broken/catalogue.py (`broken_class`), so `kafkalog check --broken NAME
 --family producers` and tests/conformance/test_broken_producer_txn.py run them.
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kafkalog.conformance.broken.catalogue import Broken
-from kafkalog.impl.producer_state_manager import (
+from kafkalog.impl.producer.producer_state_manager import (
     AppendInfo,
     AppendOrigin,
     BatchMetadata,

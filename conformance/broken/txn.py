@@ -10,15 +10,15 @@ tests/conformance/test_broken_producer_txn.py run them.
 from __future__ import annotations
 
 from kafkalog.conformance.broken.catalogue import Broken
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_segment import FetchDataInfo
-from kafkalog.impl.log_txn import last_stable_offset_metadata
-from kafkalog.impl.producer_state_manager import (
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.log.transactions import last_stable_offset_metadata
+from kafkalog.impl.producer.producer_state_manager import (
     AppendInfo,
     CompletedTxn,
     EndTxnMarker,
     ProducerBatch,
 )
+from kafkalog.impl.segment.log_segment import FetchDataInfo
 from kafkalog.model import values as v
 from kafkalog.model.errors import IllegalArgumentError, OffsetOutOfRangeError
 

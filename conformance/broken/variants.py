@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkalog.conformance.errors import UnknownBrokenImplError
-from kafkalog.impl.log_loader import LogLoader
+from kafkalog.impl.load.log_loader import LogLoader
 
 _INT64_MAX = 2**63 - 1
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from kafkalog.conformance.broken.base import Broken
-from kafkalog.impl.abstract_index import AbstractIndex, round_down
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.local_log import EMPTY_RECORDS, LocalLog
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_retention import deletable_segments
-from kafkalog.impl.log_segment import FetchDataInfo, LogSegment, RollParams, batch_facts
-from kafkalog.impl.log_txn import add_aborted_transactions
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.time_index import TimeIndex
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.index.abstract_index import AbstractIndex, round_down
+from kafkalog.impl.index.time_index import TimeIndex
+from kafkalog.impl.log.local_log import EMPTY_RECORDS, LocalLog
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.log.retention import deletable_segments
+from kafkalog.impl.log.transactions import add_aborted_transactions
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment.log_segment import FetchDataInfo, LogSegment, RollParams, batch_facts
 from kafkalog.model import values as v
 from kafkalog.model.errors import OffsetOutOfRangeError
 
@@ -260,8 +260,8 @@ def _log_start_above_hw(self: Log, new_log_start_offset: int) -> bool:
 def _follower_skipping_offset_check(self: Log, records: MemoryRecords,
                                     leader_epoch: int | None = None) -> v.LogAppendInfo:
     """BUG-24 (KAFKA-3047): follower batches below the LEO were accepted."""
-    from kafkalog.impl.log_validator import analyze_and_validate
-    from kafkalog.impl.memory_records import ScannedRecords
+    from kafkalog.impl.log.validator import analyze_and_validate
+    from kafkalog.impl.records.memory_records import ScannedRecords
 
     analysis = analyze_and_validate(records, leader=False,
                                     max_message_bytes=self.config.max_message_bytes,

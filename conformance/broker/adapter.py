@@ -13,8 +13,8 @@ from pathlib import Path
 
 from kafka.protocol.consumer import ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafkalog.conformance.adapter.server import serve
-from kafkalog.conformance.black_box import BLACK_BOX
 from kafkalog.conformance.broker.sut import Broker, BrokerSut
+from kafkalog.conformance.check.black_box import BLACK_BOX
 from kafkalog.model import values as v
 
 from kafkalog import __version__

@@ -33,10 +33,10 @@ from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForL
 from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 from kafkalog.conformance.broker.kafka_wire import BrokerConnectionError, KafkaConnection
+from kafkalog.conformance.check.impl_sut import batch_view
+from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.errors import AdapterCrashedError, UnexpectedException
-from kafkalog.conformance.impl_sut import batch_view
-from kafkalog.conformance.sut import UnsupportedError
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
 
@@ -336,7 +336,7 @@ class BrokerSut:
     def __getattr__(self, action: str) -> Any:
         # roll, truncate_*, flush, delete_old_segments, advance_clock, close_and_reopen,
         # append_as_follower, maybe_increment_high_watermark, assign_epoch: no client API.
-        from kafkalog.conformance.adapter.wire import ACTIONS
+        from kafkalog.conformance.adapter.json_codec import ACTIONS
 
         if action not in ACTIONS:
             raise AttributeError(action)

@@ -324,7 +324,7 @@ def throughput(frame: Any, wall_s: float) -> tuple[tuple[float, float], ...]:
 
 def _pair_coverage(frame: Any) -> dict[str, int]:
     """Rule pairs met in one run, from the distinct rule sets of the campaign's runs."""
-    from kafkalog.conformance.combos import rule_pairs
+    from kafkalog.conformance.check.combos import rule_pairs
 
     rows = frame.select("rules").distinct().collect()
     pairs = rule_pairs(row.rules or () for row in rows)
@@ -333,7 +333,7 @@ def _pair_coverage(frame: Any) -> dict[str, int]:
 
 def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     """The spec's rule IDs (specs/log.md, read on the driver) that no run exercised."""
-    from kafkalog.conformance.coverage import all_rule_ids
+    from kafkalog.conformance.check.coverage import all_rule_ids
 
     known = all_rule_ids()
     seen = {rule for rule, _ in rules}

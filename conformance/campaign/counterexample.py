@@ -35,7 +35,7 @@ class Counterexample:
 
 def counterexample(trace_jsonl: str) -> Counterexample:
     """Parse a trace and rebuild the state before its diverging step."""
-    from kafkalog.conformance.trace import loads_trace
+    from kafkalog.conformance.traces.trace import loads_trace
 
     try:
         trace = loads_trace(trace_jsonl)
@@ -103,8 +103,8 @@ def render_lines(view: Counterexample, limit: int = 12) -> list[str]:
 
 def _state_before(trace: Any, at: int) -> tuple[str | None, str | None]:
     """The model's state view after steps 1..at-1, replayed on the model alone."""
-    from kafkalog.conformance.adapter.wire import decode_args, encode
-    from kafkalog.conformance.sut import ModelSut, execute
+    from kafkalog.conformance.adapter.json_codec import decode_args, encode
+    from kafkalog.conformance.check.sut import ModelSut, execute
 
     header = trace.header
     try:

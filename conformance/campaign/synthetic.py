@@ -5,7 +5,7 @@ microseconds, so a campaign of these measures the pipeline's own per-run cost (S
 Parquet), and tests can predict every row, every bucket and every count exactly. Seeds that are
 multiples of DIVERGE_EVERY "diverge" with one of two signatures; seed % 1000 == 999 raises, to
 exercise the task's error path. It is never a campaign's default (`campaign_task.run_one` calls
-`kafkalog.conformance.runner.run_seed` unless a test or benchmark injects this one).
+`kafkalog.conformance.check.runner.run_seed` unless a test or benchmark injects this one).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import time
 from typing import Any
 
-from kafkalog.conformance.runner import RunOutcome
+from kafkalog.conformance.check.runner import RunOutcome
 
 DIVERGE_EVERY = 7
 ACTIONS = ("append_as_leader", "read", "roll", "truncate_to", "advance_clock")

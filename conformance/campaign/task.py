@@ -108,7 +108,7 @@ class TaskSpec:
     time_limit_s: float = 120.0  # passed to run_seed, which stops itself gracefully
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
-    run_fn: RunFn | None = None  # None: kafkalog.conformance.runner.run_seed (imported lazily)
+    run_fn: RunFn | None = None  # None: kafkalog.conformance.check.runner.run_seed (imported lazily)
     kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
     crash_weight: int = 2  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = True  # every crash also loads every crash point of its action
@@ -275,7 +275,7 @@ def _resolve(run_fn: RunFn | None) -> RunFn:
     """The run function: the given one, or the conformance runner's `run_seed`."""
     if run_fn is not None:
         return run_fn
-    from kafkalog.conformance.runner import run_seed
+    from kafkalog.conformance.check.runner import run_seed
 
     return run_seed
 

@@ -8,10 +8,10 @@ import zlib
 from pathlib import Path
 
 import cramjam
-from kafkalog.impl.compression import CompressionType, compress
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import LogDir, TopicPartition
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.records.compression import CompressionType, compress
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig, Record
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from kafkalog.conformance.fuzz.builders import CONFIG, build_every_codec_dir
 from kafkalog.conformance.fuzz.mutators import FileMutation
-from kafkalog.impl.fs import FileSystem, PathLike
+from kafkalog.impl.fs.file_system import FileSystem, PathLike
 from kafkalog.model.errors import KafkalogError
 
 CASE_SECONDS = 30.0
@@ -194,7 +194,7 @@ class Sandbox:
     """A pristine every-codec log directory, built once, copied for each case."""
 
     def __init__(self) -> None:
-        from kafkalog.conformance.impl_sut import scratch_dir
+        from kafkalog.conformance.check.impl_sut import scratch_dir
 
         # tmpfs when there is one: recovery fsyncs, which cost nothing there.
         self.home = Path(tempfile.mkdtemp(prefix="kafkalog-fuzz-", dir=scratch_dir()))
@@ -221,7 +221,7 @@ class Sandbox:
 def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
                   deep: bool) -> CaseResult:
     """Damage a copy of the directory, then verify, dump and open it (invariants 1-4)."""
-    from kafkalog.impl.verify_target import verify_path
+    from kafkalog.impl.verify.target import verify_path
 
     from kafkalog.cli.inspect_cmds import dump_path, render_text
 
@@ -266,8 +266,8 @@ def exercise_log_dir(fs: FileSystem, root: Path) -> None:
     `Log.check()` is not asserted: after a clean shutdown, or below the recovery point, Kafka
     loads segments without re-validating them (REC-8), so damaged bytes legally stay there.
     """
-    from kafkalog.impl.log_dir import LogDir
-    from kafkalog.impl.memory_records import MemoryRecords
+    from kafkalog.impl.load.log_dir import LogDir
+    from kafkalog.impl.records.memory_records import MemoryRecords
     from kafkalog.impl.time import MockTime
     from kafkalog.model.values import Isolation, Record
 
@@ -293,10 +293,10 @@ TAIL = (b'{"id":900001,"action":"handshake","args":{"protocol_version":1}}',
 
 def run_adapter_case(lines: list[bytes]) -> CaseResult:
     """Feed the lines, then a usable tail, to the real implementation's adapter (invariant 5)."""
+    from kafkalog.conformance.adapter.json_codec import FEATURES
     from kafkalog.conformance.adapter.protocol import readable_request_id
     from kafkalog.conformance.adapter.server import serve
-    from kafkalog.conformance.adapter.wire import FEATURES
-    from kafkalog.conformance.impl_sut import ImplSut
+    from kafkalog.conformance.check.impl_sut import ImplSut
 
     result = CaseResult("adapter")
     data = b"\n".join([*lines, *TAIL]) + b"\n"
@@ -335,8 +335,8 @@ def run_adapter_case(lines: list[bytes]) -> CaseResult:
 
 def run_trace_case(text: str) -> CaseResult:
     """Parse and replay a damaged trace: TraceFormatError or a replay, never a traceback."""
-    from kafkalog.conformance.replay import replay_trace
-    from kafkalog.conformance.trace import loads_trace
+    from kafkalog.conformance.traces.replay import replay_trace
+    from kafkalog.conformance.traces.trace import loads_trace
 
     result = CaseResult("trace")
     try:

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.adapter.wire import decode_args, encode_args
-from kafkalog.conformance.session import START_MS
+from kafkalog.conformance.adapter.json_codec import decode_args, encode_args
+from kafkalog.conformance.check.session import START_MS
 from kafkalog.model import values as v
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")

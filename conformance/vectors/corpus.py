@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.adapter.wire import ACTIONS, decode_args, encode, encode_args
-from kafkalog.conformance.configs import config_family
+from kafkalog.conformance.adapter.json_codec import ACTIONS, decode_args, encode, encode_args
+from kafkalog.conformance.check.session import START_MS
+from kafkalog.conformance.check.sut import StepResult
 from kafkalog.conformance.errors import TraceFormatError
-from kafkalog.conformance.scripted import Call, scripted_trace
-from kafkalog.conformance.session import START_MS
-from kafkalog.conformance.sut import StepResult
-from kafkalog.conformance.trace import Trace, TraceStep, dumps_trace, git_commit, read_trace
+from kafkalog.conformance.gen.configs import config_family
+from kafkalog.conformance.traces.scripted import Call, scripted_trace
+from kafkalog.conformance.traces.trace import Trace, TraceStep, dumps_trace, git_commit, read_trace
 from kafkalog.conformance.vectors import catalogue as vector_catalogue
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes
@@ -195,7 +195,7 @@ def _broken_vectors() -> list[Vector]:
 
 
 def _header(config: Any, now_ms: int = START_MS) -> Any:
-    from kafkalog.conformance.trace import TraceHeader
+    from kafkalog.conformance.traces.trace import TraceHeader
 
     return TraceHeader(config=config, now_ms=now_ms, commit=git_commit(), outcome="conformed")
 

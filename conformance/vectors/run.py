@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.adapter.wire import FEATURES, decode_args, encode
+from kafkalog.conformance.adapter.json_codec import FEATURES, decode_args, encode
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError, TraceFormatError
-from kafkalog.conformance.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.sut import ModelSut, Sut
-from kafkalog.conformance.trace import loads_trace, with_kafka_version
+from kafkalog.conformance.traces.trace import loads_trace, with_kafka_version
 from kafkalog.model import values as v
 
 
@@ -68,7 +68,7 @@ class _Adapter:
     def __init__(self, command: str | None) -> None:
         self.process: Any = None
         if command is None or command == "builtin":
-            from kafkalog.conformance.impl_sut import ImplSut
+            from kafkalog.conformance.check.impl_sut import ImplSut
 
             self.features, self._open = frozenset(FEATURES), ImplSut
         elif command == "model":

@@ -14,16 +14,16 @@ from typing import Any
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.configs import CONFIG_FAMILIES, config_family
-from kafkalog.conformance.lockstep import Lockstep
-from kafkalog.conformance.machine import make_machine
-from kafkalog.conformance.runner import run_settings
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.lockstep import Lockstep
+from kafkalog.conformance.check.runner import run_settings
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, config_family
+from kafkalog.conformance.gen.machine import make_machine
 from kafkalog.model import log
 from kafkalog.model import values as v
-from kafkalog.model.coverage import rules_exercised
+from kafkalog.model.coverage.rules import rules_exercised
 from kafkalog.model.errors import KafkalogError
 
 Call = tuple[str, dict[str, Any]]

@@ -76,7 +76,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     default=True,
     show_default=True,
     help="At each crash, also load and check every crash point of the last action under every "
-    "fault model (conformance/crash_sweep.py).",
+    "fault model (conformance/crash/sweep.py).",
 )
 @click.option(
     "--config-mix",
@@ -254,8 +254,8 @@ def _check_broken(broken: str | None, adapter: str | None) -> None:
 def _run_function(name: str | None, mix: str | None) -> tuple[Any, list[str], tuple[str, ...]]:
     """(run function or None for run_seed, the config families it knows, its default mix)."""
     if name is None:
-        from kafkalog.conformance.configs import CAMPAIGN_MIX
-        from kafkalog.conformance.runner import CONFIG_FAMILIES
+        from kafkalog.conformance.check.runner import CONFIG_FAMILIES
+        from kafkalog.conformance.gen.configs import CAMPAIGN_MIX
 
         return None, list(CONFIG_FAMILIES), CAMPAIGN_MIX
     module, _, attribute = name.partition(":")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from kafkalog.conformance.configs import CONFIG_FAMILIES, DEFAULT_MIX
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, DEFAULT_MIX
 from kafkalog.model.versions import PROFILES as KAFKA_PROFILES
 
 PROFILES: dict[str, dict[str, int]] = {
@@ -58,7 +58,7 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Copies of the crash rule among the machine's rules (0: no crashes).")
 @click.option("--crash-sweep/--no-crash-sweep", default=True, show_default=True,
               help="At each crash, also load and check every crash point of the last action "
-                   "under every fault model (conformance/crash_sweep.py).")
+                   "under every fault model (conformance/crash/sweep.py).")
 @click.option("--crash-in-load", is_flag=True, default=False,
               help="With the sweep, also crash inside the load of every distinct image (after "
                    "each of the load's file operations, every fault model) and require the "
@@ -80,7 +80,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
-    from kafkalog.conformance.runner import run_seed
+    from kafkalog.conformance.check.runner import run_seed
 
     if crash_in_load and not crash_sweep:
         raise click.UsageError("--crash-in-load crashes inside the loads a sweep runs; it "
@@ -148,7 +148,7 @@ def _save_failures(outcomes: list, out: Path) -> list[tuple[object, Path | None]
 def _summary(console: object, outcomes: list, elapsed: float, failures: list) -> None:
     from rich.table import Table
 
-    from kafkalog.conformance.coverage import all_rule_ids
+    from kafkalog.conformance.check.coverage import all_rule_ids
 
     steps = sum(o.steps_executed for o in outcomes)
     actions: Counter[str] = Counter()
@@ -183,7 +183,7 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"
          + (f" of {len(known)}" if known else ""))
     echo("  " + " ".join(sorted(rules)))
-    from kafkalog.conformance.combos import rule_pairs
+    from kafkalog.conformance.check.combos import rule_pairs
 
     echo(rule_pairs(o.rules for o in outcomes).describe())
     echo(f"spec rules never exercised: {len(never)}")
@@ -208,8 +208,8 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
 def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool,
            kafka_version: str | None) -> None:
     """Replay a trace step by step; exit 0 if it conforms, 1 at a divergence."""
-    from kafkalog.conformance.replay import print_replay, replay_trace
-    from kafkalog.conformance.trace import read_trace, with_kafka_version
+    from kafkalog.conformance.traces.replay import print_replay, replay_trace
+    from kafkalog.conformance.traces.trace import read_trace, with_kafka_version
 
     trace = read_trace(trace_file)
     if kafka_version is not None:
@@ -266,11 +266,11 @@ def _without_broken(header: object) -> object:
 def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> None:
     """Serve the built-in log over the JSON-lines adapter protocol on stdin/stdout."""
     from kafkalog import __version__
+    from kafkalog.conformance.adapter.json_codec import FEATURES
     from kafkalog.conformance.adapter.server import serve
-    from kafkalog.conformance.adapter.wire import FEATURES
 
     if serve_model:
-        from kafkalog.conformance.sut import ModelSut
+        from kafkalog.conformance.check.sut import ModelSut
 
         factory, name = ModelSut, f"kafkalog-model {__version__}"
     elif broken is not None:
@@ -278,7 +278,7 @@ def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> Non
 
         factory, name = broken_factory(broken), f"kafkalog-impl {__version__} broken={broken}"
     else:
-        from kafkalog.conformance.impl_sut import ImplSut
+        from kafkalog.conformance.check.impl_sut import ImplSut
 
         factory, name = ImplSut, f"kafkalog-impl {__version__}"
     features = frozenset(FEATURES) - ({"crash"} if kill_only else {"crash_kill"})

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kafkalog.conformance.errors import TraceFormatError
-from kafkalog.conformance.trace import (
+from kafkalog.conformance.traces.trace import (
     TRACE_FORMAT_VERSION,
     Trace,
     TraceHeader,
@@ -27,12 +27,12 @@ from kafkalog.conformance.trace import (
     dumps_trace,
     git_commit,
 )
-from kafkalog.model import replication_log as rlog
 from kafkalog.model.errors import KafkalogError
-from kafkalog.model.replication import ReplicationState
-from kafkalog.model.replication_log import Entry
-from kafkalog.model.replication_policies import policy_named
-from kafkalog.model.replication_steps import Outcome, Step, check_step, replay
+from kafkalog.model.replication import log as rlog
+from kafkalog.model.replication.log import Entry
+from kafkalog.model.replication.policies import policy_named
+from kafkalog.model.replication.replication import ReplicationState
+from kafkalog.model.replication.steps import Outcome, Step, check_step, replay
 from kafkalog.model.values import LogConfig
 from kafkalog.resources import specs_dir
 

@@ -2,7 +2,7 @@
 
 `dump PATH` prints a `.log` (batches; records with `--deep`), an `.index` / `.timeindex` (entries),
 a checkpoint file (entries), a partition directory (segments, epochs) or a whole log directory
-(partitions), each followed by the consistency notes `kafkalog.impl.verify` finds. `verify LOGDIR`
+(partitions), each followed by the consistency notes `kafkalog.impl.verify.verifier` finds. `verify LOGDIR`
 prints every finding and exits 0 when there is no problem, 1 when there is one. Both take `--json`.
 
 Nothing here writes: `.log` files are mapped read-only and the rest is read whole (small files).
@@ -23,23 +23,24 @@ from typing import Any
 
 import click
 
-from kafkalog.impl.checkpoint import (
+from kafkalog.impl.checkpoint.checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILENAME,
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
 )
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.index_file import open_index
-from kafkalog.impl.log_dir import (
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.index_file import open_index
+from kafkalog.impl.load.log_dir import (
     CLEAN_SHUTDOWN_FILE_NAME,
     SegmentFileName,
     classify_partition_file,
     parse_partition_dir_name,
     read_root_checkpoints,
 )
-from kafkalog.impl.memory_records import batch_of, next_batch_size
-from kafkalog.impl.record_batch import RecordBatch
-from kafkalog.impl.verify import (
+from kafkalog.impl.records.memory_records import batch_of, next_batch_size
+from kafkalog.impl.records.record_batch import RecordBatch
+from kafkalog.impl.verify.target import is_partition_dir, verify_path
+from kafkalog.impl.verify.verifier import (
     OFFSET_INDEX_ENTRY,
     TIME_INDEX_ENTRY,
     Finding,
@@ -51,7 +52,6 @@ from kafkalog.impl.verify import (
     verify_log_dir,
     verify_partition,
 )
-from kafkalog.impl.verify_target import is_partition_dir, verify_path
 from kafkalog.model.errors import KafkalogError, LogDirError
 from kafkalog.model.values import TimestampType
 
@@ -301,7 +301,7 @@ def dump_log_dir(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
 def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """A producer `.snapshot` (PSF-2): one entry per producer, in file order. A corrupt file
     raises CorruptSnapshotError (PSF-5)."""
-    from kafkalog.impl.producer_snapshot import read_snapshot, snapshot_offset
+    from kafkalog.impl.producer.snapshot import read_snapshot, snapshot_offset
 
     entries = [dataclasses.asdict(e) for e in read_snapshot(fs, path)]
     return {"type": "producer-snapshot", "path": str(path), "offset": snapshot_offset(path.name),
@@ -311,7 +311,7 @@ def dump_snapshot(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
 def dump_txn_index(fs: FileSystem, path: Path, deep: bool) -> dict[str, Any]:
     """A `.txnindex` (PSF-8): every whole 34-byte aborted-transaction entry, in file order. A
     version byte > 0 raises CorruptIndexError (main() prints it, exits 2)."""
-    from kafkalog.impl.transaction_index import ENTRY_SIZE, decode_entries
+    from kafkalog.impl.index.transaction_index import ENTRY_SIZE, decode_entries
 
     data = fs.read_file(path)
     entries = [dataclasses.asdict(e) for e in decode_entries(data, str(path))]

@@ -95,8 +95,8 @@ def test_paired__medians__are_taken_per_side_after_a_warm_up() -> None:
 def test_write_full_index_segment__index__is_full_and_points_at_each_batch(
         tmp_path: Path) -> None:
     """The lookup fixture's index has one entry per batch, in Kafka's big-endian layout."""
-    from kafkalog.impl.fs import FileSystem
-    from kafkalog.impl.log_segment import LogSegment
+    from kafkalog.impl.fs.file_system import FileSystem
+    from kafkalog.impl.segment.log_segment import LogSegment
     from kafkalog.impl.time import MockTime
     from kafkalog.model.values import LogConfig
 

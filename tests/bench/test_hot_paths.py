@@ -13,12 +13,12 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.file_records import FileRecords, LogOffsetPosition
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.offset_index import OffsetIndex, OffsetPosition
-from kafkalog.impl.record_batch import RecordBatch
-from kafkalog.impl.time_index import TimeIndex
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.offset_index import OffsetIndex, OffsetPosition
+from kafkalog.impl.index.time_index import TimeIndex
+from kafkalog.impl.records.file_records import FileRecords, LogOffsetPosition
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.records.record_batch import RecordBatch
 from kafkalog.model.errors import KafkalogError, KafkaStorageError
 from kafkalog.model.values import Record
 
@@ -74,7 +74,7 @@ def test_offset_index_lookup__cached_keys__match_the_binary_search_after_appends
 
     Odd seeds run without the key cache (an index above its cap). Spec: FMT-13, FMT-15."""
     if seed % 2:
-        monkeypatch.setattr("kafkalog.impl.offset_index.KEYS_CACHE_MAX_ENTRIES", 0)
+        monkeypatch.setattr("kafkalog.impl.index.offset_index.KEYS_CACHE_MAX_ENTRIES", 0)
     rng = random.Random(seed)
     base = rng.randint(0, 10**6)
     index = OffsetIndex(FileSystem(), tmp_path / "i.index", base, 8 * 120)
@@ -261,7 +261,7 @@ def test_segment_append__bulk_index_store__writes_what_the_per_batch_loop_writes
         tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both indexes and the segment's index state match the per-batch twin after every append,
     timestamps going up, down and flat. Spec: SEG-3, FMT-14, FMT-22."""
-    from kafkalog.impl.log_segment import LogSegment
+    from kafkalog.impl.segment.log_segment import LogSegment
     from kafkalog.impl.time import MockTime
     from kafkalog.model.values import LogConfig
 
@@ -302,7 +302,7 @@ def test_segment_append__bulk_index_store__writes_what_the_per_batch_loop_writes
 
 def _reference_record(record: Record, offset_delta: int, timestamp_delta: int) -> bytes:
     """FMT-49 written out field by field with the byte-loop varints (the builder's slow twin)."""
-    from kafkalog.impl.varint import encode_varint, encode_varlong
+    from kafkalog.impl.records.varint import encode_varint, encode_varlong
 
     def sized(data: bytes | None) -> bytes:
         return encode_varint(-1) if data is None else encode_varint(len(data)) + data
@@ -319,8 +319,13 @@ def test_encode_record__table_varints__match_the_byte_loop_encoding(seed: int) -
     encode to the reference bytes; varint_bytes/varlong_bytes equal the loop (and its errors).
 
     Spec: FMT-48, FMT-49."""
-    from kafkalog.impl.memory_records import encode_record
-    from kafkalog.impl.varint import encode_varint, encode_varlong, varint_bytes, varlong_bytes
+    from kafkalog.impl.records.memory_records import encode_record
+    from kafkalog.impl.records.varint import (
+        encode_varint,
+        encode_varlong,
+        varint_bytes,
+        varlong_bytes,
+    )
     from kafkalog.model.values import Header
 
     rng = random.Random(seed)

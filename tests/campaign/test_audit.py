@@ -11,8 +11,8 @@ import pytest
 from in_process_cli import entry_point
 from kafkalog.conformance.audit.job import find_log_dirs, pack, plan_units, run_audit
 from kafkalog.conformance.audit.report import summarize_audit, write_audit_report
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.verify.verifier import verify_log_dir
 
 pytestmark = pytest.mark.spark
 TEMPLATE = "k2.1-zk-clean-many-partitions"  # 52 partitions, clean shutdown

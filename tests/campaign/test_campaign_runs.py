@@ -10,8 +10,8 @@ from kafkalog.conformance.campaign.aggregate import summarize
 from kafkalog.conformance.campaign.job import CampaignPlan, run_campaign
 from kafkalog.conformance.campaign.report import write_report
 from kafkalog.conformance.campaign.task import TaskSpec
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import read_trace
 
 pytestmark = pytest.mark.spark
 BROKEN = "truncate_keeps_hw"  # BUG-38: truncation below the HW does not clamp the HW

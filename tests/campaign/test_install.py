@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.coverage import all_rule_ids
+from kafkalog.conformance.check.coverage import all_rule_ids
 
 pytestmark = pytest.mark.spark  # one Spark start (the campaign of the [spark] install)
 ROOT = Path(__file__).resolve().parents[2]

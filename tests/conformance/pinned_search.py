@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.trace import Trace, loads_trace
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, loads_trace
 
 
 def caught(name: str, family: str, seeds: range, max_steps: int) -> tuple[Trace | None, list[str]]:

@@ -11,15 +11,15 @@ import random
 from typing import Any
 
 import pytest
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.configs import config_family
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.machine import make_machine
-from kafkalog.conformance.runner import run_settings
-from kafkalog.conformance.scripted import run_calls
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.impl import log_segment
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.runner import run_settings
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import config_family
+from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.traces.scripted import run_calls
+from kafkalog.impl.segment import log_segment
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes
 from kafkalog.model.local_log import fire_pending_flushes
@@ -87,7 +87,7 @@ def test_machine__impl_with_random_jitter__conforms_on_the_time_roll_family(
     """Spec: KL-ALLOW-2 (a generated run against a randomly jittered implementation)."""
     from hypothesis import seed
     from hypothesis.stateful import run_state_machine_as_test
-    from kafkalog.conformance import lockstep
+    from kafkalog.conformance.check import lockstep
 
     monkeypatch.setattr(log_segment, "roll_jitter_ms", _kafka_jitter)
     choices: list[str] = []

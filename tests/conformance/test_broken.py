@@ -17,17 +17,17 @@ import pytest
 from click.testing import CliRunner
 from kafkalog.conformance.broken.base import defining_class
 from kafkalog.conformance.broken.catalogue import BROKEN, broken_class, install, uninstall
+from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.errors import UnknownBrokenImplError
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.trace import Trace, loads_trace
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, loads_trace
 
 from kafkalog.cli.conformance_cmds import check
 
 MAX_TRACE_STEPS = 8
 # The CI budget per bug: up to 48 seeds of 40 steps, stopping at the first pinned trace. A seed
 # that does not diverge costs ~0.1 s (no shrinking); the machine's swarm of enabled rules varies
-# per seed (conformance/swarm.py), so some seeds never run the rules a bug needs.
+# per seed (conformance/gen/swarm.py), so some seeds never run the rules a bug needs.
 SEEDS = range(48)
 # A seed whose shrunk trace also fails on the real implementation found a bug of the real
 # implementation, not the reintroduced one; after this many the search gives up (and fails).

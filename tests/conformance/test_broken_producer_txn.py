@@ -16,7 +16,7 @@ import pytest
 from kafkalog.conformance.broken.catalogue import broken_class
 from kafkalog.conformance.broken.producer import PRODUCER_BROKEN, PRODUCER_BROKEN_FAMILY
 from kafkalog.conformance.broken.txn import TXN_BROKEN, TXN_BROKEN_FAMILY
-from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.traces.trace import read_trace
 from pinned_search import caught
 
 MAX_TRACE_STEPS = 10  # the reroll and truncation scenarios alone are 7 steps; slack for load

@@ -13,11 +13,11 @@ from pathlib import Path
 from click.testing import CliRunner
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.machine import make_machine
-from kafkalog.conformance.session import Session
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.gen.machine import make_machine
 
 from kafkalog.cli.conformance_cmds import check, replay
 

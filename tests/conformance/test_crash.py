@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS, CRASH_LEFTOVERS, FEATURES
 from kafkalog.conformance.adapter.server import serve
-from kafkalog.conformance.adapter.wire import CRASH_FAULTS, CRASH_LEFTOVERS, FEATURES
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.lockstep import DivergenceError
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.trace import Trace, TraceHeader, loads_trace
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.lockstep import DivergenceError
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, TraceHeader, loads_trace
 from kafkalog.model import values as v
 
 from kafkalog.cli.conformance_cmds import check
@@ -149,7 +149,7 @@ def test_trace_with_crash_steps__replays_to_the_same_images() -> None:
 
 
 def _trace_lines(header: TraceHeader, steps: tuple) -> list[dict]:
-    from kafkalog.conformance.trace import header_json, step_json
+    from kafkalog.conformance.traces.trace import header_json, step_json
 
     return [header_json(header), *(step_json(i, s) for i, s in enumerate(steps, start=1))]
 
@@ -205,7 +205,7 @@ def test_trace_header__unchanged_version_1_reads_crash_steps() -> None:
     header = TraceHeader(config=TINY)
     step = {"step": 1, "action": "crash", "args": {"point": 0, "fault": "power_loss", "seed": 1},
             "model": {"ok": 0}, "impl": {"ok": 0}}
-    from kafkalog.conformance.trace import header_json
+    from kafkalog.conformance.traces.trace import header_json
 
     trace = loads_trace(json.dumps(header_json(header)) + "\n" + json.dumps(step))
     assert isinstance(trace, Trace) and trace.steps[0].args["fault"] == "power_loss"

@@ -19,22 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance import impl_sut
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.crash_sweep import (
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check import impl_sut
+from kafkalog.conformance.check.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.check.sut import ModelSut, UnsupportedError, execute
+from kafkalog.conformance.crash.fault_fs import FaultModel
+from kafkalog.conformance.crash.sweep import (
     IN_LOAD_SEEDS,
     Sweeper,
     in_load_difference,
     parse_in_load,
 )
-from kafkalog.conformance.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.sut import ModelSut, UnsupportedError, execute
-from kafkalog.impl.fault_fs import FaultModel
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import LogDir
-from kafkalog.impl.log_loader import LogLoader
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir
+from kafkalog.impl.load.log_loader import LogLoader
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 from kafkalog.model.errors import IllegalArgumentError
@@ -233,7 +233,7 @@ def _plant_incomplete_split(partition_dir: Path) -> None:
     """KAFKA-6264's leftovers of a split cut short: `.cleaned` and, at the same base, a `.swap`
     holding only the segment's first batch (the split's output so far). The load must discard
     both (REC-2): the `.swap` is at or above the smallest `.cleaned` base."""
-    from kafkalog.impl.memory_records import MemoryRecords
+    from kafkalog.impl.records.memory_records import MemoryRecords
 
     last = sorted(p for p in partition_dir.iterdir() if p.name.endswith(".log"))[-1]
     data = last.read_bytes()
@@ -275,7 +275,7 @@ def _rewrite_active_log_in_place(self: LogLoader) -> None:
     `.log` in place (truncate, then write the same bytes back) before its durability step. An
     uninterrupted load, and a crash right after it, see every byte; a crash between the two
     operations leaves the segment empty."""
-    from kafkalog.impl.log_segment import segment_file
+    from kafkalog.impl.segment.log_segment import segment_file
 
     path = segment_file(self.dir, self.segments.active_segment().base_offset, ".log")
     data = self.fs.read_file(path)
@@ -300,9 +300,9 @@ def test_sweep_with_in_load__a_defect_only_a_crash_inside_the_load_shows__caught
     failure alone with the defect and conforms without it."""
     import json
 
-    from kafkalog.conformance.lockstep import DivergenceError
-    from kafkalog.conformance.replay import replay_trace
-    from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
+    from kafkalog.conformance.check.lockstep import DivergenceError
+    from kafkalog.conformance.traces.replay import replay_trace
+    from kafkalog.conformance.traces.trace import TraceHeader, header_json, loads_trace, step_json
 
     tiny = CONFIG_FAMILIES["tiny"]
 
@@ -347,8 +347,8 @@ def test_regression_trace__incomplete_split__replays_the_crash_inside_the_load(
     power-loss image, then a power loss inside its load keeping the `.cleaned` deletion and
     losing the `.swap` one) conforms; with the deletions in Kafka's order the reload swaps the
     torn `.swap` in and fails."""
-    from kafkalog.conformance.replay import replay_trace
-    from kafkalog.conformance.trace import read_trace
+    from kafkalog.conformance.traces.replay import replay_trace
+    from kafkalog.conformance.traces.trace import read_trace
 
     trace = read_trace(Path(__file__).resolve().parents[1] / "regressions"
                        / "KL-CRASH-14-incomplete_split_swap_deletions_durable_first.jsonl")
@@ -369,9 +369,9 @@ def test_leftover_crash_step_with_in_load__checker_finds_the_swap_order_bug__tra
     `in_load` and the trace replays the same signature; the real loader conforms."""
     import json
 
-    from kafkalog.conformance.lockstep import DivergenceError
-    from kafkalog.conformance.replay import replay_trace
-    from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
+    from kafkalog.conformance.check.lockstep import DivergenceError
+    from kafkalog.conformance.traces.replay import replay_trace
+    from kafkalog.conformance.traces.trace import TraceHeader, header_json, loads_trace, step_json
 
     tiny = CONFIG_FAMILIES["tiny"]
 
@@ -408,8 +408,8 @@ def test_regression_trace__offsets_back_emptying__torn_truncation_keeps_no_valid
     `roomy`): recovery empties a segment whose offsets go back (`offsets_back`); a torn power
     loss inside that truncation kept its first CRC-valid batch and the reload served it (LEO 1,
     not 0). The loader now spoils the head durably first; without that the trace diverges."""
-    from kafkalog.conformance.replay import replay_trace
-    from kafkalog.conformance.trace import read_trace
+    from kafkalog.conformance.traces.replay import replay_trace
+    from kafkalog.conformance.traces.trace import read_trace
 
     trace = read_trace(Path(__file__).resolve().parents[1] / "regressions"
                        / "KL-CRASH-14-offsets_back_emptying_spoils_the_head_first-seed510.jsonl")

@@ -11,11 +11,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance import runner
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.trace import Trace, read_trace
-from kafkalog.model import crash
+from kafkalog.conformance.check import runner
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, read_trace
+from kafkalog.model.crash import crash
 from kafkalog.model.errors import InvalidTxnStateError
 
 TRACE = (Path(__file__).resolve().parents[1] / "regressions"
@@ -79,7 +79,7 @@ def test_run_meeting_a_harness_error__reports_adapter_error_with_a_replayable_tr
     assert outcome.outcome == runner.ADAPTER_ERROR
     assert outcome.signature == "harness|RuntimeError|model bug"
     assert outcome.trace_jsonl is not None
-    from kafkalog.conformance.trace import loads_trace
+    from kafkalog.conformance.traces.trace import loads_trace
 
     steps = loads_trace(outcome.trace_jsonl).steps
     assert steps[-1].action == "crash" and steps[-1].divergence is not None

@@ -11,18 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.adapter.wire import CRASH_FAULTS, FEATURES
+from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS, FEATURES
 from kafkalog.conformance.broken.catalogue import broken_factory
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.crash_sweep import SWEEP_SEEDS, idempotence_view, sweep_plan
-from kafkalog.conformance.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
-from kafkalog.conformance.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.trace import TraceHeader, header_json, loads_trace, step_json
-from kafkalog.impl.fault_fs import FaultModel
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import LogDir
+from kafkalog.conformance.check.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.crash.fault_fs import FaultModel
+from kafkalog.conformance.crash.sweep import SWEEP_SEEDS, idempotence_view, sweep_plan
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import TraceHeader, header_json, loads_trace, step_json
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 
@@ -210,8 +210,8 @@ def test_sweep__load_that_persists_what_it_does_not_serve__caught_as_not_idempot
 def test_crash_args__idempotence_flag__omitted_when_false_and_never_reaches_the_log() -> None:
     """Old traces (no flag) decode as False; the flag is written only when set; `execute`
     strips it, so adapters never see it."""
-    from kafkalog.conformance.adapter.wire import decode_args, encode_args
-    from kafkalog.conformance.sut import execute
+    from kafkalog.conformance.adapter.json_codec import decode_args, encode_args
+    from kafkalog.conformance.check.sut import execute
 
     old = {"point": 1, "fault": "power_loss", "seed": 3, "leftover": "none"}
     assert decode_args("crash", old)["idempotence"] is False

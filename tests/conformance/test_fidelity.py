@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import read_trace
 
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 # Broker findings (specs/wire.md) record a broker's answers; test_regressions replays them.

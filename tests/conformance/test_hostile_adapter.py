@@ -8,10 +8,10 @@ import json
 from typing import Any
 
 import pytest
+from kafkalog.conformance.adapter.json_codec import FEATURES
 from kafkalog.conformance.adapter.server import Server, serve
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.sut import ModelSut
 
 HANDSHAKE = b'{"id":1,"action":"handshake","args":{"protocol_version":1}}\n'
 APPEND = (b'{"id":%d,"action":"append_as_leader","args":{"records":[{"key":null,'
@@ -94,7 +94,7 @@ def test_serve_impl__open_with_clock_beyond_long__refused_and_adapter_still_usab
 
 def test_impl_sut__set_mtime_beyond_platform__typed_error_not_overflow(tmp_path: Any) -> None:
     """fs.set_mtime_ms turns the platform's OverflowError into IllegalArgumentError."""
-    from kafkalog.impl.fs import FileSystem
+    from kafkalog.impl.fs.file_system import FileSystem
     from kafkalog.model.errors import IllegalArgumentError
 
     path = tmp_path / "f"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.sut import ModelSut, execute
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.sut import ModelSut, execute
 from kafkalog.model import values as v
 
 LONG_OVER = 2**63

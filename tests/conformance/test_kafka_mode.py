@@ -15,17 +15,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.adapter.wire import FEATURES, decode_args
+from kafkalog.conformance.adapter.json_codec import FEATURES, decode_args
 from kafkalog.conformance.broken.catalogue import install, uninstall
 from kafkalog.conformance.broken.kafka_durability import KafkaDurabilitySut
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.session import START_MS, Session, close_sides
-from kafkalog.conformance.trace import Trace, read_trace
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.session import START_MS, Session, close_sides
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, read_trace
 from kafkalog.model import values as v
-from kafkalog.model.crash import CrashMode
+from kafkalog.model.crash.crash import CrashMode
 
 TINY = CONFIG_FAMILIES["tiny"]
 ROOMY = CONFIG_FAMILIES["roomy"]
@@ -125,7 +125,7 @@ def test_kafka_gap__epoch_cache_alone_differs__named_in_kafka_mode_only() -> Non
     not cover) is a named kafka-mode gap; any other difference, or strict mode, is not."""
     from dataclasses import replace
 
-    from kafkalog.conformance.kafka_gaps import KAFKA_GAPS, kafka_gap
+    from kafkalog.conformance.crash.kafka_gaps import KAFKA_GAPS, kafka_gap
     from kafkalog.model import values as v
 
     member = v.LogStateView(4, 4, 5, 4, (v.SegmentView(4, 72, 5),), (v.EpochEntry(3, 4),))
@@ -140,7 +140,7 @@ def test_kafka_gap__planted_batches_back__named_only_after_a_plant_and_for_extra
     member's batches and then more bytes and offsets (no time-index entry, no epoch: the
     planted batches) is `planted_batches_back`; without the plant, or with a new time-index
     entry (a real batch), it is not. Spec: KL-CRASH-3"""
-    from kafkalog.conformance.kafka_gaps import kafka_gap, leftovers_at_risk
+    from kafkalog.conformance.crash.kafka_gaps import kafka_gap, leftovers_at_risk
 
     member = v.LogStateView(0, 0, 2, 0, (v.SegmentView(0, 4167, 2, (), ((START_MS, 0),)),),
                             (v.EpochEntry(0, 0),))
@@ -159,7 +159,7 @@ def test_kafka_gap__resurrected_batch_offset__last_segment_same_bytes_other_offs
     """Seeds 821/1483/1556's shape: the last segment has the member's base and size but ends
     at another offset (a torn base-offset field); other sizes or segments are not it.
     Spec: KL-CRASH-3"""
-    from kafkalog.conformance.kafka_gaps import kafka_gap
+    from kafkalog.conformance.crash.kafka_gaps import kafka_gap
 
     member = v.LogStateView(0, 0, 4, 0, (v.SegmentView(0, 144, 4, ((3, 72),), ((START_MS, 0),)),),
                             (v.EpochEntry(0, 0), v.EpochEntry(3, 3)))
@@ -176,8 +176,8 @@ def test_diverse_first__one_member_per_durable_core_before_the_repeats() -> None
     """Members alike but for kafka mode's layouts come after one of each distinct checkpoint
     content, so the few the checker keeps span what a later crash tells apart (seed 1505).
     Spec: KL-CRASH-1"""
-    from kafkalog.conformance.kafka_gaps import diverse_first
-    from kafkalog.model.crash import Durable
+    from kafkalog.conformance.crash.kafka_gaps import diverse_first
+    from kafkalog.model.crash.crash import Durable
     from kafkalog.model.recovery import Checkpoints
 
     state = object()
@@ -191,7 +191,7 @@ def test_diverse_first__one_member_per_durable_core_before_the_repeats() -> None
 def test_kafka_load_gap__swap_back__only_a_planted_swap_read_by_the_load() -> None:
     """Seeds 154/517's shape: after a `cleaned_swap` plant, a load failing while it reads a
     `.swap` file is `swap_back`; another failure, or no plant, is not. Spec: KL-CRASH-3"""
-    from kafkalog.conformance.kafka_gaps import kafka_load_gap, leftovers_at_risk
+    from kafkalog.conformance.crash.kafka_gaps import kafka_load_gap, leftovers_at_risk
 
     risk = leftovers_at_risk("kafka", "cleaned_swap")
     error = "error CorruptRecordError: record size 0 (/d/p-0/00000000000000000000.log.swap@0)"

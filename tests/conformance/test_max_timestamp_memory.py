@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.configs import config_family
-from kafkalog.conformance.scripted import run_calls, scripted_trace
-from kafkalog.conformance.trace import read_trace, write_trace
+from kafkalog.conformance.gen.configs import config_family
+from kafkalog.conformance.traces.scripted import run_calls, scripted_trace
+from kafkalog.conformance.traces.trace import read_trace, write_trace
 from kafkalog.model import values as v
 
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"

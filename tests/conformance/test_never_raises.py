@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.adapter.wire import ACTIONS
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.sut import UNEXPECTED_EXCEPTION, ModelSut, StepResult
-from kafkalog.conformance.trace import Trace, loads_trace, read_trace
+from kafkalog.conformance.adapter.json_codec import ACTIONS
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.sut import UNEXPECTED_EXCEPTION, ModelSut, StepResult
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, loads_trace, read_trace
 
 
 def _boom(*_args: Any, **_kwargs: Any) -> Any:

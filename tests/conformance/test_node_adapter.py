@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.vectors.corpus import export
 from kafkalog.conformance.vectors.run import run
 

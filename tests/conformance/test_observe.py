@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.observe import comparable
-from kafkalog.conformance.session import START_MS
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.observe import comparable
+from kafkalog.conformance.check.session import START_MS
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.model import values as v
 
 

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import jsonschema
+from kafkalog.conformance.adapter.json_codec import FEATURES, decode, encode, encode_args
 from kafkalog.conformance.adapter.server import serve
-from kafkalog.conformance.adapter.wire import FEATURES, decode, encode, encode_args
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.view_checks import masked_to
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.check.view_checks import masked_to
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.model import values as v
 
 SCHEMA = json.loads(

@@ -9,12 +9,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from kafkalog.conformance.adapter.json_codec import FEATURES, encode
 from kafkalog.conformance.adapter.protocol import parse_request, parse_response
 from kafkalog.conformance.adapter.server import Server, serve
-from kafkalog.conformance.adapter.wire import FEATURES, encode
-from kafkalog.conformance.configs import CONFIG_FAMILIES
+from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.errors import ProtocolError
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "specs" / "adapter-protocol.schema.json").read_text()

@@ -17,14 +17,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance import impl_sut
 from kafkalog.conformance.broken.variants import patched_variant, variant_names
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.model import crash
+from kafkalog.conformance.check import impl_sut
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
+from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.model import values as v
 from kafkalog.model.choices import outcomes
+from kafkalog.model.crash import crash
 from kafkalog.model.recovery import Checkpoints, load_unclean
 from kafkalog.model.state import Segment
 
@@ -171,7 +171,7 @@ def test_load_unclean__cut_with_later_segments_on_disk__offers_none_or_a_prefix_
 def test_crash_states__power_loss_tearing_an_earlier_segment__allows_both_deletions() -> None:
     """Spec: KL-ALLOW-5, KL-CRASH-10 (every member keeps the crash invariants)."""
     from kafkalog.model import log
-    from kafkalog.model.crash_invariants import crash_violations
+    from kafkalog.model.crash.invariants import crash_violations
 
     state = log.empty_log(CONFIG, T)
     for _ in range(6):

@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance import black_box
-from kafkalog.conformance.adapter.wire import decode_args, decode_result
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.sut import ModelSut, StepResult, execute
-from kafkalog.conformance.trace import Trace, TraceStep, read_trace
+from kafkalog.conformance.adapter.json_codec import decode_args, decode_result
+from kafkalog.conformance.check import black_box
+from kafkalog.conformance.check.sut import ModelSut, StepResult, execute
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, TraceStep, read_trace
 
 CORPUS = Path(__file__).resolve().parents[1] / "regressions"
 TRACES = sorted(CORPUS.glob("*.jsonl"))

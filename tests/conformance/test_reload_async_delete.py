@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.conformance.adapter.wire import FEATURES
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.lockstep import Lockstep
-from kafkalog.conformance.scripted import scripted_trace
-from kafkalog.conformance.session import Session
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.lockstep import Lockstep
+from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.traces.scripted import scripted_trace
+from kafkalog.conformance.traces.trace import read_trace
 from kafkalog.model import values as v
 
 TRACE = (Path(__file__).resolve().parents[1] / "regressions"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from kafkalog.conformance import picks
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.runner import RunOutcome, run_seed
-from kafkalog.conformance.trace import loads_trace
+from kafkalog.conformance.check.runner import RunOutcome, run_seed
+from kafkalog.conformance.gen import picks
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.trace import loads_trace
 from kafkalog.model import values as v
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
-from kafkalog.conformance.configs import CONFIG_FAMILIES
+from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.errors import (
     AdapterCrashedError,
     AdapterError,
     AdapterTimeoutError,
     ProtocolError,
 )
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.model import values as v
 
 HERE = Path(__file__).resolve().parent

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from kafkalog.conformance.combos import rule_pairs
-from kafkalog.conformance.coverage import RUN_RULES
-from kafkalog.conformance.machine import LogMachine
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.swarm import ALWAYS_ON, rule_names, swarm_off, without_rules
-from kafkalog.conformance.trace import dumps_trace, loads_trace
+from kafkalog.conformance.check.combos import rule_pairs
+from kafkalog.conformance.check.coverage import RUN_RULES
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.gen.machine import LogMachine
+from kafkalog.conformance.gen.swarm import ALWAYS_ON, rule_names, swarm_off, without_rules
+from kafkalog.conformance.traces.trace import dumps_trace, loads_trace
 
 
 def test_swarm_off__is_seeded_varies_by_seed_and_keeps_append_one() -> None:

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.configs import CONFIG_FAMILIES
 from kafkalog.conformance.errors import TraceFormatError
-from kafkalog.conformance.replay import print_replay, replay_trace
-from kafkalog.conformance.trace import (
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.replay import print_replay, replay_trace
+from kafkalog.conformance.traces.trace import (
     Trace,
     TraceHeader,
     TraceStep,

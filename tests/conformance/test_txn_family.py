@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.machine import crash_modelled
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.gen.machine import crash_modelled
 
 
 @pytest.mark.parametrize("seed", range(3))

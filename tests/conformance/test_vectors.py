@@ -101,7 +101,7 @@ def test_vectors_cli__run_exits_0_and_export_reports_the_count(tmp_path: Path) -
 
 def test_catalogue__hand_scenarios__are_the_committed_ones() -> None:
     """Spec: KL-ALLOW-2 (vectors/catalogue.json is regenerated whenever HAND changes)."""
-    from kafkalog.conformance.adapter.wire import decode_args, encode_args
+    from kafkalog.conformance.adapter.json_codec import decode_args, encode_args
 
     committed = vector_catalogue.load()
     for rule, (family, calls) in vector_catalogue.hand_entries().items():

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from click.testing import CliRunner
-from kafkalog.conformance.configs import config_family
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.scripted import scripted_trace
-from kafkalog.conformance.session import START_MS
-from kafkalog.conformance.trace import read_trace, with_kafka_version, write_trace
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.session import START_MS
+from kafkalog.conformance.gen.configs import config_family
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.scripted import scripted_trace
+from kafkalog.conformance.traces.trace import read_trace, with_kafka_version, write_trace
 from kafkalog.model.values import Isolation, Record
 
 from kafkalog.cli.conformance_cmds import check, replay

@@ -1,11 +1,11 @@
-"""The JSON codec of values, actions and errors (conformance/adapter/wire.py)."""
+"""The JSON codec of values, actions and errors (conformance/adapter/json_codec.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from kafkalog.conformance.adapter.wire import (
+from kafkalog.conformance.adapter.json_codec import (
     ACTIONS,
     decode,
     decode_args,

@@ -1,6 +1,6 @@
 """Issue #11 item 5: every broken implementation of the bug zoo is caught by default `check`.
 
-`python -m kafkalog.conformance.zoo_bench` runs default `kafkalog check --broken NAME` for each
+`python -m kafkalog.conformance.broken.zoo_bench` runs default `kafkalog check --broken NAME` for each
 one and records the first seed whose run saves a shrunk trace; SEEDS pins what it found. Here
 each such run must still diverge, with a trace that diverges on the broken implementation and
 conforms on the real one, so the catch (not just the saved trace in tests/regressions/) stays
@@ -15,10 +15,10 @@ import dataclasses
 import pytest
 from kafkalog.conformance.broken.catalogue import BROKEN
 from kafkalog.conformance.broken.zoo import ZOO
-from kafkalog.conformance.configs import DEFAULT_MIX
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.runner import run_seed
-from kafkalog.conformance.trace import Trace, loads_trace
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.gen.configs import DEFAULT_MIX
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import Trace, loads_trace
 
 #: The first seed of default `kafkalog check` (100 runs of 40 steps, families by seed) that
 #: catches each bug, found by zoo_bench; re-run it after a change of the machine's rules or

@@ -14,13 +14,13 @@ import pytest
 from kafkalog.benchmarks.crash_checks import TP, check_recovered
 from kafkalog.benchmarks.crash_explore import CONFIG, Workload, record_workload
 from kafkalog.conformance.broken.crash import patched
-from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
-from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import LogDir, read_root_checkpoints
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
+from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir, read_root_checkpoints
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.values import EpochEntry, Isolation, LogConfig, Record
 
 NOW = 1_700_000_000_000

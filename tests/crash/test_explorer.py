@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from kafkalog.benchmarks.crash_explore import WORKLOADS, run_exploration
 from kafkalog.conformance.broken.crash import BROKEN_CRASH, patched
-from kafkalog.impl.fault_fs import FaultModel
+from kafkalog.conformance.crash.fault_fs import FaultModel
 
 BY_NAME = {w.name: w for w in WORKLOADS}
 

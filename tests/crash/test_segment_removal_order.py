@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance import crash_sweep
-from kafkalog.conformance.adapter.wire import decode_args
-from kafkalog.conformance.impl_sut import CrashableFileSystem, ImplSut
-from kafkalog.conformance.lockstep import Lockstep
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.conformance.trace import read_trace
-from kafkalog.impl.fault_fs import FaultModel
+from kafkalog.conformance.adapter.json_codec import decode_args
+from kafkalog.conformance.check.impl_sut import CrashableFileSystem, ImplSut
+from kafkalog.conformance.check.lockstep import Lockstep
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.crash import sweep as crash_sweep
+from kafkalog.conformance.crash.fault_fs import FaultModel
+from kafkalog.conformance.traces.trace import read_trace
 from kafkalog.model.values import LogConfig, Record
 
 NOW = 1_700_000_000_000

@@ -1,6 +1,6 @@
 """Bounded Z3 check of the replication model: KIP-279 keeps the invariants, the others break them.
 
-The crash-free fragment of `kafkalog.model.replication` with 2 replicas, one record per fetch and
+The crash-free fragment of `kafkalog.model.replication.replication` with 2 replicas, one record per fetch and
 logs of at most `LOG_BOUND` records is unrolled for `k` steps; Z3 picks every step's action and
 replica. A sat answer is a scenario, which is printed readably and replayed through the pure model
 (which must break the same invariant at the same step), so encoding and model check each other.
@@ -18,7 +18,7 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
-from kafkalog.model.replication_steps import Step, replay  # noqa: E402
+from kafkalog.model.replication.steps import Step, replay  # noqa: E402
 
 R = 2  # replicas
 LOG_BOUND = 2  # records per log
@@ -364,12 +364,12 @@ def scenario_text(policy: str, steps: tuple[Step, ...]) -> str:
 
 
 def _entries(state: Any, r: int) -> tuple[Any, ...]:
-    from kafkalog.model.replication_log import entries
+    from kafkalog.model.replication.log import entries
     return entries(state.replicas[r])
 
 
 def _hw(state: Any, r: int) -> int:
-    from kafkalog.model.replication_log import high_watermark
+    from kafkalog.model.replication.log import high_watermark
     return high_watermark(state.replicas[r])
 
 

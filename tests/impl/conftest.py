@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig
 

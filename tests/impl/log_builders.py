@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model.values import NO_TIMESTAMP, Record
 
 

@@ -15,11 +15,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir, RecoveryReport, TopicPartition
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    LogDir,
+    RecoveryReport,
+    TopicPartition,
+)
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.errors import (
     CorruptCheckpointError,
     InvalidFileNameError,

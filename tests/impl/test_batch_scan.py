@@ -1,4 +1,4 @@
-"""The batch-level scans (impl/batch_scan.py, impl/_scan.c) change no outcome, on good or hostile
+"""The batch-level scans (impl/records/batch_scan.py, impl/records/_scan.c) change no outcome, on good or hostile
 bytes: recovery and checked reads give the same cuts, index entries, epochs and error types on
 the compiled scan, on the pure-Python scan and on the per-batch path they replace."""
 
@@ -12,29 +12,26 @@ from typing import Any
 
 import pytest
 from crc32c import crc32c
-from kafkalog.impl import (
-    batch_scan,
-    memory_records,
-    producer_rebuild,
-    segment_recovery,
-    txn_recovery,
-)
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_segment import LogSegment
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.producer import rebuild as producer_rebuild
+from kafkalog.impl.producer import transaction_recovery as txn_recovery
+from kafkalog.impl.records import batch_scan, memory_records
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment import recovery as segment_recovery
+from kafkalog.impl.segment.log_segment import LogSegment
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.values import LogConfig
 from kafkalog.model.values import Record as ValueRecord
 
 try:
-    from kafkalog.impl import _scan  # type: ignore[attr-defined]
+    from kafkalog.impl.records import _scan  # type: ignore[attr-defined]
 except ImportError:  # the optional extension is not built: the compiled path is not tested
     _scan = None
 
 FS = FileSystem()
-NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl._scan is not "
+NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl.records._scan is not "
                              "built here (no compiler at install time): nothing to compare")
 
 
@@ -279,8 +276,8 @@ def test_active_scan__is_named_for_doctor_and_bench_lines() -> None:
 def _transactional_log(directory: Path) -> None:
     """Several segments mixing plain, idempotent and transactional batches with aborts and
     commits, left as a crash leaves them, without `.txnindex` or snapshot files."""
-    from kafkalog.impl.log import Log
-    from kafkalog.impl.producer_state_manager import AppendOrigin
+    from kafkalog.impl.log.log import Log
+    from kafkalog.impl.producer.producer_state_manager import AppendOrigin
 
     config = LogConfig(segment_bytes=400)
     log = Log.open(FS, directory, config, MockTime(1_000))
@@ -301,7 +298,7 @@ def _transactional_log(directory: Path) -> None:
 
 
 def _unclean_load(directory: Path) -> tuple[Any, dict[str, bytes]]:
-    from kafkalog.impl.log import Log
+    from kafkalog.impl.log.log import Log
 
     log = Log.open(FS, directory, LogConfig(segment_bytes=400), MockTime(1_000),
                    recovery_point=0, had_clean_shutdown=False)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.checkpoint import (
+from kafkalog.impl.checkpoint.checkpoint_file import (
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
     read_offsets_or_empty,
 )
-from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.model.errors import CorruptCheckpointError, KafkaStorageError
 from kafkalog.model.values import EpochEntry
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from kafkalog.impl import batch_scan
+from kafkalog.impl.records import batch_scan
 
 _CHECK = """
 import random, sys
@@ -39,7 +39,7 @@ def _path_name(env: dict[str, str]) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.skipif(not batch_scan.COMPILED, reason="the C extension kafkalog.impl._scan is not "
+@pytest.mark.skipif(not batch_scan.COMPILED, reason="the C extension kafkalog.impl.records._scan is not "
                     "built here: the pure-Python scans use the crc32c package itself")
 @pytest.mark.parametrize("env, allowed", [
     ({}, {"avx512-vpclmulqdq", "sse4.2", "table"}),

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.fs import FileSystem
+from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
 

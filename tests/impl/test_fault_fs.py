@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.impl.log_dir import LogDir, TopicPartition
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.offset_index import OffsetIndex
+from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig, Record
 
@@ -206,7 +206,7 @@ def test_a_stale_tmp_planted_after_the_crash_never_replaces_the_pending_checkpoi
     """The pending `x-checkpoint.tmp -> x-checkpoint` rename predates a `.tmp` created after
     the crash, so a power loss leaves the old or new checkpoint, never the stale file's image,
     whichever order the directory lists them in (tmpfs lists newest first)."""
-    import kafkalog.impl.fault_fs as fault_fs
+    import kafkalog.conformance.crash.fault_fs as fault_fs
 
     real_walk = os.walk
 
@@ -290,8 +290,8 @@ def test_a_stamp_right_after_a_create_is_the_files_creation_time_on_every_image(
 
 def test_crash_image_digest__names_exactly_the_tree_materialise_writes(tmp_path: Path) -> None:
     """Equal digests for equal trees (a zero tail and a hole alike), different ones when a byte,
-    a size or an mtime differs: a sweep may load each digest once (conformance/crash_sweep.py)."""
-    from kafkalog.impl.crash_image import CrashImage, FileImage
+    a size or an mtime differs: a sweep may load each digest once (conformance/crash/sweep.py)."""
+    from kafkalog.conformance.crash.crash_image import CrashImage, FileImage
 
     root = tmp_path / "r"
     root.mkdir()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.file_records import FileRecords, LogOffsetPosition
-from kafkalog.impl.fs import FileHandle, FileSystem
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.time_index import TimestampOffset
+from kafkalog.impl.fs.file_system import FileHandle, FileSystem
+from kafkalog.impl.index.time_index import TimestampOffset
+from kafkalog.impl.records.file_records import FileRecords, LogOffsetPosition
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model.errors import CorruptRecordError, IllegalArgumentError
 from kafkalog.model.values import Record, TimestampAndOffset
 

@@ -14,12 +14,12 @@ import cramjam
 import pytest
 from kafka import codec as kafka_codec
 from kafka.record.memory_records import MemoryRecords as KafkaMemoryRecords
-from kafkalog.impl.compression import CompressionType
-from kafkalog.impl.file_records import FileRecords
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.offset_index import OffsetIndex
-from kafkalog.impl.record_batch import RecordBatch
-from kafkalog.impl.time_index import TimeIndex
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.index.time_index import TimeIndex
+from kafkalog.impl.records.compression import CompressionType
+from kafkalog.impl.records.file_records import FileRecords
+from kafkalog.impl.records.record_batch import RecordBatch
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python internals
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import cramjam
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import LogDir, TopicPartition
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.values import Header, Isolation, LogConfig, Record, TimestampType
 
 with warnings.catch_warnings():  # kafka-python's import-time DeprecationWarnings are not ours

@@ -20,11 +20,11 @@ with warnings.catch_warnings():  # kafka-python's import-time DeprecationWarning
     from kafka import codec as kafka_codec
     from kafka.record.memory_records import MemoryRecords as KafkaMemoryRecords
 
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir, TopicPartition
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir, TopicPartition
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.values import Isolation, LogConfig
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python internals

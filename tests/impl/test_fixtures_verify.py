@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.verify.verifier import verify_log_dir
 
 CLEAN = ["k0.11-zk-clean", "k2.1-zk-clean-many-partitions", "k3.7-kraft-clean-txn"]
 UNCLEAN = ["k2.7-zk-unclean-compacted", "k2.8-zk-unclean-snappy", "k3.6-kraft-unclean-metadata",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileHandle, FileSystem
+from kafkalog.impl.fs.file_system import FileHandle, FileSystem
 from kafkalog.model.errors import KafkaStorageError, LogDirError
 
 

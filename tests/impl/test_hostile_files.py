@@ -17,13 +17,13 @@ from kafkalog.conformance.fuzz.builders import (
     sparse_file,
     v2_bomb,
 )
-from kafkalog.impl.compression import MAX_INFLATED_BYTES, CompressionType, decompress
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import CLEAN_SHUTDOWN_FILE_NAME, LogDir
+from kafkalog.impl.records.compression import MAX_INFLATED_BYTES, CompressionType, decompress
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify import verify_log_dir
-from kafkalog.impl.verify_target import verify_path
+from kafkalog.impl.verify.target import verify_path
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.errors import CorruptRecordError, KafkaStorageError, LogDirError
 from kafkalog.model.values import Isolation
 
@@ -133,7 +133,7 @@ def test_log_dir_open__gigabyte_sparse_index__rebuilt_without_materialising(logs
 
 def test_offset_index__lookup_above_key_cache_cap__same_answer_as_bisect(tmp_path: Path) -> None:
     """Above KEYS_CACHE_MAX_ENTRIES lookups search the mapping and agree with the cache."""
-    from kafkalog.impl import offset_index as oi
+    from kafkalog.impl.index import offset_index as oi
 
     index = oi.OffsetIndex(FileSystem(), tmp_path / f"{FIRST}.index", 0, max_index_size=8 * 64)
     for n in range(40):
@@ -186,7 +186,7 @@ def test_verify__legacy_gzip_bomb__problem_reported_with_bounded_inflation(
 
 def test_log_read__legacy_bomb__typed_error_within_the_bound(tmp_path: Path) -> None:
     """Log.read at a bomb wrapper inflates at most MAX_INFLATED_BYTES, then CorruptRecordError."""
-    from kafkalog.impl.log import Log
+    from kafkalog.impl.log.log import Log
 
     part = tmp_path / "t-0"
     part.mkdir()
@@ -230,7 +230,7 @@ def test_dump__v2_batch_smaller_than_its_header__finding_not_struct_error(
         tmp_path: Path, size_field: int, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """A v2 size field below the 61-byte header is a typed finding in dump and verify."""
-    from kafkalog.impl.memory_records import MemoryRecords as MR
+    from kafkalog.impl.records.memory_records import MemoryRecords as MR
     from kafkalog.model.values import Record
 
     data = bytearray(MR.with_records([Record(None, b"v", 0)]).to_bytes())
@@ -280,7 +280,7 @@ def test_replay__hostile_trace__one_line_exit_2_or_a_clean_run(
 def test_leader_epoch_checkpoint__lines_kafka_rejects__corrupt_checkpoint(
         tmp_path: Path, text: str) -> None:
     """Spec: FMT-35, ERR-43: parsing follows Kafka's CheckpointReadBuffer exactly."""
-    from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
+    from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
     from kafkalog.model.errors import CorruptCheckpointError
 
     path = tmp_path / "leader-epoch-checkpoint"
@@ -300,7 +300,7 @@ def test_leader_epoch_checkpoint__lines_kafka_rejects__corrupt_checkpoint(
 def test_leader_epoch_checkpoint__lines_kafka_accepts__read(
         tmp_path: Path, text: str, entries: list[tuple[int, int]]) -> None:
     """Spec: FMT-35: what Kafka's reader accepts, kafkalog accepts with the same values."""
-    from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
+    from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
 
     path = tmp_path / "leader-epoch-checkpoint"
     path.write_text(text, newline="")
@@ -360,7 +360,7 @@ def test_memory_records__legacy_batch_read__header_fields_without_inflating() ->
 def test_verify__garbage_index_of_many_entries__stops_after_the_problem_budget(
         logs: Path) -> None:
     """A large garbage index yields at most MAX_INDEX_PROBLEMS problems and one stop note."""
-    from kafkalog.impl.verify import MAX_INDEX_PROBLEMS
+    from kafkalog.impl.verify.verifier import MAX_INDEX_PROBLEMS
 
     (logs / "t-0" / f"{FIRST}.index").write_bytes(os.urandom(8 * 50_000))
     report = verify_log_dir(FileSystem(), logs)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafkalog.impl import abstract_index, offset_index, time_index
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.offset_index import OffsetIndex
-from kafkalog.impl.time_index import TimeIndex
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index import abstract_index, offset_index, time_index
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.index.time_index import TimeIndex
 
 _SMALL_INT = st.integers(-3, 40)
 

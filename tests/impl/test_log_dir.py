@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import (
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import (
     CLEAN_SHUTDOWN_FILE_NAME,
     DirKind,
     LogDir,
@@ -16,7 +16,7 @@ from kafkalog.impl.log_dir import (
     inspect_log_dir,
     parse_partition_dir_name,
 )
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import (
     CorruptCheckpointError,

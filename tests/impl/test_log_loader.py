@@ -6,9 +6,9 @@ import random
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import CorruptCheckpointError, InvalidFileNameError
 from kafkalog.model.values import EpochEntry, LogConfig, Record
@@ -124,7 +124,7 @@ def test_unclean_reopen__corrupt_crc_in_middle__kafka_mode_defers_deleting_later
     log_dir: Path, time: MockTime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Spec: KL-ALLOW-5, LOC-11 (removeAndDeleteSegmentsAsync: `.deleted`, gone after the delay)."""
-    from kafkalog.impl.log_loader import LogLoader
+    from kafkalog.impl.load.log_loader import LogLoader
 
     monkeypatch.setattr(LogLoader, "defer_cut_deletion", True)
     log = filled_log(log_dir, time, n=60)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import (
     InvalidRollError,

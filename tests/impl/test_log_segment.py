@@ -6,12 +6,12 @@ import random
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.checkpoint import LeaderEpochCheckpointFile
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_segment import LogSegment, RollParams, offset_from_file_name
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.segment_check import _check_batch_by_batch
+from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment.check import _check_batch_by_batch
+from kafkalog.impl.segment.log_segment import LogSegment, RollParams, offset_from_file_name
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import (
     IllegalArgumentError,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_segment import LogSegment
-from kafkalog.impl.log_segments import LogSegments
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.segment.log_segment import LogSegment
+from kafkalog.impl.segment.log_segments import LogSegments
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import LogConfig

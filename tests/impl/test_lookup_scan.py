@@ -1,5 +1,5 @@
 """Offset lookups on both twins (issue #17): the compiled floor search over the index mapping and
-header walk (impl/_scan.c) give exactly the answers of the pure-Python paths, on good and
+header walk (impl/records/_scan.c) give exactly the answers of the pure-Python paths, on good and
 hostile bytes, and `translate_offset` answers what a batch-by-batch walk answers."""
 
 from __future__ import annotations
@@ -11,24 +11,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafkalog.impl import batch_scan, file_records, offset_index
-from kafkalog.impl.file_records import LogOffsetPosition
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_segment import LogSegment
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.offset_index import OffsetIndex
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index import offset_index
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.records import batch_scan, file_records
+from kafkalog.impl.records.file_records import LogOffsetPosition
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment.log_segment import LogSegment
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkalogError, KafkaStorageError
 from kafkalog.model.values import LogConfig
 from kafkalog.model.values import Record as ValueRecord
 
 try:
-    from kafkalog.impl import _scan  # type: ignore[attr-defined]
+    from kafkalog.impl.records import _scan  # type: ignore[attr-defined]
 except ImportError:  # the optional extension is not built: the compiled path is not tested
     _scan = None
 
 FS = FileSystem()
-NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl._scan is not "
+NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl.records._scan is not "
                              "built here (no compiler at install time): nothing to compare")
 HEADER_WALKS: dict[str, Any] = {"python": batch_scan.py_find_batch_header}
 if _scan is not None:
@@ -151,7 +152,7 @@ def test_compiled_floor_span__random_indexes__same_span_as_the_keys_cache_bisect
 def test_floor_span__closed_index__raises_storage_error_on_every_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
     if compiled and _scan is None:
-        pytest.skip("the C extension kafkalog.impl._scan is not built here")
+        pytest.skip("the C extension kafkalog.impl.records._scan is not built here")
     if not compiled:
         monkeypatch.setattr(offset_index, "_COMPILED_FLOOR_SPAN", None)
     index = OffsetIndex(FS, tmp_path / "00000000000000000000.index", 0, 64)

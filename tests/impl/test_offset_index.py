@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.offset_index import OffsetIndex, OffsetPosition
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.offset_index import OffsetIndex, OffsetPosition
 from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,

@@ -14,10 +14,11 @@ import warnings
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.producer_rebuild import rebuild_producer_state
-from kafkalog.impl.producer_snapshot import (
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.producer.producer_state_manager import ProducerStateManager
+from kafkalog.impl.producer.rebuild import rebuild_producer_state
+from kafkalog.impl.producer.snapshot import (
     SnapshotEntry,
     decode,
     encode,
@@ -25,7 +26,6 @@ from kafkalog.impl.producer_snapshot import (
     read_snapshot,
     snapshot_offset,
 )
-from kafkalog.impl.producer_state_manager import ProducerStateManager
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import CorruptSnapshotError
 from kafkalog.model.values import LogConfig
@@ -225,7 +225,7 @@ def test_unclean_load__snapshots_every_recovered_segment_and_the_leo(tmp_path: P
     """PSR-7 (LLT.testProducerSnapshotsRecoveryAfterUncleanShutdown): with the recovery point
     inside the fourth-to-last segment and no snapshot left, an unclean load writes snapshots at
     the last four segment bases and the LEO, and ends with the producer's newest batch."""
-    from kafkalog.impl.memory_records import MemoryRecords
+    from kafkalog.impl.records.memory_records import MemoryRecords
     from kafkalog.model.values import Record
 
     config = LogConfig(segment_bytes=150, producer_id_expiration_ms=10**15)

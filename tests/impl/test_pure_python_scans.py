@@ -1,6 +1,6 @@
 """The tests of recovery and checked reads once more on the pure-Python scans.
 
-The suite runs on whichever batch scans `kafkalog.impl.batch_scan` picked (the C extension when
+The suite runs on whichever batch scans `kafkalog.impl.records.batch_scan` picked (the C extension when
 it is built). The fallback must stay correct too, so this test runs the tests that drive those
 paths (segment recovery, loading, offset lookups, hostile files, transaction index and
 producer-state rebuild, the crash defects and the conformance regression traces) in a child
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafkalog.impl import batch_scan
+from kafkalog.impl.records import batch_scan
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE_SUITE = (

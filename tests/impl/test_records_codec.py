@@ -7,10 +7,10 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kafkalog.impl.compression import XERIAL_HEADER, CompressionType, compress, decompress
-from kafkalog.impl.memory_records import MemoryRecords, encode_record
-from kafkalog.impl.record_batch import RECORD_BATCH_OVERHEAD, RecordBatch
-from kafkalog.impl.varint import (
+from kafkalog.impl.records.compression import XERIAL_HEADER, CompressionType, compress, decompress
+from kafkalog.impl.records.memory_records import MemoryRecords, encode_record
+from kafkalog.impl.records.record_batch import RECORD_BATCH_OVERHEAD, RecordBatch
+from kafkalog.impl.records.varint import (
     decode_varint,
     decode_varlong,
     encode_varint,

@@ -17,9 +17,9 @@ from kafka import codec as kafka_codec
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords as KafkaMemoryRecords
-from kafkalog.impl.compression import CompressionType
-from kafkalog.impl.legacy_records import LegacyRecordBatch
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.impl.records.compression import CompressionType
+from kafkalog.impl.records.legacy_records import LegacyRecordBatch
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model.values import Header, Record, TimestampType
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python internals

@@ -1,4 +1,4 @@
-"""A leader's stamped batches reach the file without a copy (impl/stamped_records.py, issue #17):
+"""A leader's stamped batches reach the file without a copy (impl/records/stamped_records.py, issue #17):
 the vectored write, its compiled twin, and the append-path twins beside it (producer rows, packed
 index entries) hold to their Python references; watched file handles still see one plain write.
 """
@@ -13,23 +13,23 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kafkalog.impl import fs as fs_module
-from kafkalog.impl.batch_scan import (
+from kafkalog.impl.fs import file_system as fs_module
+from kafkalog.impl.fs.file_system import FileHandle, FileSystem, py_write_stamped
+from kafkalog.impl.index.offset_index import py_pack_entries
+from kafkalog.impl.log.validator import assign_offsets, assign_offsets_scanned
+from kafkalog.impl.producer.rebuild import py_producer_rows
+from kafkalog.impl.records.batch_scan import (
     compiled_pack_offset_entries,
     compiled_producer_rows,
     compiled_write_stamped,
 )
-from kafkalog.impl.compression import CompressionType
-from kafkalog.impl.fs import FileHandle, FileSystem, py_write_stamped
-from kafkalog.impl.log_validator import assign_offsets, assign_offsets_scanned
-from kafkalog.impl.memory_records import MemoryRecords, build_batch, scan_headers
-from kafkalog.impl.offset_index import py_pack_entries
-from kafkalog.impl.producer_rebuild import py_producer_rows
-from kafkalog.impl.stamped_records import StampedRecords, stamped_bytes
+from kafkalog.impl.records.compression import CompressionType
+from kafkalog.impl.records.memory_records import MemoryRecords, build_batch, scan_headers
+from kafkalog.impl.records.stamped_records import StampedRecords, stamped_bytes
 from kafkalog.model.values import NO_TIMESTAMP, Record, TimestampType
 
 NEEDS_C = pytest.mark.skipif(compiled_write_stamped is None, reason="the C extension "
-                             "kafkalog.impl._scan is not built here: nothing to compare")
+                             "kafkalog.impl.records._scan is not built here: nothing to compare")
 
 # (records, producer id, control): a control batch carries one end-transaction marker.
 _SPEC = st.tuples(st.integers(1, 3), st.sampled_from([-1, -1, 0, 7, 2**62]), st.booleans())
@@ -127,7 +127,7 @@ def test_write_stamped__more_batches_than_one_pwritev_takes__writes_them_all(
 ) -> None:
     """2,500 batches need 5,000 buffers: the writes go in IOV_MAX-sized calls, in order."""
     if writer is None:
-        pytest.skip("the C extension kafkalog.impl._scan is not built here")
+        pytest.skip("the C extension kafkalog.impl.records._scan is not built here")
     records = _stamped(_client_batches([(1, -1, False)] * 2500, seed=3))
     written, data = _write_with(writer, tmp_path / "00.log", records, 7)
     assert written == len(records)
@@ -244,7 +244,7 @@ def test_write_stamped__failing_write__raises_a_storage_error_naming_the_file(
     KafkaStorageError naming the path, on either implementation."""
     from kafkalog.model.errors import KafkaStorageError
     if compiled and compiled_write_stamped is None:
-        pytest.skip("the C extension kafkalog.impl._scan is not built here")
+        pytest.skip("the C extension kafkalog.impl.records._scan is not built here")
     if not compiled:
         monkeypatch.setattr(fs_module, "_COMPILED_WRITE_STAMPED", None)
     path = tmp_path / "00.log"

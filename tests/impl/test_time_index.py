@@ -6,10 +6,10 @@ import struct
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.lazy_index import LazyIndex
-from kafkalog.impl.offset_index import OffsetIndex
-from kafkalog.impl.time_index import TimeIndex, TimestampOffset
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.lazy_index import LazyIndex
+from kafkalog.impl.index.offset_index import OffsetIndex
+from kafkalog.impl.index.time_index import TimeIndex, TimestampOffset
 from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,

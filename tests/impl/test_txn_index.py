@@ -7,14 +7,14 @@ import warnings
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.impl_sut import ImplSut
-from kafkalog.conformance.sut import ModelSut
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.memory_records import MemoryRecords
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.index.transaction_index import TransactionIndex, decode_entries, encode_entry
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.transaction_index import TransactionIndex, decode_entries, encode_entry
-from kafkalog.impl.verify import verify_log_dir
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import AbortedTxnEntry, Isolation, LogConfig, Record
 
@@ -117,7 +117,7 @@ def test_unclean_recovery__rebuilds_the_txn_index(tmp_path: Path) -> None:
 
 
 def _coordinator():  # type: ignore[no-untyped-def]
-    from kafkalog.impl.producer_state_manager import AppendOrigin
+    from kafkalog.impl.producer.producer_state_manager import AppendOrigin
     return AppendOrigin.COORDINATOR
 
 

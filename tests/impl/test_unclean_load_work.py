@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.epoch_cache import LeaderEpochCache
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log import Log
-from kafkalog.impl.log_loader import LogLoader
-from kafkalog.impl.log_segment import LogSegment
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.producer_state_manager import AppendOrigin
+from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_loader import LogLoader
+from kafkalog.impl.log.log import Log
+from kafkalog.impl.producer.producer_state_manager import AppendOrigin
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.segment.log_segment import LogSegment
 from kafkalog.impl.time import MockTime
 from kafkalog.model.values import LogConfig, Record
 

@@ -1,4 +1,4 @@
-"""Unit tests of the read-only checks behind `kafkalog verify` (kafkalog.impl.verify)."""
+"""Unit tests of the read-only checks behind `kafkalog verify` (kafkalog.impl.verify.verifier)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import zlib
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.fs import FileSystem
-from kafkalog.impl.log_dir import (
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import (
     RootCheckpoints,
     SegmentFileName,
     TopicPartition,
     classify_partition_file,
 )
-from kafkalog.impl.memory_records import MemoryRecords
-from kafkalog.impl.verify import (
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.verify.verifier import (
     OFFSET_INDEX_ENTRY,
     TIME_INDEX_ENTRY,
     BatchFacts,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafkalog.model import log
-from kafkalog.model.coverage import rules_exercised
+from kafkalog.model.coverage.rules import rules_exercised
 from kafkalog.model.errors import (
     IllegalArgumentError,
     OffsetOutOfRangeError,

@@ -7,9 +7,11 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from kafkalog.model import crash, crash_inside, log
-from kafkalog.model.crash import CrashMode, Durable, FaultModel
-from kafkalog.model.crash_invariants import crash_violations
+from kafkalog.model import log
+from kafkalog.model.crash import crash
+from kafkalog.model.crash import inside as crash_inside
+from kafkalog.model.crash.crash import CrashMode, Durable, FaultModel
+from kafkalog.model.crash.invariants import crash_violations
 from kafkalog.model.invariants import check_all
 from kafkalog.model.recovery import Checkpoints, load_unclean
 from kafkalog.model.state import PartitionState

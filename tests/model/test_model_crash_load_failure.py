@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkalog.model import crash, crash_inside, log
-from kafkalog.model.crash import FaultModel, LoadFailure
+from kafkalog.model import log
+from kafkalog.model.crash import crash
+from kafkalog.model.crash import inside as crash_inside
+from kafkalog.model.crash.crash import FaultModel, LoadFailure
 from kafkalog.model.values import LogConfig, Record
 
-# The transactions family's segment sizes (conformance/configs.py): one segment holds both.
+# The transactions family's segment sizes (conformance/gen/configs.py): one segment holds both.
 CONFIG = LogConfig(segment_bytes=500, index_interval_bytes=100, segment_index_bytes=48,
                    file_delete_delay_ms=1000)
 

@@ -1,11 +1,13 @@
-"""Producer state after a crash and an unclean load (model/crash_producers.py, KL-CRASH-11)."""
+"""Producer state after a crash and an unclean load (model/crash/producers.py, KL-CRASH-11)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kafkalog.model import crash, crash_producers, log
-from kafkalog.model.crash import FaultModel
+from kafkalog.model import log
+from kafkalog.model.crash import crash
+from kafkalog.model.crash import producers as crash_producers
+from kafkalog.model.crash.crash import FaultModel
 from kafkalog.model.invariants import check_all
 from kafkalog.model.values import LogConfig, Record
 

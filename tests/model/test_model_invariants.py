@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kafkalog.model import log
-from kafkalog.model.coverage import rules_exercised
+from kafkalog.model.coverage.rules import rules_exercised
 from kafkalog.model.errors import ACTION_ERRORS, KafkalogError
 from kafkalog.model.invariants import INVARIANTS, check_all
 from kafkalog.model.state import PartitionState

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from kafkalog.model import log
-from kafkalog.model import producer_state as ps
 from kafkalog.model.errors import (
     IllegalArgumentError,
     InvalidProducerEpochError,
@@ -18,6 +17,7 @@ from kafkalog.model.errors import (
     OutOfOrderSequenceError,
 )
 from kafkalog.model.invariants import check_all
+from kafkalog.model.producer import producer_state as ps
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import (
     INT32_MAX,

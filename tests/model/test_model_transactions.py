@@ -17,10 +17,10 @@ from kafkalog.model.errors import (
     TransactionCoordinatorFencedError,
 )
 from kafkalog.model.invariants import check_all
+from kafkalog.model.producer.transaction_entry import marker_record, parse_marker
+from kafkalog.model.producer.transactions import collect_aborted
 from kafkalog.model.sizes import batch_size
 from kafkalog.model.state import PartitionState, Segment
-from kafkalog.model.transactions import collect_aborted
-from kafkalog.model.txn_entry import marker_record, parse_marker
 from kafkalog.model.values import (
     AbortedTransaction,
     AbortedTxnEntry,
@@ -287,7 +287,7 @@ def test_truncation_replaying_a_completed_txn__can_pull_the_lso_back_until_an_hw
 def test_aborted_upper_bound__exact_first_index_entry__answers_the_second_one() -> None:
     """Spec: KL-TXN-9 — Kafka's indexSlotRangeFor never probes slot 0 on an exact match, so a
     read ending exactly at the first offset-index entry's position uses the second entry."""
-    from kafkalog.model.transactions import upper_bound_offset
+    from kafkalog.model.producer.transactions import upper_bound_offset
     from kafkalog.model.values import FetchDataInfo, LogOffsetMetadata
 
     s = log.empty_log(LogConfig())

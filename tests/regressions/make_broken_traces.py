@@ -6,12 +6,12 @@ a deliberate change of the model or the trace format; review the diff like any o
 import sys
 from pathlib import Path
 
-from kafkalog.conformance.adapter.wire import FEATURES
+from kafkalog.conformance.adapter.json_codec import FEATURES
 from kafkalog.conformance.broken.catalogue import BROKEN, broken_factory
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.lockstep import DivergenceError
-from kafkalog.conformance.session import START_MS, Session
-from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, write_trace
+from kafkalog.conformance.check.lockstep import DivergenceError
+from kafkalog.conformance.check.session import START_MS, Session
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit, write_trace
 from kafkalog.model import values as v
 
 NOW = START_MS
@@ -20,7 +20,7 @@ def rec(ts=NOW, value=b"test", key=None):
 def leader(*records, epoch=0):
     return ("append_as_leader", {"records": tuple(records), "leader_epoch": epoch})
 def fill(size, ts=NOW):  # one record making a batch of exactly `size` bytes
-    from kafkalog.conformance.picks import fit_value
+    from kafkalog.conformance.gen.picks import fit_value
     return rec(ts, fit_value([rec(ts, b"")], size))
 
 old = NOW - 120_000 - 1

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from kafkalog.conformance.broken.crash import BROKEN_CRASH
-from kafkalog.conformance.runner import run_seed
+from kafkalog.conformance.check.runner import run_seed
 
 FAMILIES = ("tiny", "index_full", "time_roll", "hw_retention")
 # Not reached by `kafkalog check`'s crash steps, each for a stated reason (README "Durability"):
@@ -65,7 +65,7 @@ def _record(ts: int) -> object:
 
 def defect_scenarios() -> dict[str, tuple[str, list[tuple[str, dict]], object]]:
     """name -> (family, steps before the last crash, predicate on the recovered view)."""
-    from kafkalog.conformance.session import START_MS as now
+    from kafkalog.conformance.check.session import START_MS as now
 
     def leader(n: int = 1, epoch: int = 0) -> list[tuple[str, dict]]:
         return [("append_as_leader", {"records": (_record(now),), "leader_epoch": epoch})] * n
@@ -100,11 +100,11 @@ def defect_scenarios() -> dict[str, tuple[str, list[tuple[str, dict]], object]]:
 def make_defect_traces(out: Path) -> None:
     import dataclasses
 
-    from kafkalog.conformance.adapter.wire import FEATURES
-    from kafkalog.conformance.configs import CONFIG_FAMILIES
-    from kafkalog.conformance.impl_sut import ImplSut
-    from kafkalog.conformance.session import START_MS, Session
-    from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, write_trace
+    from kafkalog.conformance.adapter.json_codec import FEATURES
+    from kafkalog.conformance.check.impl_sut import ImplSut
+    from kafkalog.conformance.check.session import START_MS, Session
+    from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+    from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit, write_trace
 
     logging.disable(logging.WARNING)
     faults = {"defect1": ("power_loss_torn", "missing_index"),

@@ -22,11 +22,17 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
-from kafkalog.conformance.configs import CONFIG_FAMILIES
-from kafkalog.conformance.lockstep import DivergenceError
-from kafkalog.conformance.runner import _factory, run_seed
-from kafkalog.conformance.session import Session
-from kafkalog.conformance.trace import Trace, TraceHeader, git_commit, loads_trace, write_trace
+from kafkalog.conformance.check.lockstep import DivergenceError
+from kafkalog.conformance.check.runner import _factory, run_seed
+from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.trace import (
+    Trace,
+    TraceHeader,
+    git_commit,
+    loads_trace,
+    write_trace,
+)
 from kafkalog.model import values as v
 
 from kafkalog.cli.wire_cmds import wire_adapter_command

@@ -20,13 +20,13 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from kafkalog.model import replication as rep
-from kafkalog.model.replication_invariants import (
+from kafkalog.model.replication import replication as rep
+from kafkalog.model.replication.invariants import (
     high_watermark_within_log_end,
     logs_match_below_high_watermark,
     no_committed_data_loss,
 )
-from kafkalog.model.replication_steps import Step, apply_step
+from kafkalog.model.replication.steps import Step, apply_step
 
 
 class Violation(AssertionError):

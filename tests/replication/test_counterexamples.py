@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from kafkalog.conformance.errors import TraceFormatError
 from kafkalog.model.errors import IllegalArgumentError
-from kafkalog.model.replication_steps import replay
+from kafkalog.model.replication.steps import replay
 
 from kafkalog.cli.explain_cmd import (
     COUNTEREXAMPLES,

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from kafkalog.model import replication as rep
-from kafkalog.model import replication_log as rlog
 from kafkalog.model.errors import IllegalArgumentError, IllegalStateError
-from kafkalog.model.replication_invariants import (
+from kafkalog.model.replication import log as rlog
+from kafkalog.model.replication import replication as rep
+from kafkalog.model.replication.invariants import (
     high_watermark_within_log_end,
     logs_match_below_high_watermark,
     no_committed_data_loss,
     violated_invariants,
 )
-from kafkalog.model.replication_steps import Step, apply_step, check_step, replay
+from kafkalog.model.replication.steps import Step, apply_step, check_step, replay
 from kafkalog.model.values import EpochEntry
 
 KIP279 = "leader_epoch_kip279"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kafkalog.model import replication_log as rlog
-from kafkalog.model.replication_log import ReplicaLog
-from kafkalog.model.replication_policies import (
+from kafkalog.model.replication import log as rlog
+from kafkalog.model.replication.log import ReplicaLog
+from kafkalog.model.replication.policies import (
     kip101_end_offset_for,
     leader_epoch_kip279,
     leader_epoch_request,

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from kafkalog.model import replication as rep
-from kafkalog.model import replication_log as rlog
-from kafkalog.model.replication_steps import Step, apply_step, replay
+from kafkalog.model.replication import log as rlog
+from kafkalog.model.replication import replication as rep
+from kafkalog.model.replication.steps import Step, apply_step, replay
 from replication_machine import SearchOutcome, search
 
 LOSS = "no_committed_data_loss"

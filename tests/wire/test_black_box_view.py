@@ -1,4 +1,4 @@
-"""The black-box view (conformance/black_box.py): which actions are asked, what is compared."""
+"""The black-box view (conformance/check/black_box.py): which actions are asked, what is compared."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from collections import Counter
 
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
-from kafkalog.conformance import black_box
-from kafkalog.conformance.adapter.wire import ACTIONS, FEATURES
-from kafkalog.conformance.configs import config_family
-from kafkalog.conformance.machine import make_machine
-from kafkalog.conformance.runner import run_settings
-from kafkalog.conformance.session import Session
-from kafkalog.conformance.sut import ModelSut
+from kafkalog.conformance.adapter.json_codec import ACTIONS, FEATURES
+from kafkalog.conformance.check import black_box
+from kafkalog.conformance.check.runner import run_settings
+from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import config_family
+from kafkalog.conformance.gen.machine import make_machine
 from kafkalog.model import values as v
 
 WIRE_FEATURES = frozenset({"black_box", "timestamps"})

@@ -7,9 +7,9 @@ from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
 from kafkalog.conformance.broker.adapter import broker_features
 from kafkalog.conformance.broker.process import TansuBroker
 from kafkalog.conformance.broker.sut import Broker, BrokerSut, error_for, topic_configs
-from kafkalog.conformance.configs import config_family
+from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.errors import AdapterCrashedError, UnexpectedException
-from kafkalog.conformance.sut import UnsupportedError
+from kafkalog.conformance.gen.configs import config_family
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
 

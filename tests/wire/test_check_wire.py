@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from kafkalog.conformance.broker.process import TansuBroker
-from kafkalog.conformance.replay import replay_trace
-from kafkalog.conformance.trace import read_trace
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import read_trace
 
 CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 

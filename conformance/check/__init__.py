@@ -1,0 +1,1 @@
+"""Lockstep checking: systems under test, comparison with the model, observation, coverage."""

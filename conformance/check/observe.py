@@ -1,0 +1,87 @@
+"""What the checker observes beyond `Log.state()`: exact index entries (issue #11 item 2).
+
+The model keeps every offset- and time-index entry byte-exactly (model/segment.py), so the
+checker compares them: an implementation that indexes once per append instead of once per batch,
+or keeps a stale entry after truncation, writes a legal-looking sparse index that no read result
+shows. `with_indexes` adds the entries to the implementation's view, reading an index that is not
+loaded from its file without opening it (so observing never creates a lazy index file, FMT-31),
+and `comparable` drops the model's entries where an adapter does not report them (the field is
+optional in the adapter protocol, so version-1 adapters without it keep working).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from typing import Any
+
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.log.log import Log
+from kafkalog.model import values as v
+
+_OFFSET_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
+_TIME_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
+
+Entries = tuple[tuple[int, int], ...]
+
+
+def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateView:
+    """`view` with each segment's exact index entries, as the implementation holds them."""
+    with log.lock:
+        segments = list(log.local_log.segments)
+        # Built directly: dataclasses.replace costs ~9 µs a call, and this runs every step.
+        observed = tuple(
+            v.SegmentView(seen.base_offset, seen.size_in_bytes, seen.next_offset,
+                          _offset_entries(segment, fs), _time_entries(segment, fs))
+            for seen, segment in zip(view.segments, segments, strict=True)
+        )
+    return dataclasses.replace(view, segments=observed)
+
+
+def _offset_entries(segment: Any, fs: FileSystem) -> Entries:
+    lazy = segment._offset_index
+    base = segment.base_offset
+    raw = lazy.get().raw_entries() if lazy.is_loaded() else _file_entries(fs, lazy.path,
+                                                                           _OFFSET_ENTRY)
+    return tuple((base + rel, pos) for rel, pos in raw)
+
+
+def _time_entries(segment: Any, fs: FileSystem) -> Entries:
+    lazy = segment._time_index
+    base = segment.base_offset
+    raw = lazy.get().raw_entries() if lazy.is_loaded() else _file_entries(fs, lazy.path,
+                                                                           _TIME_ENTRY)
+    return tuple((ts, base + rel) for ts, rel in raw)
+
+
+def _file_entries(fs: FileSystem, path: str, entry: struct.Struct) -> list[tuple[int, int]]:
+    """The entries an index would load from its file: whole entries of its length (FMT-28)."""
+    if not fs.exists(path):
+        return []
+    data = fs.read_file(path)
+    count = len(data) // entry.size
+    return [entry.unpack_from(data, n * entry.size) for n in range(count)]  # type: ignore[misc]
+
+
+def comparable(model: v.LogStateView, impl: v.LogStateView
+               ) -> tuple[v.LogStateView, v.LogStateView]:
+    """Both views without what is not compared: observations the implementation does not
+    report (an adapter without the optional index fields, or an index file not created yet).
+
+    Every segment's time index is compared exactly, inactive ones included: the model carries
+    Kafka's lazily loaded max timestamp (KL-TRUNC-3), so a truncation that forgets the batches
+    before the cut (LogSegment.truncateTo, SEG-13) shows in its entries the same way on both
+    sides.
+    """
+    if len(model.segments) != len(impl.segments):
+        return model, impl
+    ours_out, theirs_out = [], []
+    for ours, theirs in zip(model.segments, impl.segments, strict=True):
+        if theirs.offset_index is None:
+            ours = dataclasses.replace(ours, offset_index=None)
+        if theirs.time_index is None:
+            ours = dataclasses.replace(ours, time_index=None)
+        ours_out.append(ours)
+        theirs_out.append(theirs)
+    return (dataclasses.replace(model, segments=tuple(ours_out)),
+            dataclasses.replace(impl, segments=tuple(theirs_out)))

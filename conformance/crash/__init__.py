@@ -1,0 +1,1 @@
+"""Crash checking: the recording and fault-injecting file systems, crash images and the crash sweep."""

@@ -1,0 +1,1 @@
+"""What the checker generates: the state machines, their rules, picks, scenarios and config families."""

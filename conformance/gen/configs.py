@@ -1,0 +1,144 @@
+"""Named configuration families: tiny limits so rolls, full indexes and retention happen often.
+
+The conformance machine and the Spark campaigns draw from the same families (by name), so a
+campaign's failure buckets name a family that `kafkalog check` and `replay` understand.
+Sizes are chosen around the 72-byte one-record batch (FMT-49): a 400-byte segment holds about
+five such batches, a 48-byte offset index six entries, a 24-byte time index two (FMT-21, FMT-26).
+"""
+
+from __future__ import annotations
+
+from kafkalog.conformance.errors import UnknownConfigFamilyError
+from kafkalog.model.values import LogConfig, TimestampType
+
+_TINY = LogConfig(
+    segment_bytes=400,
+    segment_ms=60_000,
+    segment_jitter_ms=0,
+    index_interval_bytes=100,
+    segment_index_bytes=48,
+    retention_ms=120_000,
+    retention_bytes=-1,
+    max_message_bytes=300,
+    file_delete_delay_ms=1_000,
+)
+
+CONFIG_FAMILIES: dict[str, LogConfig] = {
+    # Rolls by size every few appends; time retention after two minutes of clock.
+    "tiny": _TINY,
+    # An offset-index entry per batch and three slots: rolls because the index is full (SEG-6).
+    "index_full": LogConfig(
+        segment_bytes=4_096,
+        segment_ms=600_000,
+        index_interval_bytes=1,
+        segment_index_bytes=24,
+        retention_ms=-1,
+        retention_bytes=-1,
+        max_message_bytes=1_000,
+        file_delete_delay_ms=500,
+    ),
+    # Size-based retention (LOG-37) over 300-byte segments; no time retention.
+    "size_retention": LogConfig(
+        segment_bytes=300,
+        segment_ms=600_000,
+        index_interval_bytes=128,
+        segment_index_bytes=64,
+        retention_ms=-1,
+        retention_bytes=400,
+        max_message_bytes=250,
+        file_delete_delay_ms=2_000,
+    ),
+    # Two one-record batches per segment and a 72-byte size limit: three appends already put
+    # a segment over retention, so retention meets data above a held-back HW within a few
+    # steps (LOG-33, LOG-37; BUG-36).
+    "hw_retention": LogConfig(
+        segment_bytes=150,
+        segment_ms=600_000,
+        index_interval_bytes=64,
+        segment_index_bytes=48,
+        retention_ms=-1,
+        retention_bytes=72,
+        max_message_bytes=140,
+        file_delete_delay_ms=1_000,
+    ),
+    # Time-based rolls with deterministic jitter (SEG-7, SEG-8) and short time retention.
+    "time_roll": LogConfig(
+        segment_bytes=2_048,
+        segment_ms=1_000,
+        segment_jitter_ms=300,
+        index_interval_bytes=64,
+        segment_index_bytes=120,
+        retention_ms=5_000,
+        retention_bytes=-1,
+        max_message_bytes=1_000,
+        file_delete_delay_ms=1_000,
+    ),
+    # The leader stamps its clock on every batch (FMT-45 bit 3, LOG-16).
+    "log_append_time": LogConfig(
+        segment_bytes=400,
+        segment_ms=60_000,
+        index_interval_bytes=100,
+        segment_index_bytes=48,
+        retention_ms=120_000,
+        retention_bytes=-1,
+        max_message_bytes=300,
+        file_delete_delay_ms=1_000,
+        message_timestamp_type=TimestampType.LOG_APPEND_TIME,
+    ),
+    # Time retention at zero (legal in Kafka): every segment below the HW is older than
+    # retention at once, so the `< 0` "disabled" test of LOG-36 meets its boundary (a gap the
+    # mutation run of impl/log/retention.py found, issue #11). Size retention stays off: at 0 it
+    # would run first and leave time retention nothing to do.
+    "zero_retention": LogConfig(
+        segment_bytes=300,
+        segment_ms=600_000,
+        index_interval_bytes=100,
+        segment_index_bytes=48,
+        retention_ms=0,
+        retention_bytes=-1,
+        max_message_bytes=250,
+        file_delete_delay_ms=1_000,
+    ),
+    # Kafka-like proportions, scaled down: few rolls, many batches per segment.
+    "roomy": LogConfig(
+        segment_bytes=64 * 1024,
+        segment_ms=3_600_000,
+        index_interval_bytes=4_096,
+        segment_index_bytes=10 * 1024,
+        retention_ms=7 * 24 * 3_600_000,
+        retention_bytes=-1,
+        file_delete_delay_ms=60_000,
+    ),
+}
+
+def _producer_families() -> dict[str, LogConfig]:
+    from kafkalog.conformance.gen.producers import PRODUCER_FAMILIES
+    from kafkalog.conformance.gen.transactions import TXN_FAMILIES
+
+    return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
+
+
+# Producer actors (issue 14; conformance/gen/producers.py): not in DEFAULT_MIX, so the default
+# seeds of `check` keep their machine; `check --family producers` names them, and the
+# campaign default mix (CAMPAIGN_MIX) includes them.
+CONFIG_FAMILIES.update(_producer_families())
+
+#: The mix `check` cycles through by seed (family = MIX[seed % len(MIX)]); see CAMPAIGN_MIX.
+DEFAULT_MIX: tuple[str, ...] = (
+    "tiny", "index_full", "size_retention", "time_roll", "hw_retention", "log_append_time",
+    "roomy", "zero_retention",
+)
+
+#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14)
+#: and the transactions family (issue 15).
+CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time",
+                                 "transactions")
+
+
+def config_family(name: str) -> LogConfig:
+    """The LogConfig of a family; raises UnknownConfigFamilyError naming the known ones."""
+    try:
+        return CONFIG_FAMILIES[name]
+    except KeyError:
+        known = ", ".join(sorted(CONFIG_FAMILIES))
+        raise UnknownConfigFamilyError(f"unknown config family {name!r} (known: {known})") from None

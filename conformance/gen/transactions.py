@@ -1,0 +1,147 @@
+"""Transactional producers as generated actors (issue 15): the transaction machine and family.
+
+`TxnLogMachine` is the producer machine (conformance/gen/producers.py) plus transaction rules;
+`make_machine` picks it for the `transactions` family when the adapter lists the `transactions`
+feature. What it generates: transactional batches of the three producers (interleaved with their
+own and others' idempotent and plain batches, which are InvalidTxnState inside an open
+transaction), COMMIT/ABORT markers from the coordinator with the stored, a bumped or a stale
+producer epoch and coordinator epoch, markers and transactional batches arriving as follower
+appends, HW moves past markers, read_committed reads, and truncation through an open or just
+aborted transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+from kafkalog.conformance.gen import picks
+from kafkalog.conformance.gen.machine import OFFSETS
+from kafkalog.conformance.gen.producers import _PRODUCER_BASE, ProducerLogMachine
+from kafkalog.model import values as v
+from kafkalog.model.producer.transaction_entry import marker_record
+
+#: Config families with transactional actors (conformance/gen/configs.py registers them).
+TXN_FAMILIES: dict[str, v.LogConfig] = {
+    # Producer-family limits with 500-byte segments: a 78-byte marker and a few batches roll.
+    "transactions": replace(_PRODUCER_BASE, segment_bytes=500),
+}
+
+_TXN = "transactions"
+EPOCH_DELTAS = st.sampled_from((0, 0, 0, 1, -1))  # mostly the current epoch; bumps; stale
+COORDINATOR_DELTAS = st.sampled_from((0, 0, 1, -1))
+
+
+def is_txn_config(config: v.LogConfig) -> bool:
+    """True for the configs of the transactional families."""
+    return any(config == c for c in TXN_FAMILIES.values())
+
+
+def _uses_txn(machine: ProducerLogMachine) -> bool:
+    return _TXN in machine.session.features
+
+
+class TxnLogMachine(ProducerLogMachine):
+    """ProducerLogMachine plus transaction rules (see the module docstring)."""
+
+    def _coordinator_epoch(self, pid: int) -> int:
+        for p in self.view().producers or ():
+            if p.producer_id == pid:
+                return max(p.coordinator_epoch, 0)
+        return 0
+
+    @precondition(_uses_txn)
+    @rule(index=st.integers(0, 2), count=st.integers(1, 3))
+    def txn_produce(self, index: int, count: int) -> None:
+        """The next transactional batch of a producer (PST-18: opens a transaction)."""
+        pid, epoch, seq = self._producer(index)
+        self.do("append_as_leader", records=self._records(count, "now"),
+                leader_epoch=self.epoch(("latest", 0, 0)), producer_id=pid,
+                producer_epoch=epoch, base_sequence=seq, is_transactional=True)
+        self.sent.append((pid, epoch, seq, count))
+
+    @precondition(_uses_txn)
+    @rule(index=st.integers(0, 2), commit=st.booleans(), epoch_delta=EPOCH_DELTAS,
+          coordinator_delta=COORDINATOR_DELTAS)
+    def end_txn(self, index: int, commit: bool, epoch_delta: int,
+                coordinator_delta: int) -> None:
+        """A COMMIT/ABORT marker from the coordinator (TXN-2, TXN-3): fenced below the stored
+        epochs; a bumped epoch clears the sequence cache."""
+        pid, epoch, _ = self._producer(index)
+        self.do("append_marker", producer_id=pid,
+                producer_epoch=min(max(epoch + epoch_delta, 0), 32767), commit=commit,
+                coordinator_epoch=max(self._coordinator_epoch(pid) + coordinator_delta, 0),
+                leader_epoch=self.epoch(("latest", 0, 0)))
+
+    @precondition(lambda self: _uses_txn(self) and "follower_append" in self.session.features)
+    @rule(index=st.integers(0, 2), commit=st.booleans(), with_data=st.booleans(),
+          epoch_delta=EPOCH_DELTAS)
+    def replicate_txn(self, index: int, commit: bool, with_data: bool, epoch_delta: int) -> None:
+        """A transactional batch and/or a marker as a follower append (PST-21: older epochs and
+        coordinator epochs are accepted)."""
+        pid, epoch, seq = self._producer(index)
+        base, leader = self.view().log_end_offset, self.epoch(("latest", 0, 0))
+        epoch = min(max(epoch + epoch_delta, 0), 32767)
+        specs = []
+        if with_data:
+            specs.append(v.BatchSpec(base, leader, self._records(1, "now"), producer_id=pid,
+                                     producer_epoch=epoch, base_sequence=seq,
+                                     is_transactional=True))
+            base += 1
+        specs.append(v.BatchSpec(base, leader, (marker_record(commit, 0, self.now_ms),),
+                                 producer_id=pid, producer_epoch=epoch, is_transactional=True,
+                                 is_control=True))
+        self.do("append_as_follower", batches=tuple(specs), leader_epoch=None)
+
+    @precondition(_uses_txn)
+    @rule(delta=st.sampled_from((0, 0, -1, -2)))
+    def hw_near_leo(self, delta: int) -> None:
+        """Move the HW to (just below) the LEO: unreplicated transactions retire (TXN-7)."""
+        self.do("update_high_watermark", offset=max(self.view().log_end_offset + delta, 0))
+
+    @precondition(_uses_txn)
+    @rule(start=OFFSETS, size=st.tuples(st.sampled_from(picks.MAX_BYTES_MODES),
+                                        st.integers(-2, 2)),
+          min_one_message=st.booleans())
+    def read_committed(self, start: picks.OffsetPick, size: tuple[str, int],
+                       min_one_message: bool) -> None:
+        """A read_committed fetch: bounded by the LSO, with the aborted list (TXN-14..16)."""
+        self.do("read", start_offset=self.offset(start),
+                max_bytes=picks.max_bytes(size[0], size[1], self.config),
+                isolation=v.Isolation.TXN_COMMITTED, min_one_message=min_one_message)
+
+    @precondition(_uses_txn)
+    @rule(index=st.integers(0, 2), lag=st.integers(0, 2))
+    def read_below_open_txn(self, index: int, lag: int) -> None:
+        """Plain data, then a transaction opened above a lagging HW, then read_committed from
+        the log start: the read stops at the HW, not at the FUO above it (TXN-9, KAFKA-9807)."""
+        self.do("append_as_leader", records=self._records(1, "now"),
+                leader_epoch=self.epoch(("latest", 0, 0)))
+        self.txn_produce(index, 1)
+        self.hw_near_leo(-1 - lag)
+        self.do("read", start_offset=self.view().log_start_offset, max_bytes=1 << 16,
+                isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
+    @precondition(_uses_txn)
+    @rule(index=st.integers(0, 2), other=st.integers(0, 2), abort=st.booleans(),
+          keep=st.integers(0, 3))
+    def truncate_through_txn(self, index: int, other: int, abort: bool, keep: int) -> None:
+        """Two producers' transactions, a marker, the HW to the LEO, then a truncation into them
+        (PSF-10, PSR-10: the index is cut and transactions reopen) and a read_committed."""
+        start = self.view().log_end_offset
+        self.txn_produce(index, 1)
+        self.txn_produce(other, 1)
+        self.end_txn(index, not abort, 0, 0)
+        self.hw_near_leo(0)
+        self.do("truncate_to", offset=start + keep)
+        self.do("read", start_offset=start, max_bytes=1 << 16,
+                isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
+    @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
+    @rule(index=st.integers(0, 2))
+    def reload_with_open_txn(self, index: int) -> None:
+        """An open transaction survives a clean reload through the snapshot (TXN-13, PSF-4)."""
+        self.txn_produce(index, 1)
+        self.do("close_and_reopen")
+        self.hw_near_leo(0)

@@ -1,0 +1,1 @@
+"""Trace files: writing, reading, replaying, minimising and scripted traces."""

@@ -1,0 +1,1 @@
+"""Checkpoint files (recovery point, log start offset, high watermark) and the leader-epoch cache."""

@@ -1,0 +1,1 @@
+"""The one file-system seam every other module goes through."""

@@ -1,0 +1,1 @@
+"""The offset, time and transaction indexes (mmap'd) and their read-only views."""

@@ -1,0 +1,1 @@
+"""Loading a partition directory (Kafka's LogLoader) and a whole `log.dirs` directory."""

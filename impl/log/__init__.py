@@ -1,0 +1,1 @@
+"""`Log` (Kafka's UnifiedLog) and `LocalLog`: appends, reads, HW, retention, truncation, transactions."""

@@ -1,0 +1,1 @@
+"""Producer state: appends, snapshots, rebuild from the log, transaction recovery."""

@@ -1,0 +1,1 @@
+"""A segment's four files (`.log`, `.index`, `.timeindex`, `.txnindex`) and the sorted map of segments."""

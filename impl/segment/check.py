@@ -1,0 +1,71 @@
+"""A segment's own invariants (SEG-2) and its next offset (SEG-12) on header facts.
+
+Conformance checks every segment after every step and observes each one's next offset, so both
+walks read the batch headers in C (`scan_headers`, `facts_summary`) when the bytes are plain v2
+batches of a bounded size. Anything else, or any doubt, takes the batch-by-batch walk, which
+raises what it always raised and names the first problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafkalog.impl.records.facts_summary import facts_summary
+from kafkalog.impl.records.memory_records import scan_headers
+
+# Bytes read in one pread for a header walk; larger spans walk batch by batch.
+QUICK_WALK_BYTES = 8 << 20
+
+
+def check_segment(segment: Any) -> int:
+    """Assert `segment`'s invariants in O(n): offsets within its relative range and strictly
+    increasing, no torn bytes, both indexes' own checks. Returns the offset after its last
+    batch (the base offset when empty)."""
+    size = segment.size()
+    if size <= QUICK_WALK_BYTES:
+        facts = scan_headers(segment.log.read_bytes(0, size))
+        summary = facts_summary(facts) if facts else None
+        if (summary is not None and summary.lasts_increasing
+                and facts[0][2] + facts[0][3] >= segment.base_offset
+                and segment.can_convert_to_relative_offset(summary.last_offset)
+                and summary.total_size == size):
+            _check_indexes(segment)
+            return summary.last_offset + 1
+    return _check_batch_by_batch(segment)
+
+
+def _check_batch_by_batch(segment: Any) -> int:
+    base = segment.base_offset
+    previous_last = base - 1
+    position = 0
+    for batch in segment.log.batches(0):
+        assert segment.can_convert_to_relative_offset(batch.last_offset), (
+            f"segment {base}: batch at {position} ends at {batch.last_offset}"
+        )
+        assert batch.last_offset > previous_last, (
+            f"segment {base}: offsets not increasing at {position}"
+        )
+        previous_last = batch.last_offset
+        position += batch.size_in_bytes
+    assert position == segment.size(), f"segment {base}: torn bytes after {position}"
+    _check_indexes(segment)
+    return previous_last + 1
+
+
+def _check_indexes(segment: Any) -> None:
+    segment._offset_index.check_if_loaded()
+    segment._time_index.check_if_loaded()
+
+
+def next_offset_from(segment: Any, position: int) -> int:
+    """The offset after the last whole batch at or after `position`, else the base offset
+    (SEG-12's walk from the last index entry)."""
+    tail = segment.size() - position
+    if 0 < tail <= QUICK_WALK_BYTES:
+        facts = scan_headers(segment.log.read_bytes(position, tail))
+        if facts:
+            return facts[-1][2] + facts[-1][3] + 1
+    next_offset = segment.base_offset
+    for batch in segment.log.batches(position):
+        next_offset = batch.next_offset
+    return int(next_offset)

@@ -1,0 +1,1 @@
+"""`kafkalog verify`: a read-only consistency check of a Kafka log directory."""

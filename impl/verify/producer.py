@@ -1,0 +1,48 @@
+"""`verify` checks of producer `.snapshot` files (PSF-1..PSF-5, PSR-3; reference §9 item 12).
+
+Read-only. Each finding is `(is_problem, kind, path, message, rule)`; `verify.py` turns them
+into its `Finding`s (kept apart so this module does not import the verifier).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.producer.snapshot import read_snapshot, snapshot_offset
+from kafkalog.model.errors import CorruptSnapshotError
+
+SnapshotFinding = tuple[bool, str, str, str, str]
+
+
+def check_snapshots(fs: FileSystem, partition_dir: Path, log_end_offset: int,
+                    ) -> list[SnapshotFinding]:
+    """Every `.snapshot` parses (version, size, CRC-32C); none holds state at or beyond its own
+    offset (KAFKA-6683) or a producer twice; one above the LEO is a note (the load deletes it)."""
+    out: list[SnapshotFinding] = []
+    for name in fs.list_dir(partition_dir):
+        offset = snapshot_offset(name)
+        if offset is None or fs.is_dir(partition_dir / name):
+            continue
+        path = str(partition_dir / name)
+        try:
+            entries = read_snapshot(fs, partition_dir / name)
+        except CorruptSnapshotError as error:
+            out.append((True, "corrupt_snapshot", path, error.message, "PSF-5"))
+            continue
+        if offset > log_end_offset:
+            out.append((False, "snapshot_above_log_end", path,
+                        f"snapshot at {offset} above the log end offset {log_end_offset}; the "
+                        "load deletes it", "PSR-3"))
+        seen: set[int] = set()
+        for e in entries:
+            if e.producer_id in seen:
+                out.append((True, "snapshot_duplicate_producer", path,
+                            f"producer {e.producer_id} appears twice", "PSF-4"))
+            seen.add(e.producer_id)
+            if e.last_offset >= offset or e.current_txn_first_offset >= offset:
+                out.append((True, "snapshot_beyond_offset", path,
+                            f"producer {e.producer_id} has data at offset "
+                            f"{max(e.last_offset, e.current_txn_first_offset)}, not below the "
+                            f"snapshot's offset {offset}", "PSF-1"))
+    return out

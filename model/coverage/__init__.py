@@ -1,0 +1,1 @@
+"""Which spec rules a step exercised: the rule coverage the checker reports."""

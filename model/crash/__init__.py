@@ -1,0 +1,1 @@
+"""Crashes: the set of states a crash and an unclean load may leave (specs/log.md §15)."""

@@ -1,0 +1,140 @@
+"""A crash inside an action (KL-CRASH-8): the allowed set is that of the log before or after it.
+
+`crash_between` widens `crash.crash_states` with the intermediate segment layouts an action that
+removes segments may leave (retention oldest first, kafkalog's truncations highest first,
+Kafka's lowest first) and with either content of each checkpoint file (CRP-8).
+Pure and stdlib-only like the rest of the model.
+"""
+
+from __future__ import annotations
+
+from kafkalog.model.crash.crash import (
+    TRUNCATIONS,
+    CrashMode,
+    Durable,
+    FaultModel,
+    LoadFailure,
+    Outcome,
+    crash_states,
+    durable_after,
+)
+from kafkalog.model.recovery import Checkpoints
+from kafkalog.model.state import PartitionState, Segment
+
+__all__ = ["crash_between"]
+
+
+def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
+                  durable_after_action: Durable, action: str, fault: FaultModel,
+                  mode: CrashMode = CrashMode.STRICT,
+                  offsets_back: bool = False) -> tuple[Outcome, ...]:
+    """A crash inside `action`: a state of the allowed set of the log before or after it.
+
+    Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
+    of the two); each checkpoint is its old or its new content (CRP-8). A crash inside a clean
+    shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
+    """
+    low = min(durable_before.flushed, durable_after_action.flushed)
+    on_disk = Durable(low, durable_after_action.checkpoints,
+                      tuple(dict.fromkeys((*durable_after_action.epoch_options,
+                                           *durable_before.epoch_options))))
+    process = fault is FaultModel.PROCESS_CRASH
+    removing = action in TRUNCATIONS or action == "delete_old_segments"
+    if fault is FaultModel.PROCESS_CRASH:
+        # FLT-1: what the action had not written yet is all a process crash can lose: the
+        # prefixes from there, as a power loss with that frontier would leave them. An action
+        # that removes segments may have removed any of them already.
+        if not removing:
+            low = max(low, min(before.log_end_offset, after.log_end_offset))
+        fault = FaultModel.POWER_LOSS
+    # A full truncation (also inside truncate_to) removes the old segments before it creates
+    # the new one (LOC-9), and removes them highest first; an
+    # action that rolls and then removes (retention, KL-RET-6) may stop between the two.
+    fully = action == "truncate_fully_and_start_at" or (
+        action == "truncate_to"
+        and after.segments[0].base_offset not in {s.base_offset for s in before.segments})
+    extra: tuple[tuple[Segment, ...], ...] = ((),) if fully else ()
+    rolled = tuple(s for s in after.segments if s.base_offset > before.active.base_offset)
+    union = (*before.segments, *rolled)
+    # Retention removes the oldest segments one by one (LOC-11): any number of them may be gone.
+    removed = sum(1 for s in before.segments if s.base_offset < after.segments[0].base_offset)
+    for k in range(removed + 1):
+        for layout in (union[k:], before.segments[k:]):
+            if layout and layout not in (before.segments, after.segments):
+                extra = (*extra, layout)
+    if action in TRUNCATIONS:
+        # Removed highest first: any number of the top segments may be gone already.
+        for k in range(1, len(before.segments)):
+            layout = before.segments[:k]
+            if fully or layout[-1].next_offset >= after.log_end_offset:
+                extra = (*extra, layout)
+        if mode is CrashMode.KAFKA:
+            extra = (*extra, *_lowest_removed_first(before, after, fully))
+    elif mode is CrashMode.KAFKA and removed:
+        extra = (*extra, *_partly_retained(durable_before.layouts, before.segments[:removed]))
+    out: dict[Outcome, None] = {}
+    if action == "close_and_reopen":
+        out[(after, durable_after_action)] = None
+    options = tuple(dict.fromkeys(
+        (*durable_after_action.epoch_options, *durable_before.epoch_options)))
+    for state in (after, before):
+        for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
+            merged = Durable(low, checkpoints, options,
+                             durable_before.layouts + durable_after_action.layouts,
+                             tuple(dict.fromkeys(durable_before.ghosts
+                                                 + durable_after_action.ghosts)))
+            for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
+                if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
+                    # GAP-4: the page cache survived; the disk only has what was durable.
+                    loaded, after_load = outcome
+                    outcome = (loaded, durable_after(loaded, after_load.checkpoints, on_disk,
+                                                     FaultModel.PROCESS_CRASH, mode,
+                                                     state.segments))
+                out.setdefault(outcome, None)
+    return tuple(out)
+
+
+def _lowest_removed_first(before: PartitionState, after: PartitionState,
+                          fully: bool) -> tuple[tuple[Segment, ...], ...]:
+    """Kafka mode, a crash inside a truncation: the layouts with the lowest removed segments
+    gone and the later ones still whole (a hole in the offsets).
+
+    Kafka renames the segments a truncation removes `.deleted` in base order, lowest first
+    (`LocalLog.truncateTo` and `truncateFullyAndStartAt` through `deleteSegmentFiles`), and
+    cuts the segment it keeps only afterwards (DUR-20, DUR-23); kafkalog removes them highest
+    first. The loader checks no layout (RCV-14), so the hole is served.
+
+    Spec: KL-CRASH-8.
+    """
+    kept = 0 if fully else len(after.segments)
+    return tuple((*before.segments[:kept], *before.segments[kept + k:])
+                 for k in range(1, len(before.segments) - kept))
+
+
+def _partly_retained(layouts: tuple[tuple[Segment, ...], ...],
+                     removed: tuple[Segment, ...]) -> tuple[tuple[Segment, ...], ...]:
+    """Kafka mode, a crash inside retention: the layouts an earlier truncation may resurrect
+    (GAP-1) with the first k of the segments retention removes gone, oldest first (LOC-11), as
+    `observe` applies a completed retention to them (seed 1438 of the kafka-mode range: segment
+    0 removed, segment 2 kept, segment 3 holding the batch an unsynced truncation had cut).
+
+    Spec: KL-CRASH-8.
+    """
+    out: dict[tuple[Segment, ...], None] = {}
+    for k in range(1, len(removed) + 1):
+        gone = {s.base_offset for s in removed[:k]}
+        for layout in layouts:
+            kept = tuple(s for s in layout if s.base_offset not in gone)
+            if kept and kept != layout:
+                out.setdefault(kept, None)
+    return tuple(out)
+
+
+def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
+    """CRP-8: each checkpoint file is its old or its new content, independently of the others."""
+    out: dict[Checkpoints, None] = {}
+    for rp in {old.recovery_point, new.recovery_point}:
+        for lso in {old.log_start, new.log_start}:
+            for hw in {old.high_watermark, new.high_watermark}:
+                out.setdefault(Checkpoints(rp, lso, hw, new.epochs), None)
+    return list(out)

@@ -1,0 +1,1 @@
+"""Producer state and transactions: sequences, epochs, markers, the last stable offset."""
