@@ -1,4 +1,4 @@
-"""Fleet audit numbers (issue #18): split vs unsplit, local[1] vs local[2], vs `verify` in a loop.
+"""Fleet audit numbers: split vs unsplit, local[1] vs local[2], vs `verify` in a loop.
 
     python -m kafkalog.benchmarks.audit_bench [--only split,scaling,verify,critical]
         [--big-mib 512]
@@ -93,8 +93,9 @@ def critical_path(fleet: Path) -> dict[str, Any]:
     wall time once there are free cores, and the split shrinks it."""
     import pickle
 
-    from kafkalog.conformance.audit.job import audit_unit, find_log_dirs, plan_units
+    from kafkalog.conformance.audit.job import find_log_dirs, plan_units
     from kafkalog.conformance.audit.split import SplitPolicy, audit_piece, merge_pieces, split_units
+    from kafkalog.conformance.audit.unit import audit_unit
 
     units, _ = plan_units(find_log_dirs([str(fleet)]), "c")
     big = max(units, key=lambda unit: unit.bytes)

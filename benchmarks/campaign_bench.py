@@ -1,4 +1,4 @@
-"""Campaign pipeline numbers (issue #5): per-run overhead, local[1] vs local[2], time to first bug.
+"""Campaign pipeline numbers: per-run overhead, local[1] vs local[2], time to first bug.
 
     python -m kafkalog.benchmarks.campaign_bench [--runs 200] [--steps 60] [--trivial 2000]
         [--only overhead,scaling,first_failure] [--json out/bench/campaign.json]
@@ -8,7 +8,7 @@
   in a plain Python loop; the difference divided by the runs is the pipeline's per-run cost.
 - **scaling**: `--runs` real `run_seed` runs (built-in implementation, `--steps` steps) at
   local[1] and at local[2]: runs/s and the speedup.
-- **first_failure**: for every broken implementation (broken/catalogue.py), seeds 0, 1, ... in a
+- **first_failure**: for every broken implementation (broken/registry.py), seeds 0, 1, ... in a
   plain loop until the first divergence that the real implementation does not also show: seeds
   tried, seconds (shrinking included), shrunk trace length.
 
@@ -120,7 +120,7 @@ def first_failure(steps: int = 60, limit_s: float = 120.0) -> dict[str, Any]:
     A plain loop over seeds 0, 1, ...; a divergence counts only if the real implementation
     conforms on the same seed (else it is the real log's own bug, counted in `real_divergences`).
     """
-    from kafkalog.conformance.broken.catalogue import BROKEN
+    from kafkalog.conformance.broken.registry import BROKEN
     from kafkalog.conformance.check.runner import DEFAULT_MIX, run_seed
 
     results: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 """Crash sweep throughput: crash points checked per CPU-minute of crash steps, against a naive
-sweep measured in the same run (issue #10).
+sweep measured in the same run.
 
 Both sides run the same seeds of `kafkalog check`'s mix through `run_seed` with the default
 sweep; the naive side turns off the image memo (`Sweeper.memo = False`), so every (point,

@@ -24,7 +24,7 @@ from kafkalog.conformance.check.runner import run_settings
 from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.check.sut import ModelSut, execute
 from kafkalog.conformance.gen.configs import DEFAULT_MIX, config_family
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machines import make_machine
 from kafkalog.model import values as v
 
 from .core import Figure, Sample, Scale, Stopwatch

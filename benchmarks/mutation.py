@@ -1,4 +1,4 @@
-"""The killing test of mutation testing (issue #11 item 6): default `kafkalog check`, nothing else.
+"""The killing test of mutation testing: default `kafkalog check`, nothing else.
 
 `python -m kafkalog.benchmarks.mutation` runs what default `kafkalog check` runs (100 seeds of
 40 steps, families cycled by seed, the built-in implementation in-process) and exits 1 at the

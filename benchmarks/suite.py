@@ -1,4 +1,4 @@
-"""`run_suite`: every figure of issue #6 in one run, and the JSON document that records them.
+"""`run_suite`: every figure of `kafkalog bench` in one run, and the JSON document of them.
 
 The suite runs the groups in a fixed order on scratch data under the system temp directory and
 reports progress through an optional callback (the CLI draws a rich progress bar with it).
@@ -30,7 +30,7 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "read.sequential", "lookup.translate_offset", "recovery.unclean",
     "open.clean.small", "open.clean.large", "memory.open_read",
     "conformance.lockstep", "conformance.end_to_end", "conformance.model", "conformance.impl",
-    # issue #17: the same workloads through independent codecs (kafkalog's number alone, marked
+    # The same workloads through independent codecs (kafkalog's number alone, marked
     # "skipped", when a peer is not installed)
     "peer.build.kafka_python", "peer.read.kafka_python", "peer.append.kafka_python",
     "peer.build.aiokafka", "peer.read.aiokafka", "peer.append.aiokafka",
@@ -106,8 +106,8 @@ def results_document(scale_name: str, figures: list[Figure]) -> dict[str, Any]:
             "figures": [f.to_dict() for f in figures]}
 
 
-# The goal figures a run of several consecutive suites summarises (issue #17 asks for its goals
-# in three consecutive full runs), in the README table's order.
+# The goal figures a run of several consecutive suites summarises (a goal counts as met when
+# every consecutive run meets it), in docs/benchmarks.md's order.
 GOAL_KEYS: tuple[str, ...] = (
     "append.leader.1mib", "append.follower.1mib", "read.sequential", "lookup.translate_offset",
     "recovery.unclean", "conformance.lockstep", "open.clean.large", "memory.open_read",
@@ -126,7 +126,7 @@ def run_record(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def _goal_record(figure: dict[str, Any]) -> dict[str, Any]:
-    # Issue #17 judges ratio goals on the CPU view: on a shared machine a descheduled process
+    # Ratio goals are judged on the CPU view: on a shared machine a descheduled process
     # loses wall time that says nothing about the code. Other goals keep the figure's verdict.
     cpu_ratio, goal_ratio = figure["extra"].get("cpu_ratio"), figure["extra"].get("goal_ratio")
     met_cpu = figure["met"] if cpu_ratio is None or goal_ratio is None else cpu_ratio >= goal_ratio
@@ -190,7 +190,7 @@ def _cpu_view(extra: dict[str, Any]) -> str:
 
 
 def markdown_table(document: dict[str, Any]) -> str:
-    """The README's results table (markdown) from a `results_document`."""
+    """docs/benchmarks.md's results table (markdown) from a `results_document`."""
     m = document["machine"]
     lines = [
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB RAM, {m['os']}; "

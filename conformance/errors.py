@@ -1,4 +1,4 @@
-"""Errors of the conformance harness itself: adapters, the wire protocol and trace files.
+"""Errors of the conformance harness itself: adapters, the adapter protocol and trace files.
 
 None of these is ever compared as an action's result. An `AdapterError` means the system under
 test could not be driven (a malformed or missing reply, an unknown action, a timeout, a crashed
@@ -30,6 +30,11 @@ class AdapterCrashedError(AdapterError):
     """The adapter process exited or closed its stdout before answering."""
 
 
+class BrokerUnavailableError(AdapterError):
+    """A broker that cannot be used at all: not installed, not started, not reachable, or
+    without an API every wire run needs (`check --wire` ends with one line and exit 2)."""
+
+
 class WireFormatError(KafkalogError):
     """A JSON value that does not decode into the value type it should (path inside the value)."""
 
@@ -44,6 +49,11 @@ class UnknownConfigFamilyError(KafkalogError):
 
 class UnknownBrokenImplError(KafkalogError):
     """A broken-implementation name that is not in `broken.BROKEN`."""
+
+
+class StaleBrokenImplError(UnknownBrokenImplError):
+    """A broken implementation that no longer applies to the implementation: the attribute it
+    patches is gone, or a text its declared diff replaces is not in the current source."""
 
 
 class UnexpectedException(KafkalogError):

@@ -12,7 +12,7 @@ from kafkalog.impl.checkpoint.checkpoint_file import (
 )
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
 from kafkalog.impl.fs.file_system import FileSystem
-from kafkalog.impl.load.log_dir import LogDir  # added by dir engineer: export LogDir
+from kafkalog.impl.load.log_dir import LogDir
 from kafkalog.impl.load.log_loader import LogLoader
 from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.records.memory_records import MemoryRecords
@@ -29,7 +29,7 @@ __all__ = [
     "Log",
     "LogLoader",
     "LogOffsets",
-    "LogDir",  # added by dir engineer
+    "LogDir",
     "LogSegment",
     "LogSegments",
     "MemoryRecords",

@@ -3,7 +3,8 @@
 Kafka writes epochs as int32 and offsets, timestamps and clock readings as int64; a value
 outside those widths would otherwise surface as a `struct.error` (or an `OverflowError` from the
 file system) deep inside an append. These checks run first and raise `IllegalArgumentError`, the
-type the model raises for the same input.
+type the model raises for the same input. A config is checked when a log is opened, as Kafka's
+`LogConfig` parses it: each integer within its Java type, then its validator (KL-STATE-2).
 """
 
 from __future__ import annotations
@@ -12,9 +13,27 @@ from collections.abc import Iterable
 from typing import Any
 
 from kafkalog.model.errors import IllegalArgumentError
+from kafkalog.model.values import LogConfig
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+#: (config, width of its Java type, its validator's minimum or None): `LogConfig.CONFIG`'s
+#: INT/LONG definitions and `atLeast(n)` ranges. Kafka's `segment.index.bytes` minimum is 4;
+#: below 12 every time index fails to open (ERR-1), so kafkalog refuses it up front.
+CONFIG_BOUNDS: tuple[tuple[str, int, int | None], ...] = (
+    ("segment_bytes", 32, 14),
+    ("segment_ms", 64, 1),
+    ("segment_jitter_ms", 64, 0),
+    ("index_interval_bytes", 32, 0),
+    ("segment_index_bytes", 32, 12),
+    ("retention_ms", 64, -1),
+    ("retention_bytes", 64, None),
+    ("max_message_bytes", 32, 0),
+    ("file_delete_delay_ms", 64, 0),
+    ("producer_id_expiration_ms", 32, 1),
+    ("producer_id_expiration_check_interval_ms", 32, 1),
+)
 
 
 def require_int32(value: int, what: str, where: str) -> None:
@@ -27,6 +46,18 @@ def require_int64(value: int, what: str, where: str) -> None:
     """IllegalArgumentError unless `value` fits Java's long."""
     if not INT64_MIN <= value <= INT64_MAX:
         raise IllegalArgumentError(f"{what} {value} is outside the int64 range", where=where)
+
+
+def validate_config(config: LogConfig) -> None:
+    """IllegalArgumentError for a config Kafka's `LogConfig` refuses (or kafkalog cannot index).
+
+    The checker-only `kafka_version` is not looked at: the implementation is trunk.
+    """
+    for name, bits, minimum in CONFIG_BOUNDS:
+        value = getattr(config, name)
+        (require_int32 if bits == 32 else require_int64)(value, name, "LogConfig")
+        if minimum is not None and value < minimum:
+            raise IllegalArgumentError(f"{name} must be >= {minimum}", where="LogConfig")
 
 
 def require_records(records: Iterable[Any], where: str) -> None:

@@ -7,16 +7,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafkalog.model.producer.producer_state import (
-    BatchMetadata,
-    Origin,
-    apply_append,
-    check_client_fields,
-    validate,
-)
-from kafkalog.model.producer.transaction_entry import CompletedTxn, marker_record, parse_marker
-from kafkalog.model.producer.transactions import index_completed, refresh_first_unstable_offset
-
 from . import epochs as epoch_cache
 from .bounds import require_end_offset_fits, require_int32, require_int64, require_records
 from .choices import choose
@@ -35,6 +25,14 @@ from .helpers import (
     time_waited_for_roll,
 )
 from .local_log import roll_log, update_high_watermark_with_log_end
+from .producer.producer_entry import AppendOrigin, BatchMetadata
+from .producer.producer_state import (
+    apply_append,
+    check_client_fields,
+    validate,
+)
+from .producer.transaction_entry import CompletedTxn, marker_record, parse_marker
+from .producer.transactions import index_completed, refresh_first_unstable_offset
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
 from .state import Batch, PartitionState
@@ -174,7 +172,7 @@ def _maybe_roll(state: PartitionState, batches: tuple[Batch, ...]) -> PartitionS
 
 
 def _append(state: PartitionState, batches: tuple[Batch, ...],
-            origin: Origin) -> tuple[PartitionState, BatchMetadata | None]:
+            origin: AppendOrigin) -> tuple[PartitionState, BatchMetadata | None]:
     """LOG-20..LOG-24 and PST-7: epochs checked, size limit, producer state validated, roll,
     write, LEO, HW, producer state applied. A client duplicate still rolls and stamps the epoch
     cache (PST-7 step 3) but writes nothing and returns the original batch's metadata.
@@ -199,7 +197,7 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
         )
     producer_batches = [b.producer_batch() for b in batches]
     duplicate = None
-    if origin is Origin.CLIENT:
+    if origin is AppendOrigin.CLIENT:
         for pb in producer_batches:
             if pb.producer_id >= 0:
                 duplicate = validate(state.producer_state.producers, pb, origin)
@@ -312,7 +310,7 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
     if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
         batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
     check_client_fields(batch.producer_batch(), "append_as_leader")
-    new_state, duplicate = _append(state, (batch,), Origin.CLIENT)
+    new_state, duplicate = _append(state, (batch,), AppendOrigin.CLIENT)
     info = _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP, reported)
     if duplicate is not None:
         # PST-10: the original offsets; logAppendTime = the cached batch's timestamp.
@@ -391,7 +389,7 @@ def append_as_follower(state: PartitionState, batches: tuple[BatchSpec, ...],
             first,
             last,
         )
-    new_state, _ = _append(state, kept, Origin.REPLICATION)
+    new_state, _ = _append(state, kept, AppendOrigin.REPLICATION)
     return new_state, _append_info(kept, NO_TIMESTAMP)
 
 
@@ -415,5 +413,5 @@ def append_marker(state: PartitionState, producer_id: int, producer_epoch: int, 
                         config.message_timestamp_type,
                         state.now_ms if log_append else NO_TIMESTAMP,
                         (producer_id, producer_epoch, -1), True, True)
-    new_state, _ = _append(state, (batch,), Origin.COORDINATOR)
+    new_state, _ = _append(state, (batch,), AppendOrigin.COORDINATOR)
     return new_state, _append_info((batch,), state.now_ms if log_append else NO_TIMESTAMP)

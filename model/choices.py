@@ -4,7 +4,8 @@ kafkalog decides a few things deterministically that Kafka leaves to chance or t
 thread (KL-ALLOW-1..4). An implementation that makes another Kafka-legal choice must still conform,
 so the model marks each such decision as a *choice point*: `choose(point, options)` returns
 `options[0]` — kafkalog's own choice — in an ordinary call, and `outcomes` re-runs an action once
-per combination of options, yielding every allowed outcome. The checker (conformance/check/lockstep.py)
+per combination of options, yielding every allowed outcome. The checker
+(conformance/check/lockstep.py)
 accepts an implementation whose answer and state match any outcome and continues from that one.
 
 Pure: the chooser is a context variable read only while `outcomes` runs an action; outside it the

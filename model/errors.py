@@ -3,7 +3,7 @@
 Names follow the spec's error catalogue (specs/errors.md), which maps each to Kafka's exception and
 to the rule that raises it (ERR-n in the reference). Model and implementation raise the same type
 for the same input; conformance compares errors by their `code` (the class name), so a class here is
-part of the wire contract of the adapter protocol and must never be renamed.
+part of the adapter protocol's contract and must never be renamed.
 
 Programmer errors are `assert`s and never appear here. Errors caused by outside input (a file, a
 trace, a protocol message, a CLI argument) carry `where` (a path, a position, a line) so the CLI can
@@ -23,7 +23,7 @@ class KafkalogError(Exception):
 
     @property
     def code(self) -> str:
-        """The catalogue name used on the wire and in traces (the class name)."""
+        """The catalogue name used in the adapter protocol and in traces (the class name)."""
         return type(self).__name__
 
     def __str__(self) -> str:
@@ -141,7 +141,7 @@ class LogDirError(KafkalogError):
     """A log directory that is missing, unreadable or not a directory."""
 
 
-#: Every error type that conformance may compare as an action's result, by wire name.
+#: Every error type that conformance may compare as an action's result, by catalogue name.
 ACTION_ERRORS: dict[str, type[KafkalogError]] = {
     cls.__name__: cls
     for cls in (

@@ -146,6 +146,17 @@ def index_max_entries(segment_index_bytes: int, entry_size: int) -> int:
     return segment_index_bytes // entry_size
 
 
+def regained_capacity(segment_index_bytes: int, entry_size: int, entries: int) -> int:
+    """REC-12, SEG-13: an index's capacity after a resize to `segment_index_bytes`, never below
+    the entries it holds (an index recovery rebuilt may hold more than fit, KL-CRASH-5).
+
+    pre: segment_index_bytes >= 0 and entry_size > 0 and entries >= 0
+    post: __return__ >= entries
+    post: __return__ >= index_max_entries(segment_index_bytes, entry_size)
+    """
+    return max(index_max_entries(segment_index_bytes, entry_size), entries)
+
+
 def should_roll_for_size(size: int, messages_size: int, segment_bytes: int) -> bool:
     """SEG-6 (1): the subtraction form that avoids 32-bit overflow (KAFKA-1670). Spec: KL-ROLL-1.
 

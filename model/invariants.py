@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkalog.model.producer.transactions import last_stable_offset
-
 from .helpers import relative_offset_fits
+from .producer.transactions import last_stable_offset
 from .state import Batch, PartitionState
 
 

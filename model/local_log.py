@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafkalog.model.producer.producer_state import on_roll
-from kafkalog.model.producer.transactions import add_aborted_transactions, on_high_watermark_updated
-
 from .choices import choose
 from .errors import InvalidRollError, OffsetOutOfRangeError
 from .helpers import floor_index
+from .producer.producer_state import on_roll
+from .producer.transactions import add_aborted_transactions, on_high_watermark_updated
 from .segment import become_inactive, new_segment
 from .segment import read as segment_read
 from .state import PartitionState, Segment

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kafkalog.model.crash.producers import reload_producers
-from kafkalog.model.producer.producer_state import Producers
-from kafkalog.model.producer.transactions import on_high_watermark_updated
-
 from . import epochs as epoch_cache
 from .choices import choose
+from .crash.producers import reload_producers
 from .errors import KafkalogError
 from .helpers import floor_index
 from .local_log import clamped_high_watermark, schedule_deletion
+from .producer.producer_state import Producers
+from .producer.transactions import on_high_watermark_updated
 from .reload import resize_active
 from .segment import append_batches, become_inactive, new_segment
 from .state import PartitionState, Segment
@@ -111,7 +110,7 @@ def _rederived_epochs(entries: tuple[EpochEntry, ...], recovered: list[Segment],
     add an entry, RCV-10's walk, when no entry is left below the recovery point, and when the
     recovered log ends below it (a crash inside a truncation leaves both checkpoints above the
     data it kept): then the kept entries need not describe the recovered batches, and the cache
-    is cut at that end (seed 903).
+    is cut at that end.
     Entries at or above the end are trimmed by the caller.
     """
     end = recovered[-1].next_offset
@@ -207,8 +206,8 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     # PSR-7 (KL-CRASH-11): recovery rewrites the snapshots segment by segment and rebuilds the
     # recovered segments' transaction indexes.
     producer_state, segments = reload_producers(
-        snapshots, segments, log_start, leo, checkpoints.log_start, checkpoints.recovery_point,
-        config, now_ms, dropped=bool(dropped))
+        snapshots, segments, log_start, leo, checkpoints.recovery_point, config, now_ms,
+        dropped=bool(dropped))
     # kafkalog trims at the loaded log start, Kafka at the checkpoint (REC-15): a crash inside
     # a full truncation or a retention pass may leave the checkpoint below the first segment,
     # and an entry below the log start would break KL-INV-10.

@@ -7,22 +7,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafkalog.model.producer.producer_state import (
-    ProducerBatch,
+from . import epochs as epoch_cache
+from .helpers import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY_SIZE,
+    regained_capacity,
+)
+from .local_log import clamped_high_watermark, schedule_deletion
+from .producer.producer_entry import ProducerBatch
+from .producer.producer_state import (
     ProducerState,
     rebuild,
     remove_stray_snapshots,
     take_snapshot,
 )
-from kafkalog.model.producer.transactions import on_high_watermark_updated
-
-from . import epochs as epoch_cache
-from .helpers import (
-    OFFSET_INDEX_ENTRY_SIZE,
-    TIME_INDEX_ENTRY_SIZE,
-    index_max_entries,
-)
-from .local_log import clamped_high_watermark, schedule_deletion
+from .producer.transactions import on_high_watermark_updated
 from .segment import become_inactive, new_segment
 from .state import JITTER_UNCONSTRAINED, PartitionState, Segment
 from .values import LogOffsetMetadata
@@ -66,11 +65,14 @@ def _reopened(segment: Segment, now_ms: int) -> Segment:
 
 
 def resize_active(segment: Segment, segment_index_bytes: int) -> Segment:
-    """REC-12: the last segment's indexes regain full capacity after load."""
+    """REC-12: the last segment's indexes regain full capacity after load; an index recovery
+    rebuilt beyond it keeps its entries and reads full (KL-CRASH-5)."""
     return replace(
         segment,
-        offset_index_max_entries=index_max_entries(segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE),
-        time_index_max_entries=index_max_entries(segment_index_bytes, TIME_INDEX_ENTRY_SIZE),
+        offset_index_max_entries=regained_capacity(
+            segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE, len(segment.offset_index)),
+        time_index_max_entries=regained_capacity(
+            segment_index_bytes, TIME_INDEX_ENTRY_SIZE, len(segment.time_index)),
     )
 
 
@@ -100,8 +102,8 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         entries = ()
         leo = lso_checkpoint
     # kafkalog trims the start first, then the end (KL-RELOAD-2): Kafka's order (end, then start,
-    # RCV-10) leaves an entry at the LEO when LSO = LEO, which the next load removes (issue #10,
-    # defect 4); this order gives the same cache on every load.
+    # RCV-10) leaves an entry at the LEO when LSO = LEO, which the next load removes, so
+    # two loads disagree; this order gives the same cache on every load.
     log_start = max(lso_checkpoint, segments[0].base_offset)
     # At the loaded log start (KL-CRASH-6; the same as the checkpoint after a clean shutdown).
     entries = epoch_cache.truncate_from_start(entries, log_start)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from kafkalog.model.producer.producer_state import delete_snapshots, on_log_start_offset_incremented
-from kafkalog.model.producer.transactions import refresh_first_unstable_offset
-
 from . import epochs as epoch_cache
 from .helpers import deletable_prefix, retention_size_deletable, retention_time_breached
 from .local_log import roll_log, schedule_deletion
+from .producer.producer_state import delete_snapshots, on_log_start_offset_incremented
+from .producer.transactions import refresh_first_unstable_offset
 from .segment import materialised
 from .state import PartitionState
 

@@ -21,6 +21,7 @@ from .helpers import (
     index_entries_after_truncation,
     index_max_entries,
     offset_index_full,
+    regained_capacity,
     relative_offset_fits,
     roll_jitter_ms,
     time_index_full,
@@ -236,7 +237,8 @@ def truncate(segment: Segment, offset: int, config: LogConfig, now_ms: int) -> t
     """SEG-13: drop batches with last offset >= offset; returns (segment, bytes removed).
 
     Spec: KL-TRUNC-2, KL-TRUNC-3. Indexes are cut per FMT-15/FMT-24 and resized to full capacity
-    (KAFKA-6492); an emptied segment gets `created` = now (KAFKA-596).
+    (KAFKA-6492), never below the entries kept (KL-CRASH-5); an emptied segment gets `created` =
+    now (KAFKA-596).
     """
     kept = segment.batches[:truncation_cut([b.last_offset for b in segment.batches], offset)]
     new_size = sum(b.size for b in kept)
@@ -248,12 +250,12 @@ def truncate(segment: Segment, offset: int, config: LogConfig, now_ms: int) -> t
         batches=kept,
         size=new_size,
         offset_index=segment.offset_index[:keep_offsets],
-        offset_index_max_entries=index_max_entries(
-            config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE
+        offset_index_max_entries=regained_capacity(
+            config.segment_index_bytes, OFFSET_INDEX_ENTRY_SIZE, keep_offsets
         ),
         time_index=segment.time_index[:keep_times],
-        time_index_max_entries=index_max_entries(
-            config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE
+        time_index_max_entries=regained_capacity(
+            config.segment_index_bytes, TIME_INDEX_ENTRY_SIZE, keep_times
         ),
         bytes_since_last_index_entry=0,
         # PSF-10 (KL-TXN-8): the `.txnindex` is cut at the first marker >= offset.

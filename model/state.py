@@ -1,15 +1,17 @@
 """The state of one partition log: frozen values only (specs/log.md, "State").
 
-Not modelled here: transactions, compaction, tiered storage (specs/log.md).
+Producer and transaction state live in `ProducerState` (model/producer/); the log-level
+transaction fields (first unstable offset, `.txnindex` entries) are here. Not modelled:
+compaction, tiered storage (specs/log.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkalog.model.producer.producer_state import ProducerBatch, ProducerState
-from kafkalog.model.producer.transaction_entry import parse_marker
-
+from .producer.producer_entry import ProducerBatch
+from .producer.producer_state import ProducerState
+from .producer.transaction_entry import parse_marker
 from .values import (
     NO_TIMESTAMP,
     AbortedTxnEntry,

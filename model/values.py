@@ -2,8 +2,9 @@
 
 These are the nouns of the action vocabulary (specs/log.md): what an action takes and what it
 returns. They are frozen, hashable and built from ints, bytes, strings and tuples only, so they
-compare by value, cross the adapter protocol as JSON (adapter/wire.py) and can be checked by
-CrossHair. `kafkalog.impl` may import this module and `errors`; it never imports model operations.
+compare by value, cross the adapter protocol as JSON (conformance/adapter/json_codec.py) and
+can be checked by CrossHair. `kafkalog.impl` may import this module and `errors`; it never
+imports model operations.
 
 Offsets are int64 and exclusive where they name an end (`log_end_offset`, `high_watermark`).
 """
@@ -254,7 +255,7 @@ class ProducerView:
     producer_epoch: int
     coordinator_epoch: int
     last_timestamp: int
-    current_txn_first_offset: int  # -1 when no transaction is open (issue 15)
+    current_txn_first_offset: int  # -1 when no transaction is open
     batches: tuple[ProducerBatchView, ...]  # oldest first, at most 5
 
 

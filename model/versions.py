@@ -1,24 +1,36 @@
 """Kafka version profiles: which released behaviour the model checks against (specs/log.md §19).
 
-`LogConfig.kafka_version` names a profile. The default, `trunk`, is the reference's [TRUNK]
-behaviour (every CHG-* row of kafka-log-reference.md §7 applied); the others are the released
-lines whose log-layer behaviour was read from Apache Kafka's source at their tags. Each behaviour
-that changed between them is a rule with its version range (KL-VERSION-2..6); this module only
-answers "does profile P have behaviour B".
+`LogConfig.kafka_version` names a profile: a released Apache Kafka line whose log-layer
+behaviour was read from that release's published source (the table in §19 names the exact
+release of each). Each behaviour that changed between them is a rule with its version range
+(KL-VERSION-2..8); this module only answers "does profile P have behaviour B". The default is
+the newest release.
 """
 
 from __future__ import annotations
 
 from .errors import IllegalArgumentError
 
-TRUNK = "trunk"
-#: Oldest first. "3.9" means 3.9.0 (later 3.9.x backports are not modelled).
-PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", TRUNK)
+#: Oldest first. Each profile is one exact release (§19's table): "3.9" is 3.9.0 (the later 3.9.x
+#: backports are not modelled), "4.0" is 4.0.2.
+PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+DEFAULT_PROFILE = "4.4"
+
+#: Names older traces recorded, mapped to the profile with the same modelled behaviour. `trunk`
+#: was the reference's reading of trunk 1eb7644 plus its CHG-1..3 rows, never a release; its
+#: behaviour is KL-VERSION-2..6's 4.0 column and it has none of the later rules' newer sides.
+ALIASES: dict[str, str] = {"trunk": "4.0"}
+
+
+def canonical(version: str) -> str:
+    """The profile `version` names: itself, or the profile an alias stands for. Spec:
+    KL-VERSION-1."""
+    return ALIASES.get(version, version)
 
 
 def check_profile(version: str) -> None:
     """KL-VERSION-1: an unknown profile is an IllegalArgumentError naming the known ones."""
-    if version not in PROFILES:
+    if canonical(version) not in PROFILES:
         raise IllegalArgumentError(
             f"unknown kafka_version {version!r} (known: {', '.join(PROFILES)})",
             where="LogConfig.kafka_version",
@@ -27,22 +39,23 @@ def check_profile(version: str) -> None:
 
 def at_least(version: str, oldest: str) -> bool:
     """True iff profile `version` is `oldest` or newer. Spec: KL-VERSION-1."""
-    return PROFILES.index(version) >= PROFILES.index(oldest)
+    return PROFILES.index(canonical(version)) >= PROFILES.index(oldest)
 
 
 def read_reports_batch_base(version: str) -> bool:
-    """KL-VERSION-3 (KAFKA-17803, CHG-1): a read's metadata offset is the batch base (trunk)."""
-    return version == TRUNK
+    """KL-VERSION-3 (KAFKA-17803): a read's metadata offset is the batch base from 4.0."""
+    return at_least(version, "4.0")
 
 
 def index_entry_per_batch(version: str) -> bool:
-    """KL-VERSION-4 (KAFKA-806, CHG-2): one index decision per batch (trunk), else per append."""
-    return version == TRUNK
+    """KL-VERSION-4 (KAFKA-806): one index decision per batch from 4.0 (4.0.2), else per
+    append."""
+    return at_least(version, "4.0")
 
 
 def follower_skips_newer_epochs(version: str) -> bool:
-    """KL-VERSION-5 (KAFKA-18723, CHG-3): a follower drops batches from newer epochs (trunk)."""
-    return version == TRUNK
+    """KL-VERSION-5 (KAFKA-18723): a follower drops batches from newer epochs from 4.0 (4.0.2)."""
+    return at_least(version, "4.0")
 
 
 def max_timestamp_searches_records(version: str) -> bool:
@@ -51,8 +64,8 @@ def max_timestamp_searches_records(version: str) -> bool:
 
 
 def append_reports_offset_of_max_timestamp(version: str) -> bool:
-    """KL-VERSION-2: trunk's LogAppendInfo has no offset of the max timestamp (CHG-2)."""
-    return version != TRUNK
+    """KL-VERSION-2: from 4.0 (KAFKA-806) LogAppendInfo has no offset of the max timestamp."""
+    return not at_least(version, "4.0")
 
 
 def unobserved_result_fields(version: str, action: str) -> frozenset[str]:

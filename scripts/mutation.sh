@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of impl/ modules (issue #11 item 6), a benchmark-style job, never CI.
+# Mutation testing of impl/ modules, a benchmark-style job, never CI.
 #
 #   bash scripts/mutation.sh log_retention epoch_cache     # modules of impl/, default: both
 #

@@ -63,7 +63,7 @@ class ActionSpec:
 _RECORDS = tuple[v.Record, ...]
 _BATCHES = tuple[v.BatchSpec, ...]
 
-#: The action vocabulary with its wire types, in the order of docs/design.md.
+#: The action vocabulary with its JSON types, in the order of docs/design.md.
 ACTIONS: dict[str, ActionSpec] = {
     spec.name: spec
     for spec in (
@@ -180,7 +180,8 @@ FEATURES: tuple[str, ...] = (
     "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
 )
 
-#: Fault models of the `crash` action (model/crash/crash.py FaultModel, conformance/crash/fault_fs.py).
+#: Fault models of the `crash` action (model/crash/crash.py FaultModel,
+#: conformance/crash/fault_fs.py).
 CRASH_FAULTS: tuple[str, ...] = (
     "process_crash", "power_loss", "power_loss_prefix", "power_loss_torn",
 )
@@ -243,7 +244,7 @@ def encode(value: Any) -> Json:
                 if f.name not in omit or getattr(value, f.name) != f.default}
     if isinstance(value, dict):
         return {str(key): encode(item) for key, item in value.items()}
-    raise TypeError(f"no wire encoding for {type(value).__name__}")
+    raise TypeError(f"no JSON encoding for {type(value).__name__}")
 
 
 def encode_args(action: str, args: dict[str, Any]) -> Json:
@@ -307,7 +308,7 @@ def decode(hint: Any, data: Json, path: str = "value") -> Any:
             raise WireFormatError(f"expected one of {allowed}, got {data!r}", where=path) from None
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _decode_dataclass(hint, data, path)
-    raise TypeError(f"no wire decoding for {hint!r}")
+    raise TypeError(f"no JSON decoding for {hint!r}")
 
 
 def decode_args(action: str, data: Json, where: str = "args") -> dict[str, Any]:
@@ -359,7 +360,7 @@ def _decode_union(options: tuple[Any, ...], data: Json, path: str) -> Any:
     if data is None and type(None) in options:
         return None
     concrete = [o for o in options if o is not type(None)]
-    assert len(concrete) == 1, f"only Optional[...] unions are on the wire: {options}"
+    assert len(concrete) == 1, f"only Optional[...] unions are encoded: {options}"
     return decode(concrete[0], data, path)
 
 
@@ -371,7 +372,7 @@ def _decode_tuple(params: tuple[Any, ...], data: Json, path: str) -> tuple[Any, 
             raise WireFormatError(f"expected {len(params)} items, got {len(data)}", where=path)
         return tuple(decode(p, item, f"{path}[{i}]") for i, (p, item) in
                      enumerate(zip(params, data, strict=True)))
-    assert len(params) == 2 and params[1] is Ellipsis, f"only tuple[T, ...] on the wire: {params}"
+    assert len(params) == 2 and params[1] is Ellipsis, f"only tuple[T, ...] is encoded: {params}"
     return tuple(decode(params[0], item, f"{path}[{i}]") for i, item in enumerate(data))
 
 

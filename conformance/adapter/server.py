@@ -31,6 +31,7 @@ from kafkalog.conformance.adapter.protocol import (
     readable_request_id,
 )
 from kafkalog.conformance.check.black_box import asks
+from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.check.sut import Sut, UnsupportedError, execute
 from kafkalog.conformance.errors import ProtocolError, UnknownActionError, WireFormatError
 from kafkalog.model import values as v
@@ -60,8 +61,13 @@ class Server:
             ident = ident if ident is not None else readable_request_id(line)
             return {"id": ident, "error": {"code": error.code, "message": str(error)}}
         except KafkalogError as error:  # e.g. the log could not open its directory
-            message = f"{error.code}: {error}"
+            message = one_line(f"{error.code}: {error}")
             return {"id": ident, "error": {"code": "ProtocolError", "message": message}}
+        except Exception as error:  # a bug in the adapter itself: its request still gets a reply
+            traceback.print_exc(file=sys.stderr)
+            ident = ident if ident is not None else readable_request_id(line)
+            return {"id": ident, "error": {"code": "ProtocolError",
+                                           "message": internal_error_message(error)}}
 
     def _dispatch(self, request: Request) -> dict[str, Json]:
         action = request.action
@@ -155,6 +161,17 @@ class Server:
             self._sut = None
 
 
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) turned into one space."""
+    return " ".join(text.split())
+
+
+def internal_error_message(error: BaseException) -> str:
+    """The one-line reply to a request the adapter failed on by a bug of its own."""
+    return one_line(f"internal adapter error: {type(error).__name__}: {error} "
+                    "(traceback on stderr)")
+
+
 def _decoded(raw: str | bytes, line_no: int) -> str | dict[str, Any]:
     """A request line as text, or the error reply for a line that is not UTF-8.
 
@@ -183,6 +200,15 @@ def serve(
     inp: IO[str] | IO[bytes] = stdin or sys.stdin.buffer
     out = stdout or sys.stdout
     server = Server(factory, implementation, features)
+    # The open log's directory goes with the session, however it ends (end of input, an
+    # interrupt, a close that fails).
+    with scratch_scope():
+        _serve_lines(server, inp, out)
+    return 0
+
+
+def _serve_lines(server: Server, inp: IO[str] | IO[bytes], out: IO[str]) -> None:
+    """One reply per request line until end of input, then close the open log."""
     try:
         for line_no, raw in enumerate(inp, start=1):
             line = _decoded(raw, line_no)
@@ -194,15 +220,16 @@ def serve(
                 continue
             try:
                 reply = server.handle_line(line, line_no)
-            except Exception:  # a bug in the adapter itself: say so on stderr, keep serving
+            except Exception as error:  # a bug in the adapter itself: say so, keep serving
                 traceback.print_exc(file=sys.stderr)
-                reply = {"id": None, "error": {"code": "ProtocolError",
-                                               "message": "internal adapter error (see stderr)"}}
+                # The id still answers the request it belongs to (specs/adapter-protocol.md).
+                reply = {"id": readable_request_id(line),
+                         "error": {"code": "ProtocolError",
+                                   "message": internal_error_message(error)}}
             out.write(dumps(reply) + "\n")
             out.flush()
     finally:
         server.shutdown()
-    return 0
 
 
 def _uses_producer_state(args: dict[str, Any]) -> bool:

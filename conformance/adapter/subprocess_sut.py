@@ -276,7 +276,8 @@ class SubprocessSut:
 
     def __getattr__(self, action: str) -> Any:
         # The vocabulary is forwarded generically: every action is one request whose arguments
-        # and result are typed by wire.ACTIONS, so there is nothing action-specific to write here.
+        # and result are typed by json_codec.ACTIONS, so there is nothing action-specific to
+        # write here.
         if action not in ACTIONS:
             raise AttributeError(action)
         return lambda **args: self._call(action, **args)

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.time import MockTime
+from kafkalog.model.values import LogConfig, Record
+
 
 def write_log_dir(path: Path, partitions: dict[str, int], segment_bytes: int,
                   record_bytes: int = 1000, records_per_batch: int = 16,
                   epochs: int = 3) -> Path:
     """A cleanly closed log directory at `path`: `{"topic-N": approximate .log bytes}`, rolled
     every `segment_bytes`, leader epoch raised `epochs` times over each partition's data."""
-    from kafkalog.impl.fs.file_system import FileSystem
-    from kafkalog.impl.load.log_dir import LogDir, TopicPartition
-    from kafkalog.impl.records.memory_records import MemoryRecords
-    from kafkalog.impl.time import MockTime
-    from kafkalog.model.values import LogConfig, Record
-
     fs = FileSystem()
     fs.mkdir(path)
     log_dir = LogDir.open(fs, path, LogConfig(segment_bytes=segment_bytes), MockTime(1_000))

@@ -27,13 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.audit.job import (
-    _ROOT_FILES,
-    Row,
-    Unit,
-    plan_units,
-)
+from kafkalog.conformance.audit.job import ROOT_FILES, plan_units
+from kafkalog.conformance.audit.unit import Row, Unit
 from kafkalog.conformance.campaign.errors import CampaignOptionsError
+from kafkalog.impl.load.log_dir import DirKind, parse_partition_dir_name
+from kafkalog.model.errors import KafkalogError
 
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):/")
 _MAX_DEPTH = 4
@@ -91,7 +89,7 @@ class HadoopLister:
     def _walk(self, fs: Any, path: Any, depth: int) -> list[str]:
         entries = self.entries(fs, path)
         names = {name for name, *_ in entries}
-        if _ROOT_FILES & names:
+        if ROOT_FILES & names:
             return [path.toString()]
         subdirs = [name for name, is_dir, link, _ in entries if is_dir and not link]
         for name in subdirs:
@@ -107,9 +105,6 @@ class HadoopLister:
 
 def _live(name: str) -> bool:
     """A live partition directory's name (`<topic>-<n>`)."""
-    from kafkalog.impl.load.log_dir import DirKind, parse_partition_dir_name
-    from kafkalog.model.errors import KafkalogError
-
     try:
         return parse_partition_dir_name(name).kind is DirKind.LIVE
     except KafkalogError:
@@ -136,7 +131,7 @@ def plan_hadoop(spark: Any, sources: list[str], audit_id: str,
                 target.symlink_to(local / ".kafkalog-remote-link")  # reported, never followed
             elif is_dir:
                 target.mkdir()
-            elif name in _ROOT_FILES:
+            elif name in ROOT_FILES:
                 try:
                     fs.copyToLocalFile(False, lister._jvm.org.apache.hadoop.fs.Path(path, name),
                                        lister._jvm.org.apache.hadoop.fs.Path(str(target)), True)

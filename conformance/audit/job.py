@@ -5,7 +5,8 @@ URIs go through hadoop.py and remote.py), reads each one's root files (layout, c
 clean-shutdown marker: a listing and three small files) and turns every live partition
 directory into a unit of work. Units are packed into about 4 x cores Spark tasks, largest
 partitions first (longest-processing-time first, so one big partition is not left for the end);
-each task runs the same read-only `kafkalog.impl.verify.verifier.verify_partition` that `kafkalog verify`
+each task runs the same read-only `kafkalog.impl.verify.verifier.verify_partition` that `kafkalog
+verify`
 runs, and emits one row per partition and one row per finding. A partition above the split
 policy is cut into pieces of segments (split.py), packed with the whole units and merged by a
 groupBy on the partition into the same rows. A partition that cannot be read is a finding
@@ -19,66 +20,53 @@ from __future__ import annotations
 
 import glob
 import os
-import socket
+import pickle
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
+from kafkalog.conformance.audit.remote import listed_logs, remote_frame
+from kafkalog.conformance.audit.split import (
+    Piece,
+    SplitPolicy,
+    audit_piece,
+    log_sizes,
+    merge_pieces,
+    split_units,
+)
+from kafkalog.conformance.audit.unit import (
+    FINDING_DDL,
+    RUN_DDL,
+    UNIT_DDL,
+    Row,
+    Unit,
+    arrow_schema,
+    audit_unit,
+    finding_row,
+    from_finding,
+    unit_record,
+)
 from kafkalog.conformance.campaign.errors import CampaignDataError, CampaignOptionsError
+from kafkalog.conformance.campaign.store import LocalStore, new_attempt
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import (
+    DirKind,
+    inspect_log_dir,
+    parse_partition_dir_name,
+    read_root_checkpoints,
+)
+from kafkalog.impl.verify.verifier import root_findings
+from kafkalog.model.errors import KafkalogError
 
-PARTITION_DDL = (
-    "audit_id STRING, log_dir STRING, topic STRING, partition INT, path STRING, "
-    "clean_shutdown BOOLEAN, segments INT, bytes BIGINT, log_start_offset BIGINT, "
-    "log_end_offset BIGINT, recovery_point BIGINT, high_watermark BIGINT, "
-    "recovery_behind BOOLEAN, epochs INT, latest_epoch INT, problems INT, notes INT, "
-    "problem_kinds MAP<STRING, INT>, error STRING, duration_s DOUBLE, worker STRING"
-)
-FINDING_DDL = (
-    "audit_id STRING, log_dir STRING, topic STRING, partition INT, severity STRING, "
-    "kind STRING, rule STRING, file STRING, position BIGINT, message STRING"
-)
-_ROOT_FILES = {
+ROOT_FILES = {
     "meta.properties",
     "recovery-point-offset-checkpoint",
     "replication-offset-checkpoint",
     "log-start-offset-checkpoint",
     ".kafka_cleanshutdown",
 }
-
-
-def _columns(ddl: str) -> list[tuple[str, str]]:
-    """(name, type) pairs of a flat DDL string (types may be `MAP<STRING, INT>`)."""
-    parts = ddl.replace("MAP<STRING, INT>", "MAP<STRING;INT>").split(",")
-    pairs = [part.strip().split(" ", 1) for part in parts]
-    return [(name, kind.replace(";", ", ")) for name, kind in pairs]
-
-
 _MAX_DEPTH = 4  # how far below a SOURCE log directories are looked for
-_PARTITION_COLUMNS = [name for name, _ in _columns(PARTITION_DDL)]
-_NESTED = [name for name, _ in _columns(FINDING_DDL)][4:]  # a finding's own columns
-UNIT_DDL = PARTITION_DDL + (
-    ", findings ARRAY<STRUCT<severity: STRING, kind: STRING, rule: STRING, file: STRING, "
-    "position: BIGINT, message: STRING>>"
-)
-RUN_DDL = UNIT_DDL + ", piece_of STRING, payload BINARY"  # a piece's row: only these two set
-Row = tuple[Any, ...]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One partition to audit: plain values, so it pickles to any executor."""
-
-    log_dir: str
-    clean: bool
-    topic: str
-    partition: int
-    path: str
-    bytes: int
-    recovery_point: int | None
-    log_start: int | None
-    high_watermark: int | None
-    log_segments: int = 0  # `.log` files (the split policy reads it with `bytes`)
 
 
 def find_log_dirs(sources: list[str]) -> list[Path]:
@@ -87,8 +75,6 @@ def find_log_dirs(sources: list[str]) -> list[Path]:
     Raises CampaignOptionsError for a source that names nothing or uses another URI scheme
     (those are listed through Hadoop: hadoop.plan_hadoop).
     """
-    from urllib.parse import unquote, urlparse
-
     found: set[Path] = set()
     for source in sources:
         if source.startswith("file:"):
@@ -128,14 +114,11 @@ def _subdirs(path: Path) -> list[Path]:
 
 def _is_log_dir(path: Path) -> bool:
     """A Kafka log directory: its root files, or a live partition directory with a segment."""
-    from kafkalog.impl.load.log_dir import DirKind, parse_partition_dir_name
-    from kafkalog.model.errors import KafkalogError
-
     try:
         names = os.listdir(path)
     except OSError:
         return False
-    if _ROOT_FILES & set(names):
+    if ROOT_FILES & set(names):
         return True
     for name in names:
         child = path / name
@@ -149,12 +132,6 @@ def _is_log_dir(path: Path) -> bool:
 
 def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Row]]:
     """Every live partition of the log directories, and the root findings (as finding rows)."""
-    from kafkalog.conformance.audit.split import log_sizes
-    from kafkalog.impl.fs.file_system import FileSystem
-    from kafkalog.impl.load.log_dir import inspect_log_dir, read_root_checkpoints
-    from kafkalog.impl.verify.verifier import _root_findings  # verify's own root checks, unchanged
-    from kafkalog.model.errors import KafkalogError
-
     fs, units, roots = FileSystem(), [], []
     for log_dir in log_dirs:
         try:
@@ -162,7 +139,7 @@ def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Ro
             checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
         except KafkalogError as error:
             roots.append(
-                _finding_row(
+                finding_row(
                     audit_id,
                     str(log_dir),
                     None,
@@ -176,8 +153,9 @@ def plan_units(log_dirs: list[Path], audit_id: str) -> tuple[list[Unit], list[Ro
                 )
             )
             continue
-        for finding in _root_findings(layout, checkpoints):
-            roots.append(_from_finding(audit_id, str(log_dir), None, None, finding))
+        # verify's own root checks, unchanged
+        for finding in root_findings(layout, checkpoints):
+            roots.append(from_finding(audit_id, str(log_dir), None, None, finding))
         for tp, path in sorted(layout.partitions.items()):
             sizes = log_sizes(str(path))
             units.append(
@@ -208,131 +186,6 @@ def pack(units: list[Any], slots: int) -> list[list[Any]]:
     return [each for each in bins if each]
 
 
-def audit_unit(unit: Unit, audit_id: str, deep: bool) -> tuple[Row, list[Row]]:
-    """Verify one partition (read-only): its partition row and its finding rows. Never raises."""
-    started = time.monotonic()
-    try:
-        from kafkalog.impl.fs.file_system import FileSystem
-        from kafkalog.impl.load.log_dir import TopicPartition
-        from kafkalog.impl.verify.verifier import Severity, verify_partition
-
-        tp = TopicPartition(unit.topic, unit.partition)
-        checkpoints = unit_checkpoints(unit)
-        report = verify_partition(FileSystem(), tp, Path(unit.path), checkpoints, unit.clean, deep)
-    except BaseException as error:  # noqa: BLE001 - an unreadable partition is a finding
-        if isinstance(error, KeyboardInterrupt):
-            raise
-        message = f"{type(error).__name__}: {error}"[:2000]
-        return unreadable(unit, audit_id, message, time.monotonic() - started)
-    findings = [
-        _from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
-        for f in report.findings
-    ]
-    row = _partition_row(unit, audit_id, (report, Severity), None, time.monotonic() - started)
-    return row, findings
-
-
-def unit_checkpoints(unit: Unit) -> Any:
-    """The root checkpoint entries of the unit's partition, as a RootCheckpoints."""
-    from kafkalog.impl.load.log_dir import RootCheckpoints, TopicPartition
-
-    tp = TopicPartition(unit.topic, unit.partition)
-    return RootCheckpoints(
-        _one(tp, unit.recovery_point), _one(tp, unit.log_start), _one(tp, unit.high_watermark)
-    )
-
-
-def unreadable(unit: Unit, audit_id: str, message: str, duration: float) -> tuple[Row, list[Row]]:
-    """The rows of a partition that could not be verified: one `unreadable_partition` finding."""
-    finding = _finding_row(
-        audit_id,
-        unit.log_dir,
-        unit.topic,
-        unit.partition,
-        "problem",
-        "unreadable_partition",
-        "",
-        unit.path,
-        None,
-        message,
-    )
-    return _partition_row(unit, audit_id, None, message, duration), [finding]
-
-
-def _partition_row(
-    unit: Unit, audit_id: str, verified: Any, error: str | None, duration: float
-) -> Row:
-    """The partition row (PARTITION_DDL order); `verified` is (report, Severity) or None."""
-    segments = epochs = problems = notes = 0
-    start = end = unit.log_start or 0
-    latest: int | None = None
-    kinds: dict[str, int] = {}
-    if verified is not None:
-        report, severity = verified
-        segments, epochs = len(report.segments), len(report.epoch_entries)
-        start = max(unit.log_start or 0, report.first_base_offset)
-        end = report.log_end_offset
-        latest = report.epoch_entries[-1].epoch if report.epoch_entries else None
-        for finding in report.findings:
-            if finding.severity is severity.PROBLEM:
-                problems += 1
-                kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
-            else:
-                notes += 1
-    else:
-        problems, kinds = 1, {"unreadable_partition": 1}
-    behind = unit.recovery_point is not None and unit.recovery_point < end
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    return (
-        audit_id,
-        unit.log_dir,
-        unit.topic,
-        unit.partition,
-        unit.path,
-        unit.clean,
-        segments,
-        unit.bytes,
-        start,
-        end,
-        unit.recovery_point,
-        unit.high_watermark,
-        behind,
-        epochs,
-        latest,
-        problems,
-        notes,
-        kinds,
-        error,
-        duration,
-        worker,
-    )
-
-
-def _from_finding(
-    audit_id: str, log_dir: str, topic: str | None, partition: int | None, finding: Any
-) -> Row:
-    return _finding_row(
-        audit_id,
-        log_dir,
-        topic,
-        partition,
-        finding.severity.value,
-        finding.kind,
-        finding.rule,
-        finding.path,
-        finding.position,
-        finding.message,
-    )
-
-
-def _finding_row(*values: Any) -> Row:
-    return tuple(values)
-
-
-def _one(tp: Any, value: int | None) -> dict[Any, int]:
-    return {} if value is None else {tp: value}
-
-
 def run_audit(
     spark: Any,
     units: list[Unit],
@@ -354,9 +207,10 @@ def run_audit(
     Hadoop (remote.remote_frame, split by the same policy); the others are read locally.
     `on_split(partitions, pieces)` is told how many partitions were split, if any.
     """
-    from kafkalog.conformance.audit.split import SplitPolicy, split_units
-    from kafkalog.conformance.campaign.store import LocalStore, new_attempt
-    from kafkalog.conformance.campaign.waves import _TaskProgress
+    # pyspark and pyarrow (campaign.waves pulls in campaign.task, which needs it) are optional
+    # dependencies: imported only when a job runs, so planning and the per-unit checks work
+    # without them.
+    from kafkalog.conformance.campaign.waves import TaskProgress
     from pyspark.sql import functions as F
 
     store = LocalStore()
@@ -368,8 +222,6 @@ def run_audit(
     whole, pieces = split_units([unit for unit in units if unit.path not in remote], policy)
     far: tuple[list[Unit], list[Any]] = ([], [])
     if remote:
-        from kafkalog.conformance.audit.remote import listed_logs, remote_frame
-
         far = split_units([unit for unit in units if unit.path in remote], policy,
                           lambda unit: listed_logs(remote[unit.path]))
     split = {piece.unit.path for piece in [*pieces, *far[1]]}
@@ -394,7 +246,7 @@ def run_audit(
     try:
         # The audit itself: every task in parallel, rows cached (writing first would let
         # coalesce(1) pull the whole computation into one task).
-        with _TaskProgress(spark, f"kafkalog-audit-{audit_id}", len(units), on_task or _quiet):
+        with TaskProgress(spark, f"kafkalog-audit-{audit_id}", len(units), on_task or _quiet):
             totals = frame.agg(F.count("*").alias("n"), F.sum(F.size("findings")).alias("f"))
             counted = totals.first()
         frame.drop("findings").coalesce(1).write.parquet(f"{staging}/partitions")
@@ -420,12 +272,9 @@ def bin_runner(bins: list[list[Any]], audit_id: str, deep: bool) -> Any:
     """
 
     def run(batches: Any) -> Any:
-        import pickle
+        import pyarrow as pa  # optional, with pyspark: imported on the executor only
 
-        import pyarrow as pa
-        from kafkalog.conformance.audit.split import Piece, audit_piece
-
-        schema = _arrow_schema(pa, with_pieces=True)
+        schema = arrow_schema(pa, with_pieces=True)
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 rows = []
@@ -444,34 +293,13 @@ def piece_merger(audit_id: str) -> Any:
     """The `applyInArrow` function: one split partition's pieces in, its UNIT_DDL row out."""
 
     def merge(table: Any) -> Any:
-        import pickle
-
-        import pyarrow as pa
-        from kafkalog.conformance.audit.split import merge_pieces
+        import pyarrow as pa  # optional, with pyspark: imported on the executor only
 
         pieces = [pickle.loads(blob) for blob in table.column("payload").to_pylist()]
         record = unit_record(*merge_pieces(pieces, audit_id))
-        return pa.Table.from_pylist([record], schema=_arrow_schema(pa))
+        return pa.Table.from_pylist([record], schema=arrow_schema(pa))
 
     return merge
-
-
-def unit_record(partition: Row, findings: list[Row]) -> dict[str, Any]:
-    """One UNIT_DDL row: the partition's columns and its findings nested."""
-    row = dict(zip(_PARTITION_COLUMNS, partition, strict=True))
-    row["findings"] = [dict(zip(_NESTED, f[4:], strict=True)) for f in findings]
-    return row
-
-
-def _arrow_schema(pa: Any, with_pieces: bool = False) -> Any:
-    """UNIT_DDL (or RUN_DDL) as an Arrow schema (they must agree; test_audit.py reads them)."""
-    types = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(),
-             "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(),
-             "MAP<STRING, INT>": pa.map_(pa.string(), pa.int32())}  # fmt: skip
-    fields = [(name, types[kind]) for name, kind in _columns(PARTITION_DDL)]
-    nested = pa.struct([(name, types[kind]) for name, kind in _columns(FINDING_DDL)][4:])
-    pieces = [("piece_of", pa.string()), ("payload", pa.binary())] if with_pieces else []
-    return pa.schema([*fields, ("findings", pa.list_(nested)), *pieces])
 
 
 def _quiet(done: int) -> None:

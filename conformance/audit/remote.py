@@ -24,11 +24,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.audit.job import (
+from kafkalog.conformance.audit.split import audit_piece, merge_pieces, segment_base
+from kafkalog.conformance.audit.unit import (
     RUN_DDL,
     UNIT_DDL,
     Unit,
-    _arrow_schema,
+    arrow_schema,
     audit_unit,
     unit_record,
 )
@@ -47,7 +48,7 @@ def remote_frame(spark: Any, whole: list[Unit], pieces: list[Any], listings: dic
                  audit_id: str, deep: bool, cached: list[Any]) -> Any:
     """UNIT_DDL rows of the remote units: `whole` ones, and those split into `pieces` (merged);
     the frames it caches are appended to `cached` (the caller unpersists them)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # optional: only a running job gets here
 
     units = [*whole, *{piece.unit.path: piece.unit for piece in pieces}.values()]
     routes = _routes(whole, pieces, listings)
@@ -83,8 +84,6 @@ def remote_frame(spark: Any, whole: list[Unit], pieces: list[Any], listings: dic
 
 def listed_logs(listing: Listing) -> list[tuple[int, int]]:
     """(base, bytes) of the `.log` files of a listing (the split policy's input)."""
-    from kafkalog.conformance.audit.split import segment_base
-
     # A directory named like a segment counts, as in split.log_sizes and verify_partition.
     return sorted((base, size) for name, _, size in listing
                   if name.endswith(".log") and (base := segment_base(name)) is not None)
@@ -97,8 +96,6 @@ def _group(piece: Any) -> str:
 def _routes(whole: list[Unit], pieces: list[Any],
             listings: dict[str, Listing]) -> list[tuple[str, str, str]]:
     """(dir, name, group) of every non-empty file to read."""
-    from kafkalog.conformance.audit.split import segment_base
-
     routes = []
     for unit in whole:
         key = norm(unit.path)
@@ -155,10 +152,9 @@ def group_runner(whole: dict[str, Unit], pieces: dict[str, Any], listings: dict[
     """`applyInArrow` over one group: a whole partition's UNIT_DDL row, or a piece's payload."""
 
     def run(table: Any) -> Any:
-        import pyarrow as pa
-        from kafkalog.conformance.audit.split import audit_piece
+        import pyarrow as pa  # optional, with pyspark: imported on the executor only
 
-        schema = _arrow_schema(pa, with_pieces=True)
+        schema = arrow_schema(pa, with_pieces=True)
         key = table.column("grp")[0].as_py()
         piece = pieces.get(key)
         unit = piece.unit if piece is not None else whole[key]
@@ -191,8 +187,7 @@ def remote_merger(listings: dict[str, Listing], audit_id: str) -> Any:
     """`applyInArrow` over a split remote partition: its pieces and side files -> its row."""
 
     def merge(table: Any) -> Any:
-        import pyarrow as pa
-        from kafkalog.conformance.audit.split import merge_pieces
+        import pyarrow as pa  # optional, with pyspark: imported on the executor only
 
         blobs = [b for b in table.column("payload").to_pylist() if b is not None]
         pieces = [pickle.loads(blob) for blob in blobs]
@@ -207,6 +202,6 @@ def remote_merger(listings: dict[str, Listing], audit_id: str) -> Any:
             shutil.rmtree(work, ignore_errors=True)
         record = unit_record(_remap(row, local.log_dir, unit.log_dir),
                              [_remap(f, local.log_dir, unit.log_dir) for f in findings])
-        return pa.Table.from_pylist([record], schema=_arrow_schema(pa))
+        return pa.Table.from_pylist([record], schema=arrow_schema(pa))
 
     return merge

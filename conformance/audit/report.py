@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.audit.job import FINDING_DDL, PARTITION_DDL
-from kafkalog.conformance.campaign.report import _CSS, hbar_chart
+from kafkalog.conformance.audit.unit import FINDING_DDL, PARTITION_DDL
+from kafkalog.conformance.campaign.report import CSS, hbar_chart
 
 _SIZE_EDGES = (0, 1 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30, 16 << 30)
 _SEGMENT_EDGES = (0, 1, 2, 5, 10, 50, 100, 1000)
@@ -113,7 +113,7 @@ def write_audit_report(summary: AuditSummary, out: Path) -> Path:
     ]
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>kafkalog audit '
-        f"{_e(summary.audit_id)}</title><style>{_CSS}</style></head><body>\n"
+        f"{_e(summary.audit_id)}</title><style>{CSS}</style></head><body>\n"
         + "\n".join(sections)
         + "\n</body></html>\n"
     )

@@ -22,7 +22,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kafkalog.conformance.audit.job import Unit
+from kafkalog.conformance.audit.unit import (
+    Row,
+    Unit,
+    from_finding,
+    partition_row,
+    unit_checkpoints,
+    unreadable,
+)
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import SegmentFileName, TopicPartition, classify_partition_file
+from kafkalog.impl.verify.verifier import (
+    PartitionReport,
+    Severity,
+    classify_files,
+    finish_partition,
+    overlap_finding,
+    verify_segments,
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +97,6 @@ class PieceResult:
 
 def segment_base(name: str) -> int | None:
     """The base offset of a segment's `.log`, `.index`, `.timeindex` or `.txnindex` file."""
-    from kafkalog.impl.load.log_dir import SegmentFileName, classify_partition_file
-
     kind = classify_partition_file(name)
     if isinstance(kind, SegmentFileName) and not kind.status and kind.suffix != ".snapshot":
         return kind.base_offset
@@ -91,8 +106,6 @@ def segment_base(name: str) -> int | None:
 def log_sizes(path: str) -> list[tuple[int, int]]:
     """(base offset, bytes) of each `<base>.log` of a partition directory, by base; [] if
     unreadable (the piece or unit task then reports why)."""
-    from kafkalog.impl.load.log_dir import SegmentFileName, classify_partition_file
-
     out = []
     try:
         with os.scandir(path) as entries:
@@ -162,9 +175,6 @@ def audit_piece(piece: Piece, deep: bool) -> PieceResult:
 
 
 def _scan_piece(piece: Piece, deep: bool, result: PieceResult) -> None:
-    from kafkalog.impl.fs.file_system import FileSystem
-    from kafkalog.impl.verify.verifier import classify_files, verify_segments
-
     fs, partition_dir = FileSystem(), Path(piece.unit.path)
     segments, file_findings = classify_files(fs, partition_dir)
     result.file_findings = file_findings if piece.index == 0 else []
@@ -186,11 +196,10 @@ def _slim(scan: Any) -> Any:
 # --- The merge (one Spark group per split partition) ---
 
 
-def merge_pieces(pieces: list[tuple[Piece, PieceResult]], audit_id: str) -> tuple[Any, list[Any]]:
+def merge_pieces(pieces: list[tuple[Piece, PieceResult]],
+                 audit_id: str) -> tuple[Row, list[Row]]:
     """The partition row and finding rows of a split partition, from all its pieces' results;
     equal to `audit_unit` on the whole partition (duration aside). Never raises."""
-    from kafkalog.conformance.audit.job import _from_finding, _partition_row, unreadable
-
     pieces = sorted(pieces, key=lambda pair: pair[0].index)
     unit = pieces[0][0].unit
     started = time.monotonic()
@@ -208,21 +217,14 @@ def merge_pieces(pieces: list[tuple[Piece, PieceResult]], audit_id: str) -> tupl
     duration = spent + time.monotonic() - started
     if errors:
         return unreadable(unit, audit_id, errors[0], duration)
-    from kafkalog.impl.verify.verifier import Severity
-
-    findings = [_from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
+    findings = [from_finding(audit_id, unit.log_dir, unit.topic, unit.partition, f)
                 for f in report.findings]
-    return _partition_row(unit, audit_id, (report, Severity), None, duration), findings
+    return partition_row(unit, audit_id, (report, Severity), None, duration), findings
 
 
 def _join(unit: Unit, results: list[PieceResult]) -> Any:
     """The PartitionReport `verify_partition` would return: pieces' findings in order, with the
     cross-range checks (overlap between ranges, epochs, root offsets, snapshots) added."""
-    from kafkalog.conformance.audit.job import unit_checkpoints
-    from kafkalog.impl.fs.file_system import FileSystem
-    from kafkalog.impl.load.log_dir import TopicPartition
-    from kafkalog.impl.verify.verifier import PartitionReport, finish_partition, overlap_finding
-
     report = PartitionReport(TopicPartition(unit.topic, unit.partition), unit.path)
     report.findings.extend(results[0].file_findings)
     previous = None

@@ -1,5 +1,5 @@
 """kafkalog's implementation with Kafka's weaker fsync choices, checked against the model's
-kafka crash mode (specs/log.md KL-CRASH-1, KL-CRASH-3; crash-and-durability.md §5 GAP table).
+kafka crash mode (specs/log.md KL-CRASH-1, KL-CRASH-3; the GAP entries of specs/sources.md).
 
 kafkalog's implementation is strict: truncation, recovery's cuts and the removal of producer
 snapshots are durable before they are acknowledged. Kafka's are not. This variant puts Kafka's
@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkalog.conformance.broken.crash import _recovery_not_made_durable, _truncate_like_kafka
+from kafkalog.conformance.broken.base import Broken, Patch, apply, restore
+from kafkalog.conformance.broken.crash import BROKEN_CRASH
 from kafkalog.conformance.check.impl_sut import ImplSut
-from kafkalog.impl.load.log_loader import LogLoader
 from kafkalog.impl.log.deletion import LogDeletion
-from kafkalog.impl.log.local_log import LocalLog
 from kafkalog.impl.producer.producer_state_manager import ProducerStateManager
 from kafkalog.model import values as v
 
@@ -43,14 +42,20 @@ def _no_directory_fsync(self: Any) -> None:
     """DUR-29: Kafka never fsyncs the directory after snapshot files change."""
 
 
-PATCHES: tuple[tuple[type, str, Any], ...] = (
-    (LocalLog, "truncate_to", _truncate_like_kafka),  # GAP-1, DUR-23
-    (LogLoader, "_make_recovery_durable", _recovery_not_made_durable),  # GAP-4, DUR-25
-    (LogDeletion, "_snapshot_removals_durable", _no_directory_fsync),  # DUR-29
-    (ProducerStateManager, "make_snapshots_durable", _no_directory_fsync),  # DUR-29
+_TRUNCATION = BROKEN_CRASH["truncation_not_durable"]  # GAP-1, DUR-23
+_RECOVERY = BROKEN_CRASH["recovery_not_durable"]  # GAP-4, DUR-25
+
+#: Kafka's fsync choices as one broken implementation: the two crash bugs that are Kafka's own
+#: behaviour, and no directory fsync after snapshot files change (DUR-29).
+KAFKA_FSYNC_CHOICES = Broken(
+    KAFKA_DURABILITY, "GAP-1", "KL-CRASH-1", "Kafka's fsync choices",
+    _TRUNCATION.owner, _TRUNCATION.attribute, _TRUNCATION.replacement,
+    also=(Patch(_RECOVERY.owner, _RECOVERY.attribute, _RECOVERY.replacement),
+          Patch(LogDeletion, "_snapshot_removals_durable", _no_directory_fsync),
+          Patch(ProducerStateManager, "make_snapshots_durable", _no_directory_fsync)),
 )
 
-_originals: list[tuple[type, str, Any]] = []
+_originals: list[tuple[Any, str, Any]] = []
 _users = 0
 
 
@@ -58,9 +63,7 @@ def install() -> None:
     """Put Kafka's fsync choices in (reference-counted)."""
     global _users
     if _users == 0:
-        for owner, attribute, replacement in PATCHES:
-            _originals.append((owner, attribute, vars(owner)[attribute]))
-            setattr(owner, attribute, replacement)
+        _originals.extend(apply(KAFKA_FSYNC_CHOICES))
     _users += 1
 
 
@@ -69,9 +72,8 @@ def uninstall() -> None:
     global _users
     _users -= 1
     if _users == 0:
-        while _originals:
-            owner, attribute, original = _originals.pop()
-            setattr(owner, attribute, original)
+        restore(_originals)
+        _originals.clear()
 
 
 class KafkaDurabilitySut(ImplSut):

@@ -1,4 +1,4 @@
-"""Time to counterexample over every broken implementation (issue #11 items 4 and 5).
+"""Time to counterexample over every broken implementation.
 
 `python -m kafkalog.conformance.broken.zoo_bench [NAME ...] [--json OUT]` runs, for each broken
 implementation, exactly what default `kafkalog check --broken NAME` runs (seeds 0, 1, ...;
@@ -55,7 +55,7 @@ def _as_replayed(name: str, trace_jsonl: str) -> str:
     earlier; the regression corpus wants the trace to diverge exactly at its last step.
     """
     from kafkalog.conformance.adapter.json_codec import FEATURES
-    from kafkalog.conformance.broken.catalogue import broken_factory
+    from kafkalog.conformance.broken.registry import broken_factory
     from kafkalog.conformance.traces.minimise import _replay
     from kafkalog.conformance.traces.trace import Trace, dumps_trace, loads_trace
 
@@ -69,7 +69,7 @@ def _as_replayed(name: str, trace_jsonl: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from kafkalog.conformance.broken.catalogue import BROKEN
+    from kafkalog.conformance.broken.registry import BROKEN
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="broken implementations (default: all)")

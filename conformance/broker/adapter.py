@@ -2,19 +2,25 @@
 
 The checker drives this process exactly as it drives `kafkalog serve-adapter` (server.py is the
 loop); the log behind it is a topic on a real broker, reached with the requests of
-broker_sut.py. The handshake lists `black_box` instead of `core` (black_box.py, specs/wire.md),
+sut.py. The handshake lists `black_box` instead of `core` (black_box.py, specs/wire.md),
 plus `timestamps` (ListOffsets) and `leader_epochs` (OffsetForLeaderEpoch) when the broker
 offers those APIs, so the checker never asks for what a broker cannot do.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
-from kafka.protocol.consumer import ListOffsetsRequest, OffsetForLeaderEpochRequest
+from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest
+from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
+from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.producer import ProduceRequest
 from kafkalog.conformance.adapter.server import serve
-from kafkalog.conformance.broker.sut import Broker, BrokerSut
+from kafkalog.conformance.broker.sut import SEGMENT_BYTES, Broker, BrokerSut
 from kafkalog.conformance.check.black_box import BLACK_BOX
+from kafkalog.conformance.errors import AdapterError, BrokerUnavailableError
 from kafkalog.model import values as v
 
 from kafkalog import __version__
@@ -30,15 +36,56 @@ def broker_features(broker: Broker) -> frozenset[str]:
     return frozenset(features)
 
 
+#: APIs a check can do without, and what is left out when the broker lacks one (KL-WIRE-1).
+OPTIONAL_APIS: tuple[tuple[Any, str], ...] = (
+    (CreateTopicsRequest, "runs use the topics it auto-creates on Metadata, with its default "
+                          "configs: only the kafka_defaults family"),
+    (DeleteRecordsRequest, "maybe_increment_log_start_offset is left out"),
+    (OffsetForLeaderEpochRequest, "end_offset_for_epoch is left out"),
+)
+#: APIs without which no run can be checked at all.
+REQUIRED_APIS: tuple[Any, ...] = (ProduceRequest, FetchRequest, ListOffsetsRequest,
+                                  MetadataRequest)
+
+
+def broker_limits(broker: Broker) -> list[str]:
+    """One line per optional API the broker does not offer, naming what is left out."""
+    return [f"the broker offers no {req.__name__.removesuffix('Request')} (api {req.API_KEY}): "
+            f"{what}" for req, what in OPTIONAL_APIS if not broker.control.supports(req)]
+
+
+def probe_broker(bootstrap: str) -> list[str]:
+    """Connect once and list what the broker lacks; raises BrokerUnavailableError when it
+    cannot be reached or lacks an API every run needs."""
+    try:
+        broker = Broker(bootstrap)
+    except AdapterError as error:
+        raise BrokerUnavailableError(error.message, where=f"broker {bootstrap}") from None
+    try:
+        missing = [req.__name__.removesuffix("Request") for req in REQUIRED_APIS
+                   if not broker.control.supports(req)]
+        if missing:
+            raise BrokerUnavailableError(f"the broker offers no {', '.join(missing)}: "
+                                         "no run can be checked", where=f"broker {bootstrap}")
+        return broker_limits(broker)
+    finally:
+        broker.close()
+
+
 def serve_broker(bootstrap: str, topic_prefix: str = "kafkalog-",
-                 broker_log: Path | None = None, exclude: frozenset[str] = frozenset()) -> int:
+                 broker_log: Path | None = None, exclude: frozenset[str] = frozenset(),
+                 segment_key: str = SEGMENT_BYTES) -> int:
     """Serve the adapter protocol until end of input; returns the exit status.
 
     `exclude` names actions answered `unsupported` although the broker offers them: a way to
-    look past a divergence already recorded as a finding (docs/brokers.md).
+    look past a divergence already recorded as a finding (docs/brokers.md). `segment_key` is the
+    topic config that carries the run's segment size (KL-WIRE-4).
     """
-    broker = Broker(bootstrap, broker_log=broker_log, topic_prefix=topic_prefix)
+    broker = Broker(bootstrap, broker_log=broker_log, topic_prefix=topic_prefix,
+                    segment_key=segment_key)
     features = broker_features(broker)
+    for line in broker_limits(broker):
+        print(f"wire-adapter: {line}", file=sys.stderr)
 
     def open_log(config: v.LogConfig, now_ms: int, log_start_offset: int) -> BrokerSut:
         return BrokerSut(broker, features, config, log_start_offset, exclude=exclude)

@@ -1,6 +1,6 @@
 """A minimal Kafka wire-protocol client: exact requests over one socket (kafka-python's codec).
 
-The wire adapter (broker_adapter.py) must send *exact* requests — a Produce carrying the very
+The wire adapter (adapter.py) must send *exact* requests — a Produce carrying the very
 batch bytes the built-in codec wrote, a ListOffsets for one timestamp, a DeleteRecords for one
 offset — so it uses kafka-python's protocol layer (`kafka.protocol`, the generated message
 classes and `KafkaProtocol` framing) and none of its client machinery (no batching, retries,

@@ -32,6 +32,7 @@ from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest, Dele
 from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
+from kafkalog.conformance.adapter.json_codec import ACTIONS
 from kafkalog.conformance.broker.kafka_wire import BrokerConnectionError, KafkaConnection
 from kafkalog.conformance.check.impl_sut import batch_view
 from kafkalog.conformance.check.sut import UnsupportedError
@@ -69,15 +70,27 @@ def error_for(code: int, api: str) -> e.KafkalogError:
     return cls(f"{api} answered error {code} ({name})", where="broker")
 
 
-def topic_configs(config: v.LogConfig) -> dict[str, str]:
+#: The topic config that sets the segment size; Kafka 4.1+ refuses `segment.bytes` below 1 MiB
+#: and takes any size as `internal.segment.bytes` (KL-WIRE-4).
+SEGMENT_BYTES = "segment.bytes"
+
+
+def topic_configs(config: v.LogConfig, segment_key: str = SEGMENT_BYTES) -> dict[str, str]:
     """The topic configs of a run's LogConfig (KL-WIRE-4).
 
-    Size limits and the timestamp type map one to one. Retention is switched off: the broker
+    Size limits, the timestamp type and everything that shapes the segment layout (size, time,
+    index size and interval) map one to one: the layout shows through Fetch, which reads one
+    segment at a time, and through ListOffsets by timestamp, which searches only the first
+    segment whose largest timestamp reaches the target. Retention is switched off: the broker
     applies it on its own wall clock and in the background, where the model applies it only in
     `delete_old_segments` on its mock clock, which a black box cannot be asked (KL-WIRE-5).
     """
     return {
-        "segment.bytes": str(config.segment_bytes),
+        segment_key: str(config.segment_bytes),
+        "segment.ms": str(config.segment_ms),
+        "segment.jitter.ms": str(config.segment_jitter_ms),
+        "segment.index.bytes": str(config.segment_index_bytes),
+        "index.interval.bytes": str(config.index_interval_bytes),
         "max.message.bytes": str(config.max_message_bytes),
         "message.timestamp.type": config.message_timestamp_type.value,
         "retention.ms": "-1",
@@ -89,13 +102,14 @@ class Broker:
     """Connections to one cluster: the bootstrap broker and, per node id, the others."""
 
     def __init__(self, bootstrap: str, broker_log: Path | None = None,
-                 topic_prefix: str = "kafkalog-") -> None:
+                 topic_prefix: str = "kafkalog-", segment_key: str = SEGMENT_BYTES) -> None:
         host, _, port = bootstrap.rpartition(":")
         if not host or not port.isdigit():
             raise e.IllegalArgumentError(f"--bootstrap must be HOST:PORT, got {bootstrap!r}")
         self.bootstrap = (host, int(port))
         self.broker_log = broker_log
         self.topic_prefix = topic_prefix
+        self.segment_key = segment_key
         self._nodes: dict[int, tuple[str, int]] = {}
         self._connections: dict[tuple[str, int], KafkaConnection] = {}
         self.control = self.connection(self.bootstrap)
@@ -166,10 +180,15 @@ class BrokerSut:
             raise e.IllegalArgumentError(
                 "LogAppendTime topics stamp the broker's wall clock; they are left out of wire "
                 "runs (KL-WIRE-5)")
+        if config.segment_jitter_ms != 0:
+            raise e.IllegalArgumentError(
+                "a broker draws each segment's roll jitter at random; runs with "
+                "segment_jitter_ms > 0 are left out of wire runs (KL-WIRE-5)")
         self.broker = broker
         self.features = features
         self.exclude = exclude
         self.topic = f"{broker.topic_prefix}{uuid.uuid4().hex[:12]}"
+        self._auto_create_topic = False
         self._create(config)
         self.leader, self.leader_epoch = self._await_leader()
 
@@ -177,9 +196,12 @@ class BrokerSut:
 
     def _create(self, config: v.LogConfig) -> None:
         req_cls = CreateTopicsRequest
+        if not self.broker.control.supports(req_cls):
+            self._auto_create(config)
+            return
         topic_cls = req_cls.CreatableTopic
         configs = [topic_cls.CreatableTopicConfig(name=k, value=val)
-                   for k, val in topic_configs(config).items()]
+                   for k, val in topic_configs(config, self.broker.segment_key).items()]
         version = self.broker.control.version(req_cls, 5)
         response = self.broker.call(self.broker.bootstrap, req_cls[version](
             topics=[topic_cls(name=self.topic, num_partitions=1, replication_factor=1,
@@ -190,14 +212,26 @@ class BrokerSut:
             raise self.broker.crashed(f"CreateTopics {self.topic} failed with error {code}: "
                                       f"{response.topics[0].error_message}")
 
+    def _auto_create(self, config: v.LogConfig) -> None:
+        """Without CreateTopics the topic is the one the broker creates on Metadata, with the
+        broker's defaults: only a run whose config is Kafka's topic defaults is checkable
+        (KL-WIRE-4, the `kafka_defaults` family)."""
+        defaults = topic_configs(v.LogConfig())
+        if topic_configs(config) != defaults:
+            raise e.IllegalArgumentError(
+                "the broker offers no CreateTopics, so a run's topic has the broker's default "
+                "configs: only the kafka_defaults family can be checked (KL-WIRE-4)")
+        self._auto_create_topic = True
+
     def _await_leader(self) -> tuple[tuple[str, int], int]:
         """The partition leader's address and epoch, once Metadata names one."""
         deadline = time.monotonic() + WAIT_MS / 1000
         version = self.broker.control.version(MetadataRequest, 8)
+        auto = self._auto_create_topic
         while True:
             response = self.broker.call(self.broker.bootstrap, MetadataRequest[version](
                 topics=[MetadataRequest.MetadataRequestTopic(name=self.topic)],
-                allow_auto_topic_creation=False))
+                allow_auto_topic_creation=auto))
             nodes = {b.node_id: (b.host, b.port) for b in response.brokers}
             for topic in response.topics:
                 for part in topic.partitions:
@@ -223,7 +257,12 @@ class BrokerSut:
 
     # --- actions ----------------------------------------------------------------------------
 
-    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int) -> v.LogAppendInfo:
+    def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int,
+                         producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                         is_transactional: bool = False) -> v.LogAppendInfo:
+        if (producer_id, producer_epoch, base_sequence, is_transactional) != (-1, -1, -1, False):
+            raise UnsupportedError("the wire adapter sends batches without a producer id "
+                                   "(KL-WIRE-6)")
         if not records:
             raise UnsupportedError("a producer never sends an empty batch")
         if leader_epoch != self.leader_epoch:
@@ -336,7 +375,6 @@ class BrokerSut:
     def __getattr__(self, action: str) -> Any:
         # roll, truncate_*, flush, delete_old_segments, advance_clock, close_and_reopen,
         # append_as_follower, maybe_increment_high_watermark, assign_epoch: no client API.
-        from kafkalog.conformance.adapter.json_codec import ACTIONS
 
         if action not in ACTIONS:
             raise AttributeError(action)

@@ -17,6 +17,8 @@ from typing import Any
 
 from kafkalog.conformance.campaign.errors import CampaignDataError
 from kafkalog.conformance.campaign.task import SPARK_DDL
+from kafkalog.conformance.check.combos import rule_pairs
+from kafkalog.conformance.check.coverage import all_rule_ids
 
 HISTOGRAM_BINS = 20
 THROUGHPUT_POINTS = 40
@@ -69,7 +71,7 @@ class CampaignSummary:
     families: dict[str, int] = field(default_factory=dict)
     rules_known: int = 0  # rule IDs defined in specs/log.md (0 when the spec is not at hand)
     rules_never: tuple[str, ...] = ()  # defined there but exercised by no run of the campaign
-    # (fault model, crash points explored, runs that crashed under it), most first (issue #10)
+    # (fault model, crash points explored, runs that crashed under it), most first
     crashes: tuple[tuple[str, int, int], ...] = ()
     crash_images: int = 0  # distinct crash images loaded, summed over runs
     crash_cpu_s: float = 0.0  # CPU seconds the runs spent in crash steps, sweeps included
@@ -324,8 +326,6 @@ def throughput(frame: Any, wall_s: float) -> tuple[tuple[float, float], ...]:
 
 def _pair_coverage(frame: Any) -> dict[str, int]:
     """Rule pairs met in one run, from the distinct rule sets of the campaign's runs."""
-    from kafkalog.conformance.check.combos import rule_pairs
-
     rows = frame.select("rules").distinct().collect()
     pairs = rule_pairs(row.rules or () for row in rows)
     return {"rule_pairs": pairs.covered, "rule_pairs_possible": pairs.possible}
@@ -333,8 +333,6 @@ def _pair_coverage(frame: Any) -> dict[str, int]:
 
 def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     """The spec's rule IDs (specs/log.md, read on the driver) that no run exercised."""
-    from kafkalog.conformance.check.coverage import all_rule_ids
-
     known = all_rule_ids()
     seen = {rule for rule, _ in rules}
     return {"rules_known": len(known), "rules_never": tuple(natural_sorted(known - seen))}

@@ -15,6 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kafkalog.conformance.adapter.json_codec import decode_args, encode
+from kafkalog.conformance.check.sut import ModelSut, execute
+from kafkalog.conformance.traces.trace import loads_trace
 from kafkalog.model.errors import KafkalogError
 
 _ARGS_LIMIT = 120
@@ -35,8 +38,6 @@ class Counterexample:
 
 def counterexample(trace_jsonl: str) -> Counterexample:
     """Parse a trace and rebuild the state before its diverging step."""
-    from kafkalog.conformance.traces.trace import loads_trace
-
     try:
         trace = loads_trace(trace_jsonl)
     except KafkalogError as error:
@@ -103,9 +104,6 @@ def render_lines(view: Counterexample, limit: int = 12) -> list[str]:
 
 def _state_before(trace: Any, at: int) -> tuple[str | None, str | None]:
     """The model's state view after steps 1..at-1, replayed on the model alone."""
-    from kafkalog.conformance.adapter.json_codec import decode_args, encode
-    from kafkalog.conformance.check.sut import ModelSut, execute
-
     header = trace.header
     try:
         model = ModelSut(header.config, header.now_ms, header.log_start_offset)

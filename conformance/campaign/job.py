@@ -5,7 +5,7 @@ seeds of `[seed_base, seed_base + runs)` have no row yet (resume), splits them i
 for each wave runs one Spark job
 `spark.range(len(wave), numPartitions=p).mapInArrow(partition_runner(spec, wave), SPARK_DDL)`
 written into this invocation's own staging directory, then published into `<out>/runs/` by one
-directory rename (campaign_store.py). So every wave is recorded exactly once or not at all: a
+directory rename (store.py). So every wave is recorded exactly once or not at all: a
 killed campaign loses only the wave in flight, and campaigns writing one `--out` at the same time
 never share a temporary directory. At the end the campaign's small files are compacted and a
 completeness check fails the command unless every seed of the range has exactly one row.
@@ -261,7 +261,7 @@ def run_campaign(
     """Run every not-yet-recorded seed of the plan, wave by wave; returns what was done.
 
     Exactly once: under the campaign's lock, each wave is written to this invocation's staging
-    directory and published by one rename (campaign_store.py); at the end the campaign's files
+    directory and published by one rename (store.py); at the end the campaign's files
     are compacted and every seed of the range must have exactly one row, else
     CampaignIncompleteError. `first_wave` is the first wave's size (0: 4 runs per partition);
     later waves are sized from the measured rate to last about WAVE_TARGET_S each. `on_wave`

@@ -17,7 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
 from kafkalog.conformance.campaign.errors import CampaignOptionsError, SparkMissingError
+from kafkalog.conformance.errors import AdapterError
 
 SPARK_EXTRA = ("pyspark", "pyarrow", "pandas")
 INSTALL_HINT = "pip install 'kafkalog[spark]'"
@@ -74,8 +76,6 @@ def check_adapter(adapter: str | None) -> None:
     """Start the adapter once and complete the handshake, so a bad one fails here, once."""
     if adapter is None or adapter == "model":
         return
-    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
-    from kafkalog.conformance.errors import AdapterError
 
     try:
         AdapterProcess(adapter).close()

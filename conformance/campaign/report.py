@@ -3,7 +3,7 @@
 
 The HTML needs no network and no JavaScript: every chart is an inline `<svg>`, every style is in
 one `<style>` block, so it opens from a CI artifact or an e-mail attachment. Everything here is
-a pure function of a `CampaignSummary` (campaign_aggregate.py), so `kafkalog report` rebuilds the
+a pure function of a `CampaignSummary` (aggregate.py), so `kafkalog report` rebuilds the
 same files from the Parquet rows alone.
 """
 
@@ -28,7 +28,7 @@ _LABEL_W = 300
 _ROW_H = 18
 _TERMINAL_TRACES = 3  # buckets whose counterexample the terminal summary prints
 _COLOURS = {"conformed": "#2e7d32", "diverged": "#c62828", "adapter_error": "#ef6c00"}
-_CSS = """
+CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:820px;color:#222}
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.8em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px}td,th{padding:2px 10px;text-align:left}
@@ -77,7 +77,7 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
         _never_html(summary),
         "<h2>Coverage per action (executions)</h2>",
         hbar_chart([(name, total) for name, total, _ in summary.actions], None),
-        "<h2>Crash points explored per fault model (issue #10)</h2>",
+        "<h2>Crash points explored per fault model</h2>",
         hbar_chart([(fault, total) for fault, total, _ in summary.crashes], None)
         if summary.crashes else "<p>No crash steps ran (<code>--crash-weight 0</code>).</p>",
         _crash_speed_html(summary),
@@ -91,7 +91,7 @@ def render_html(summary: CampaignSummary, paths: dict[str, Path], base: Path) ->
     body = "\n".join(sections) + f"<p><small>Generated {generated} from Parquet.</small></p>"
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-        f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
+        f"<style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
     )
 
 

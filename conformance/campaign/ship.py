@@ -14,26 +14,43 @@ they come from a packed virtualenv or the executor image.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import sys
 import zipfile
 from pathlib import Path
 
 from kafkalog import __version__
 
-# Every package of the distribution (pyproject.toml [tool.setuptools] packages).
+# Every Python package of the distribution (pyproject.toml [tool.setuptools] packages).
 PACKAGES = (
     "kafkalog",
     "kafkalog.cli",
     "kafkalog.model",
+    "kafkalog.model.coverage",
+    "kafkalog.model.crash",
+    "kafkalog.model.producer",
+    "kafkalog.model.replication",
     "kafkalog.impl",
+    "kafkalog.impl.checkpoint",
+    "kafkalog.impl.fs",
+    "kafkalog.impl.index",
+    "kafkalog.impl.load",
+    "kafkalog.impl.log",
+    "kafkalog.impl.producer",
+    "kafkalog.impl.records",
+    "kafkalog.impl.segment",
+    "kafkalog.impl.verify",
     "kafkalog.conformance",
     "kafkalog.conformance.adapter",
     "kafkalog.conformance.audit",
     "kafkalog.conformance.broken",
     "kafkalog.conformance.broker",
     "kafkalog.conformance.campaign",
+    "kafkalog.conformance.check",
+    "kafkalog.conformance.crash",
     "kafkalog.conformance.fuzz",
+    "kafkalog.conformance.gen",
+    "kafkalog.conformance.traces",
     "kafkalog.conformance.vectors",
     "kafkalog.benchmarks",
 )
@@ -45,12 +62,11 @@ Usage: spark-submit [--master M] --py-files kafkalog-<version>.zip campaign_main
 The master comes from spark-submit; `--master` in the campaign options is ignored.
 """
 
+import runpy
 import sys
 
-from kafkalog.cli.main import main
-
 sys.argv = ["kafkalog", "campaign", *sys.argv[1:]]
-main()
+runpy.run_module("kafkalog", run_name="__main__", alter_sys=True)
 '''
 
 
@@ -64,7 +80,10 @@ def build_zip(dest: Path) -> tuple[Path, Path]:
     archive = dest / f"kafkalog-{__version__}.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
         for package in PACKAGES:
-            folder = Path(importlib.import_module(package).__path__[0])
+            # Found, not imported: packaging the CLI must not run it (nor import it here).
+            spec = importlib.util.find_spec(package)
+            assert spec is not None and spec.submodule_search_locations is not None, package
+            folder = Path(list(spec.submodule_search_locations)[0])
             target = package.replace(".", "/")
             for source in sorted(folder.glob("*.py")):
                 info = zipfile.ZipInfo(f"{target}/{source.name}", date_time=(1980, 1, 1, 0, 0, 0))

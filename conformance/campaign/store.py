@@ -10,7 +10,7 @@ Layout under `--out` (specs/campaign-schema.md):
 
 Why this shape: Spark's file committer shares `<path>/_temporary/0` between every job appending
 to one path, so a killed job's finished tasks were published by the next job and two campaigns
-writing one `--out` deleted each other's temporaries (issue 16). Here each wave is written by its
+writing one `--out` deleted each other's temporaries. Here each wave is written by its
 own Spark job into its own staging directory, and published by ONE directory rename into the
 dataset: a wave is either wholly visible or not at all, resume runs exactly the seeds without a
 row, and two campaign ids never touch the same directory. One writer per campaign id is enforced

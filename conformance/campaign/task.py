@@ -26,7 +26,11 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import pyarrow as pa
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.errors import UnknownConfigFamilyError
+
+from kafkalog import __version__
 
 OUTCOMES = ("conformed", "diverged", "adapter_error")
 BUILTIN_ADAPTER = "builtin"  # the `adapter` column when no --adapter command was given
@@ -104,11 +108,11 @@ class TaskSpec:
     steps: int  # requested steps per run (the state machine may stop earlier)
     families: tuple[str, ...]  # the config-mix cycle: seed s runs family families[s % len]
     adapter: str | None = None  # an adapter command, or None for the built-in implementation
-    broken: str | None = None  # a broken implementation's name (broken/catalogue.py), or None
+    broken: str | None = None  # a broken implementation's name (broken/registry.py), or None
     time_limit_s: float = 120.0  # passed to run_seed, which stops itself gracefully
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
-    run_fn: RunFn | None = None  # None: kafkalog.conformance.check.runner.run_seed (imported lazily)
+    run_fn: RunFn | None = None  # None: check.runner.run_seed
     kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
     crash_weight: int = 2  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = True  # every crash also loads every crash point of its action
@@ -159,6 +163,18 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     """Run one seed and return its row (ARROW_SCHEMA's columns). Never raises."""
     family = family_for_seed(seed, spec.families)
     started = time.time()
+    with scratch_scope():
+        row = _run_one(seed, spec, family, started)
+    row.update(_identity(seed, family, spec, started))
+    return row
+
+
+def _run_one(seed: int, spec: TaskSpec, family: str, started: float) -> dict[str, Any]:
+    """The row of one run, from its outcome or from whatever stopped it.
+
+    The scratch scope around it closes only after `_hard_time_limit` has disarmed its alarm,
+    which re-fires every second and could otherwise interrupt the run's own cleanup.
+    """
     try:
         # Weight 0 is not passed, so run functions without crashes keep working.
         extra: dict[str, Any] = {"crash_weight": spec.crash_weight} if spec.crash_weight else {}
@@ -181,7 +197,6 @@ def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
         row = _error_row(error, time.time() - started)
     finally:
         _kill_leftover_adapters()
-    row.update(_identity(seed, family, spec, started))
     return row
 
 
@@ -275,7 +290,6 @@ def _resolve(run_fn: RunFn | None) -> RunFn:
     """The run function: the given one, or the conformance runner's `run_seed`."""
     if run_fn is not None:
         return run_fn
-    from kafkalog.conformance.check.runner import run_seed
 
     return run_seed
 
@@ -328,8 +342,6 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
 
 def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[str, Any]:
     """The columns that name the run: campaign, seed, parameters, versions, times, worker."""
-    from kafkalog import __version__
-
     return {
         "campaign_id": spec.campaign_id,
         "seed": seed,

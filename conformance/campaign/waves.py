@@ -1,7 +1,7 @@
 """A campaign's seeds as waves of Spark jobs, two in flight, each published once it is written.
 
 One wave is one Spark job: `spark.range(len(wave)).mapInArrow(partition_runner(spec, wave))`
-written into its own staging directory, then published by one rename (campaign_store.py).
+written into its own staging directory, then published by one rename (store.py).
 Waves are sized to take about WAVE_TARGET_S each at the measured rate. Two waves run at once so
 the cores stay busy while one wave's last, slow partitions (a failing run shrinks for seconds)
 finish: Spark's FIFO scheduler gives the older wave's tasks priority and the younger one fills
@@ -110,7 +110,7 @@ def _run_wave(
     """One Spark job (in a pool thread): run the wave's seeds into its staging directory."""
     started = time.monotonic()
     group = f"kafkalog-{plan.spec.campaign_id}-{attempt}-{number}"
-    with _TaskProgress(spark, group, len(wave), lambda runs: progress.running(number, runs)):
+    with TaskProgress(spark, group, len(wave), lambda runs: progress.running(number, runs)):
         frame = spark.range(0, len(wave), 1, min(len(wave), partitions)).mapInArrow(
             partition_runner(plan.spec, wave), SPARK_DDL
         )
@@ -172,7 +172,7 @@ class _Progress:
             self._report(self._done + sum(self._partial.values()), self._total)
 
 
-class _TaskProgress:
+class TaskProgress:
     """Polls Spark's status tracker while a wave runs and reports runs finished within it.
 
     A task's rows are committed with its partition, so progress is counted in finished tasks
@@ -186,7 +186,7 @@ class _TaskProgress:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
-    def __enter__(self) -> _TaskProgress:
+    def __enter__(self) -> TaskProgress:
         with suppress(Exception):  # Spark Connect: no SparkContext
             self._spark.sparkContext.setJobGroup(self._group, "kafkalog campaign wave")
         self._thread.start()

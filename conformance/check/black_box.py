@@ -1,6 +1,6 @@
 """The black-box view: what the checker compares when the log is reached through a broker's API.
 
-An adapter that drives a broker over Kafka's wire protocol (broker_adapter.py) lists the feature
+An adapter that drives a broker over Kafka's wire protocol (broker/adapter.py) lists the feature
 `black_box` instead of `core` in its handshake (specs/adapter-protocol.md, "Features";
 specs/wire.md). The checker then
 
@@ -37,6 +37,9 @@ NEVER_ON_THE_WIRE: frozenset[str] = frozenset({"assign_epoch"})
 
 #: Placeholders for what the wire cannot show; both sides are projected onto them.
 HIDDEN = -1
+#: The leader epoch of a fresh topic's partition: its first (and, with one replica, only)
+#: leader election (KL-WIRE-4).
+FIRST_LEADER_EPOCH = 0
 
 
 def is_black_box(features: frozenset[str]) -> bool:
@@ -66,11 +69,12 @@ def project_result(value: Any) -> Any:
         return dataclasses.replace(value, max_timestamp=HIDDEN, offset_of_max_timestamp=HIDDEN,
                                    valid_bytes=HIDDEN, record_count=HIDDEN)
     if isinstance(value, v.FetchDataInfo):
-        # FetchResponse: the raw records slice. The segment and file position of the fetch
-        # offset, and of each batch, and whether the slice began with a partial entry, are not.
+        # FetchResponse: the raw records slice. The fetch offset metadata (none of its offset,
+        # segment or position: the response has no such field), the file position of each
+        # batch, and whether the slice began with a partial entry, are not.
         return dataclasses.replace(
             value,
-            fetch_offset_metadata=v.LogOffsetMetadata(value.fetch_offset_metadata.message_offset),
+            fetch_offset_metadata=v.LogOffsetMetadata(HIDDEN),
             batches=tuple(dataclasses.replace(b, position=HIDDEN) for b in value.batches),
             first_entry_incomplete=False,
         )
@@ -94,6 +98,16 @@ def project_state(state: v.LogStateView) -> v.LogStateView:
         epoch_entries=(),
         pending_deletions=(),
     )
+
+
+def become_leader(model: Any, log_start_offset: int) -> None:
+    """Apply to a fresh model what the broker did before the first request (KL-WIRE-9).
+
+    When the controller makes the broker leader of the new topic's partition, `Partition.
+    makeLeader` calls `maybeAssignEpochStartOffset(leaderEpoch, logEndOffset)`: the epoch cache
+    holds (0, 0) before any append, which OffsetForLeaderEpoch and ListOffsets EARLIEST show.
+    """
+    model.assign_epoch(FIRST_LEADER_EPOCH, log_start_offset)
 
 
 def view_invariants(state: v.LogStateView) -> list[str]:

@@ -1,4 +1,4 @@
-"""Coverage of rule combinations (issue #11 item 3): which pairs of spec rules met in one run.
+"""Coverage of rule combinations: which pairs of spec rules met in one run.
 
 A bug that needs two behaviours in one log (a roll and then a truncation below the HW, say)
 is only found by a run that exercises both rules. `rule_pairs` counts, over a set of runs, the

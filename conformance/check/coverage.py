@@ -10,6 +10,8 @@ import functools
 import re
 from pathlib import Path
 
+from kafkalog.model.invariants import INVARIANTS
+
 from kafkalog.resources import specs_dir
 
 SPEC = specs_dir() / "log.md"  # the checkout's specs/, or the wheel's kafkalog/specs/
@@ -36,8 +38,6 @@ RUN_RULES = frozenset({"KL-STATE-1", "KL-STATE-2", "KL-STATE-3"})
 @functools.cache
 def invariant_rule_ids() -> frozenset[str]:
     """The KL-INV-* rules of model/invariants.py, all evaluated by `check_all` after each step."""
-    from kafkalog.model.invariants import INVARIANTS
-
     found: set[str] = set()
     for predicate in INVARIANTS.values():
         found.update(_RULE_ID.findall((predicate.__doc__ or "").split(":")[0]))

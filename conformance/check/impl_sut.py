@@ -13,15 +13,23 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.observe import with_indexes
+from kafkalog.conformance.check.scratch import new_scratch, remove_scratch, scratch_dir
 from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
-from kafkalog.conformance.crash.sweep import HandleTracking, InLoadFailure, Sweeper, SweepPoint
+from kafkalog.conformance.crash.sweep import (
+    HandleTracking,
+    InLoadFailure,
+    Sweeper,
+    SweepPoint,
+    in_load_difference,
+    parse_in_load,
+)
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log.log import Log
@@ -29,33 +37,21 @@ from kafkalog.impl.producer.producer_state_manager import AppendOrigin
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.segment.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.time import MockTime
+from kafkalog.impl.verify.verifier import verify_log_dir
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
 
 
-def scratch_dir() -> str | None:
-    """Where the logs under test live: tmpfs when the machine has one.
-
-    Lockstep runs open, fsync and delete thousands of small files while shrinking; on tmpfs an
-    fsync costs nothing, which makes runs several times faster. Durability itself is the subject
-    of the crash tests, not of lockstep runs. KAFKALOG_SCRATCH overrides the choice.
-    """
-    chosen = os.environ.get("KAFKALOG_SCRATCH")
-    if chosen:
-        return chosen
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
 class CrashableFileSystem(HandleTracking, RecordingFileSystem):
-    """The recording file system (conformance/crash/fault_fs.py) that also remembers its open handles, so a
+    """The recording file system (conformance/crash/fault_fs.py) that also remembers its open
+    handles, so a
     crash can drop the log by closing descriptors only: no flush, trim or checkpoint runs."""
 
 
 def _new_root() -> Path:
-    return Path(tempfile.mkdtemp(prefix="kafkalog-conformance-", dir=scratch_dir()))
+    return new_scratch()
 
 
 class ImplSut:
@@ -83,7 +79,7 @@ class ImplSut:
                 had_clean_shutdown=True,
             )
         except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)  # nothing else will ever close it
+            remove_scratch(self.root)  # nothing else will ever close it
             raise
         self.log_dir.logs[TOPIC_PARTITION] = self.log
         # As LogDir installs it on every log it opens: the rp checkpoint after a truncation.
@@ -223,11 +219,11 @@ class ImplSut:
                 durable = _new_root()
                 fs.materialise(durable, self.action_mark + kept, FaultModel.POWER_LOSS, seed)
         except BaseException:
-            shutil.rmtree(new_root, ignore_errors=True)
+            remove_scratch(new_root)
             if durable is not None:
-                shutil.rmtree(durable, ignore_errors=True)
+                remove_scratch(durable)
             raise
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_scratch(self.root)
         before = _file_mtimes(new_root)
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
                        self.config.index_interval_bytes)
@@ -236,7 +232,12 @@ class ImplSut:
         if leftover != "none" and not in_load and self.sweeper.in_load:
             planted = _new_root()  # KL-CRASH-14 for the image with its leftover (see below)
             shutil.copytree(new_root, planted, dirs_exist_ok=True)
-        self._load_image(new_root, durable)
+        try:
+            self._load_image(new_root, durable)
+        except BaseException:  # a load failure (KL-CRASH-13): the copy has no other owner
+            if planted is not None:
+                remove_scratch(planted)
+            raise
         self.in_load_finding = None
         self.leftover_in_load = None
         if in_load:
@@ -253,9 +254,11 @@ class ImplSut:
         """Load the crash image at `new_root` (unclean) as the live log, on a new recording file
         system and a new clock at the same time; the old root is gone."""
         self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
-        self.fs = CrashableFileSystem(new_root, durable)
-        if durable is not None:
-            shutil.rmtree(durable, ignore_errors=True)
+        try:
+            self.fs = CrashableFileSystem(new_root, durable)
+        finally:
+            if durable is not None:
+                remove_scratch(durable)
         self.time = MockTime(self.time.milliseconds())
         self.closed_dir_findings = []
         self.log_dir = LogDir.open(self.fs, self.root, self.config, self.time)
@@ -265,20 +268,18 @@ class ImplSut:
     def _check_planted(self, image: Path) -> InLoadFailure | None:
         """KL-CRASH-14 for a crash step's own image with a planted leftover (KL-CRASH-9):
         sweeps load only images without one. The first crash inside its load whose reload
-        differs from the live load, or None; lockstep.py then sets the step's `in_load`."""
+        differs from the live load, or None; crash_steps.py then sets the step's `in_load`."""
         inner = _new_root()
         try:
             return self.sweeper.crash_in_load(image, inner, self.log.state(),
                                               self.time.milliseconds())
         finally:
-            shutil.rmtree(image, ignore_errors=True)
-            shutil.rmtree(inner, ignore_errors=True)
+            remove_scratch(image)
+            remove_scratch(inner)
 
     def _crash_in_load(self, spec: str) -> None:
         """KL-CRASH-14: crash the load just run after `point` of its operations under
         (`fault`, `seed`) of `spec`, load that image, and compare with the first load."""
-        from kafkalog.conformance.crash.sweep import in_load_difference, parse_in_load
-
         point, fault, seed = parse_in_load(spec)
         first = self.log.state()
         fs = self.fs
@@ -288,9 +289,9 @@ class ImplSut:
         try:
             fs.materialise(inner, min(max(point, 0), fs.crash_points()), FaultModel(fault), seed)
         except BaseException:
-            shutil.rmtree(inner, ignore_errors=True)
+            remove_scratch(inner)
             raise
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_scratch(self.root)
         self.in_load_finding = "load", (  # until the load below succeeds
             "a crash inside the load leaves an image whose load fails (KL-CRASH-14)")
         self._load_image(inner, None)
@@ -309,8 +310,6 @@ class ImplSut:
 
     def state(self) -> v.LogStateView:
         """Log.state() plus each segment's exact index entries (observe.py)."""
-        from kafkalog.conformance.check.observe import with_indexes
-
         return with_indexes(self.log.state(), self.log, self.fs)
 
     def check(self) -> list[str]:
@@ -334,8 +333,6 @@ class ImplSut:
         return self._verify_findings(self.log.state().segments[-1].base_offset, live=True)
 
     def _verify_findings(self, last_base: int, live: bool) -> list[str]:
-        from kafkalog.impl.verify.verifier import verify_log_dir
-
         report = verify_log_dir(self.fs, self.root)
         last = f"{last_base:020d}."
         return [str(f) for f in report.problems if not _expected(f.kind, f.path, last, live)]
@@ -347,7 +344,7 @@ class ImplSut:
             elif isinstance(self.fs, CrashableFileSystem):  # a crash whose load failed
                 self.fs.close_all()
         finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove_scratch(self.root)
 
 
 def leftovers_after_load(partition_dir: Path, pending: Iterable[int] = ()) -> list[str]:
@@ -377,8 +374,8 @@ def _stamp_planted(root: Path, before: dict[Path, int], now_ms: int) -> None:
     """SEG-19: the file system's clock is the log's. A leftover is written at the crash, so every
     file the plant created or changed carries the log's time, not the host's: a load reads a
     `.log`'s mtime as the last-modified time of a segment without timestamps, which time
-    retention compares (seed 1494 of the kafka-mode range: a torn tail planted with the host's
-    mtime, cut by a recovery that Kafka does not fsync, kept an empty segment from retention)."""
+    retention compares (a torn tail planted with the host's mtime, cut by a recovery that
+    Kafka does not fsync, would keep an empty segment from retention)."""
     ns = now_ms * 1_000_000
     for path, mtime in _file_mtimes(root).items():
         if before.get(path) != mtime:
@@ -393,7 +390,7 @@ def plant_leftover(partition_dir: Path, kind: str, seed: int,
     The last segment is always recovered by an unclean load, so its index may be damaged.
     `offsets_back` is corruption rather than a leftover (FLT-8): CRC-valid batches whose
     offsets go back, which recovery must turn into an emptied segment (RCV-6), never a failed
-    load (the "offset error escapes" bug of issue #10).
+    load (the "offset error escapes" bug).
     """
     if kind == "none" or not partition_dir.is_dir():
         return

@@ -1,4 +1,4 @@
-"""What the checker observes beyond `Log.state()`: exact index entries (issue #11 item 2).
+"""What the checker observes beyond `Log.state()`: exact index entries.
 
 The model keeps every offset- and time-index entry byte-exactly (model/segment.py), so the
 checker compares them: an implementation that indexes once per append instead of once per batch,

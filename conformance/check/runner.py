@@ -23,11 +23,17 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 from kafkalog.conformance.adapter.json_codec import FEATURES, encode
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.check.session import AdapterAbort, Session, SutFactory, TimeUp
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.errors import AdapterError
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machine import LogMachine
+from kafkalog.conformance.gen.machines import make_machine
+from kafkalog.conformance.gen.swarm import rule_names, swarm_off
+from kafkalog.conformance.traces.minimise import minimise_trace
 from kafkalog.conformance.traces.trace import Trace, TraceHeader, dumps_trace, git_commit
 from kafkalog.model import values as v
 from kafkalog.model.log import validate_config
@@ -36,7 +42,7 @@ __all__ = ["CONFIG_FAMILIES", "DEFAULT_MIX", "RunOutcome", "run_seed"]
 
 CONFORMED, DIVERGED, ADAPTER_ERROR = "conformed", "diverged", "adapter_error"
 MINIMISE_S = 1.5  # seconds for dropping single steps from a shrunk trace (minimise.py)
-# Seconds Hypothesis may shrink after the first failure (issue #11 item 4: a shrunk trace within
+# Seconds Hypothesis may shrink after the first failure (so a shrunk trace comes within
 # seconds); what it has not shrunk by then, minimise.py drops step by step.
 SHRINK_BUDGET_S = 2.5
 
@@ -111,8 +117,9 @@ def run_seed(
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
-        return _run(seed, steps, config_family, adapter, time_limit_s, broken, row, shrink_s,
-                    kafka_version, (crash_weight, crash_sweep, crash_in_load))
+        with scratch_scope():  # no log directory of the run outlives it, however it ends
+            return _run(seed, steps, config_family, adapter, time_limit_s, broken, row,
+                        shrink_s, kafka_version, (crash_weight, crash_sweep, crash_in_load))
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
@@ -129,7 +136,7 @@ def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_li
         if kafka_version is not None:
             config = dataclasses.replace(config, kafka_version=kafka_version)
             validate_config(config)
-        factory, features, process = _factory(adapter, broken)
+        factory, features, process = sut_factory(adapter, broken)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, shrink_budget_s=shrink_s,
                           crash_weight=crashes[0], crash_sweep=crashes[1],
@@ -166,9 +173,6 @@ def _swarm_off(seed: int) -> tuple[str, ...]:
     """The rules run `seed` leaves out (swarm.py), unless KAFKALOG_SWARM=0 turns swarm off."""
     import os
 
-    from kafkalog.conformance.gen.machine import LogMachine
-    from kafkalog.conformance.gen.swarm import rule_names, swarm_off
-
     if os.environ.get("KAFKALOG_SWARM", "1") == "0":
         return ()
     # The crash rules are weighted by --crash-weight, not by the swarm; leaving them out of its
@@ -181,28 +185,25 @@ def config_family_config(name: str) -> v.LogConfig:
     return config_family(name)
 
 
-def _factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, frozenset[str], Any]:
+def sut_factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, frozenset[str], Any]:
     """How to build the system under test for each example, its features, and a process."""
     if broken is not None:
         if adapter is not None:
             raise ValueError("--broken applies to the built-in implementation, not an adapter")
-        from kafkalog.conformance.broken.catalogue import broken_factory
         from kafkalog.conformance.broken.kafka_durability import (
             KAFKA_DURABILITY,
             KafkaDurabilitySut,
         )
+        from kafkalog.conformance.broken.registry import broken_factory
 
         if broken == KAFKA_DURABILITY:  # Kafka's fsync choices, held to the kafka crash mode
             return KafkaDurabilitySut, frozenset(FEATURES), None
 
         return broken_factory(broken), frozenset(FEATURES), None
     if adapter is None:
-        from kafkalog.conformance.check.impl_sut import ImplSut
-
         return ImplSut, ImplSut.features, None
     if adapter == "model":
         return ModelSut, ModelSut.features, None
-    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
 
     process = AdapterProcess(adapter)
 
@@ -229,9 +230,6 @@ def _verdict(row: Any, config: v.LogConfig, session: Session, seed: int, family:
         swarm_off=session.swarm_off,
     )
     trace, signature = Trace(header, tuple(session.best)), session.best_signature or ""
-    from kafkalog.conformance.traces.minimise import (
-        minimise_trace,  # replays through the same (still open) adapter
-    )
 
     with contextlib.suppress(Exception):  # minimising is an extra: keep the shrunk trace
         budget = min(MINIMISE_S, session.shrink_budget_s or MINIMISE_S)

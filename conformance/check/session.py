@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kafkalog.conformance.check import black_box
 from kafkalog.conformance.check.lockstep import Lockstep
 from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError
@@ -95,14 +96,27 @@ class Session:
         self.swarm_off: tuple[str, ...] = ()  # rules this run leaves out (swarm.py)
 
     def start(self) -> Lockstep:
-        """Fresh model and implementation logs for one example."""
+        """Fresh model and implementation logs for one example.
+
+        Raises AdapterAbort when the adapter cannot open a log, and the model's error (the
+        implementation's log closed again) when the model refuses the config.
+        """
         try:
             sut = self.factory(self.config, self.now_ms, self.log_start_offset)
         except AdapterError as error:
             raise AdapterAbort(error) from None
-        # A variant with Kafka's fsync choices names the kafka crash mode (KL-CRASH-1).
-        mode = CrashMode(getattr(sut, "crash_mode", CrashMode.STRICT))
-        model = ModelSut(self.config, self.now_ms, self.log_start_offset, mode=mode)
+        try:
+            # A variant with Kafka's fsync choices names the kafka crash mode (KL-CRASH-1).
+            mode = CrashMode(getattr(sut, "crash_mode", CrashMode.STRICT))
+            model = ModelSut(self.config, self.now_ms, self.log_start_offset, mode=mode)
+            if black_box.is_black_box(self.features):
+                black_box.become_leader(model, self.log_start_offset)
+        except BaseException:
+            # The model refused what the implementation opened (a config outside KL-STATE-2,
+            # or an interrupt): nothing else will ever close the implementation's log.
+            with contextlib.suppress(Exception):
+                sut.close()
+            raise
         return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep,
                         in_load=self.crash_in_load is not None,
                         in_load_verdicts=self._in_load_verdicts)
@@ -132,12 +146,13 @@ class Session:
             self.steps_executed += sum(lockstep.actions.values())
             self.actions.update(lockstep.actions)
             self.rules |= lockstep.rules
-            self.crashes.update(lockstep.crashes)
-            self.crash_images += lockstep.distinct_images()
-            self.crash_idempotence += lockstep.crash_idempotence()
-            self.crash_s += lockstep.crash_s
+            crash_steps = lockstep.crash_steps
+            self.crashes.update(crash_steps.crashes)
+            self.crash_images += crash_steps.distinct_images()
+            self.crash_idempotence += crash_steps.crash_idempotence()
+            self.crash_s += crash_steps.crash_s
             if self.crash_in_load is not None:
-                self.crash_in_load += lockstep.in_load_points()
+                self.crash_in_load += crash_steps.in_load_points()
         if diverged:
             if not self.failed and self.shrink_budget_s is not None:
                 # Shrinking stops this long after the first failure (TimeUp between steps); the
@@ -158,7 +173,7 @@ class Session:
 
 
 def close_sides(lockstep: Lockstep, session: Session | None = None) -> None:
-    """Close both sides of one example; never raises (issue #11 item 2).
+    """Close both sides of one example; never raises.
 
     The verdict of the example is already decided when this runs, so an implementation whose
     `close()` fails (a truncation that broke its segment list, a failing file operation) must

@@ -145,7 +145,7 @@ def execute(sut: Sut, action: str, args: dict[str, Any]) -> StepResult:
     """
     assert action in ACTIONS, action
     if action == "crash" and "idempotence" in args:
-        # The checker's flag (KL-CRASH-7), not an argument of the log: lockstep.py re-crashes.
+        # The checker's flag (KL-CRASH-7), not an argument of the log: crash_steps.py re-crashes.
         args = {k: a for k, a in args.items() if k != "idempotence"}
     if action == "crash" and args.get("in_load") and not getattr(sut, "crashes_in_load", False):
         # KL-CRASH-14 needs the load's own journal: only the in-process ImplSut has it.

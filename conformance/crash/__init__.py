@@ -1,1 +1,2 @@
-"""Crash checking: the recording and fault-injecting file systems, crash images and the crash sweep."""
+"""Crash checking: the recording and fault-injecting file systems, crash images and the crash
+sweep."""

@@ -1,6 +1,7 @@
 """A crash image: the tree a crash leaves, in memory, before it is written to a directory.
 
-`RecordingFileSystem.crash_image` (conformance/crash/fault_fs.py) builds one from its in-memory disk; this
+`RecordingFileSystem.crash_image` (conformance/crash/fault_fs.py) builds one from its in-memory
+disk; this
 module holds the per-file fault models (what a power loss keeps of a file's unsynced writes) and
 the two things done with an image: `digest()`, a content hash of the whole tree, and `write()`,
 which creates it as real files. Loading a directory is deterministic in its contents, names and

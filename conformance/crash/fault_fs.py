@@ -1,7 +1,7 @@
 """A recording file system: every effect on disk is performed AND journalled, so a crash after
 any journalled operation can be materialised as a disk image under a named fault model.
 
-This is the crash seam of issue #10 (API in the crash-fs brief). `RecordingFileSystem` subclasses
+This is the crash seam of the checker. `RecordingFileSystem` subclasses
 the real `FileSystem`: the log runs on real files, and the journal records, in program order,
 every create, mkdir, write, truncate, rename, unlink, rmdir, mtime stamp, file fsync, directory
 fsync, mmap store and msync made under `root`. Crash point k means "after the first k operations".
@@ -257,8 +257,9 @@ class RecordingFileHandle(FileHandle):
     def mmap(self, length: int, writable: bool) -> mmap.mmap:
         if self.inode < 0 or not writable:
             return super().mmap(length, writable)
-        fd = self._require_fd()
-        mapping = RecordingMmap(fd, length, access=mmap.ACCESS_WRITE)
+        # Through the seam's constructor, so a mapping that cannot be made is the same
+        # KafkaStorageError the real file system raises.
+        mapping = self.new_mapping(RecordingMmap, length, writable)
         mapping.recorder = self.fs
         mapping.inode = self.inode
         return mapping
@@ -269,7 +270,7 @@ class RecordingFileSystem(FileSystem):
 
     Whatever is under `root` at construction is the durable starting image (a reopen after a
     materialised crash starts from a fully durable tree). Paths outside `root` pass through
-    unjournalled. Spec: FLT-1..FLT-7, FLT-10; the API is the crash-fs brief of issue #10.
+    unjournalled. Spec: FLT-1..FLT-7, FLT-10.
     """
 
     handle_class = RecordingFileHandle

@@ -57,13 +57,13 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
               at_risk: frozenset[str] = frozenset()) -> str | None:
     """The name of the known kafka-mode gap `recovered` falls in, or None (strict mode: never).
 
-    `resurrected_batch_epoch` (seed 763 of `check --crash-mode kafka`): some allowed state is
+    `resurrected_batch_epoch`: some allowed state is
     `recovered` but for the epoch cache, so the batches, offsets and segments are Kafka's.
-    `planted_batches_back` (seeds 53, 174, 778): batches were planted earlier in the example
+    `planted_batches_back`: batches were planted earlier in the example
     (`at_risk`), and some allowed state has the recovered segments up to one whose base is the
     same but which holds fewer bytes and offsets than the recovered one, with the same time
     index and epoch cache (the planted batches, timeless and epochless, are the rest).
-    `resurrected_batch_offset` (seeds 821, 1483, 1556 of `--seed 800`): some allowed state has
+    `resurrected_batch_offset`: some allowed state has
     the recovered log start and segments but for the last one's offsets, whose base and size
     are the same (a torn base-offset field; the epoch cache, indexes and LEO follow it).
     """
@@ -81,7 +81,7 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
 def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str]) -> str | None:
     """The known kafka-mode gap a failed load (`error`, the implementation's description)
     falls in, or None: `swap_back` when a `.swap` was planted earlier and the load failed
-    reading a `.swap` file (seed 154)."""
+    reading a `.swap` file."""
     if str(mode) != "kafka":
         return None
     if "swap_back" in at_risk and ".swap@" in error:
@@ -125,9 +125,9 @@ def diverse_first(members: list[Any]) -> list[Any]:
     core (flushed frontier, checkpoint files, epoch-file contents) first, the rest after.
 
     The checker continues from the first member and keeps a few more as alternatives
-    (lockstep.py `_adopt`). Kafka mode's resurrectable layouts and snapshot files multiply the
-    members that differ only there, which pushed the member with the right recovery-point
-    checkpoint out of the ones kept (seed 1505 of `check --crash-mode kafka --seed 800`)."""
+    (crash_steps.py `_adopt`). Kafka mode's resurrectable layouts and snapshot files multiply the
+    members that differ only there, which could push the member with the right
+    recovery-point checkpoint out of the ones kept."""
     seen: set[Any] = set()
     first: list[Any] = []
     rest: list[Any] = []

@@ -3,7 +3,8 @@
 Index files are preallocated by extending them to `segment_index_bytes` (up to 2 GiB, mostly a
 hole). A dense bytearray per image made the recorder's memory follow the preallocated size (a
 14 GiB process for `segment_index_bytes=Int.MAX`); here only the bytes ever written are held and
-the rest of `size` reads as zeros, as a sparse file does. No I/O: `conformance/crash/fault_fs.py` does that.
+the rest of `size` reads as zeros, as a sparse file does. No I/O: `conformance/crash/fault_fs.py`
+does that.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A crash step of the state machine crashes once (one point, fault model, seed). With a sweep
 (`--crash-sweep`, the default of `kafkalog check` and `kafkalog campaign`) it first loads the
 image of every (point, fault, seed) of `sweep_plan` and checks each against the model's set
-(lockstep.py `_sweep`). Three things make a point cheap (issue #10):
+(crash_steps.py `_sweep`). Three things make a point cheap:
 
 - the image is built in memory (`RecordingFileSystem.crash_image`) and hashed; a load is
   deterministic in the tree (same config, same clock), so each distinct digest is written and
@@ -33,18 +33,20 @@ examples; about 430 points per distinct image, ~80x the sweep's CPU
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkalog.conformance.check.scratch import new_scratch, remove_scratch
+from kafkalog.conformance.check.view_checks import first_difference
 from kafkalog.conformance.crash.crash_image import CrashImage, FaultModel
 from kafkalog.conformance.crash.fault_fs import RecordingFileSystem
 from kafkalog.impl.fs.file_system import FileHandle, FileSystem, PathLike
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
+from kafkalog.model.errors import IllegalArgumentError
 
 #: Seeds per fault model in a sweep. A process crash keeps the page cache: its image does not
 #: depend on the seed. A plain power loss draws only which un-fsynced directory operations
@@ -110,12 +112,12 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
 
     The producer table and its `.snapshot` files: an unclean load rebuilds the table from the
     snapshots it finds and rewrites them, and the model's own crash set (KL-CRASH-11) gives the
-    second load another table in the campaign's seeds 747 and 8 (and drops the snapshot a clean
-    load kept at the log start, seed 787): CRP-12 does not promise it, so neither do we.
+    second load another table too (and may drop the snapshot a clean load kept at the log
+    start): CRP-12 does not promise it, so neither do we.
 
     Pending deletions: segments a load drops (RCV-7, KL-CRASH-6) are renamed `.deleted` with a
     timer; a crash loses the timer (FLT-1) and the next load removes every `.deleted` file at
-    once (RCV-3), so pending 1 then 0 is the same log (seed 1224). They are files already out
+    once (RCV-3), so pending 1 then 0 is the same log. They are files already out
     of the log, not its state.
 
     The last segment's index entries when the recovery point is the LEO, as after a clean load
@@ -124,7 +126,7 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     segment start); it consumed the marker, so the next load is unclean and rebuilds the
     segment holding the recovery point (RCV-6: `values(rp, MAX)` starts at its floor, the last
     segment) from its batches. Kafka does the same, the model predicts both (KL-CRASH-5), the
-    rebuild is the segment's own bytes' (seed 1126), and CRP-12 promises batches, offsets and
+    rebuild is the segment's own bytes', and CRP-12 promises batches, offsets and
     epochs, not index entries. Every other segment's indexes are compared."""
     narrowed = replace(state, producers=None, producer_snapshots=None, pending_deletions=())
     if state.recovery_point != state.log_end_offset or not state.segments:
@@ -193,7 +195,7 @@ class Sweeper:
         self.in_load_loads = 0  # distinct images of crashes inside a load actually loaded
         self._in_load_seen: dict[tuple[bytes, int], v.LogStateView | str] = {}
         #: KL-CRASH-14 verdicts by (image digest, clock), shared by every example of a session
-        #: (set by lockstep.py): one implementation and config, so the same image loads alike;
+        #: (set by crash_steps.py): one implementation and config, so the same image loads alike;
         #: images recur across examples (the empty log, the first appends). Never shared across
         #: implementations (a broken variant loads another way).
         self.in_load_verdicts: dict[tuple[bytes, int], InLoadFailure | None] = {}
@@ -320,7 +322,6 @@ def in_load_difference(first: v.LogStateView,
     load (`idempotence_view`), as (field path, message), or None when it does not."""
     if idempotence_view(first) == idempotence_view(second):
         return None
-    from kafkalog.conformance.check.view_checks import first_difference
 
     where = first_difference(idempotence_view(first), idempotence_view(second))
     return where[0], (f"a crash inside the load recovers another state than the uninterrupted "
@@ -335,8 +336,6 @@ def format_in_load(failure: InLoadFailure) -> str:
 
 def parse_in_load(spec: str) -> tuple[int, str, int]:
     """`format_in_load` read back; a malformed field is a typed error naming it."""
-    from kafkalog.model.errors import IllegalArgumentError
-
     parts = spec.split(":")
     try:
         point, fault, seed = int(parts[0]), FaultModel(parts[1]).value, int(parts[2])
@@ -357,13 +356,13 @@ class _Scratch:
     """One scratch directory for a whole sweep, removed at the end."""
 
     def __init__(self, parent: str | None) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="kafkalog-sweep-", dir=parent))
+        self.path = new_scratch("kafkalog-sweep-", parent)
 
     def __enter__(self) -> Path:
         return self.path
 
     def __exit__(self, *exc: object) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_scratch(self.path)
 
 
 def _empty(directory: Path) -> None:

@@ -1,4 +1,4 @@
-"""The hostile-input fuzz suite (issue 13): mutated log files, adapter messages and traces.
+"""The hostile-input fuzz suite: mutated log files, adapter messages and traces.
 
 `builders` makes the hostile files, `mutators` the Hypothesis strategies that damage them,
 `harness` runs one case in a sandbox and classifies the outcome, and `campaign` drives many

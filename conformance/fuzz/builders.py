@@ -1,4 +1,4 @@
-"""Hostile files for the issue-13 tests and the fuzz suite: legacy wrappers, bombs, sparse
+"""Hostile files for the hostile-input tests and the fuzz suite: legacy wrappers, bombs, sparse
 indexes, and a small cleanly closed log directory to mutate."""
 
 from __future__ import annotations

@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,10 +36,24 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.adapter.protocol import readable_request_id
+from kafkalog.conformance.adapter.server import serve
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.scratch import new_scratch, remove_scratch
 from kafkalog.conformance.fuzz.builders import CONFIG, build_every_codec_dir
 from kafkalog.conformance.fuzz.mutators import FileMutation
+from kafkalog.conformance.traces.replay import replay_trace
+from kafkalog.conformance.traces.trace import loads_trace
 from kafkalog.impl.fs.file_system import FileSystem, PathLike
+from kafkalog.impl.load.log_dir import LogDir
+from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.time import MockTime
+from kafkalog.impl.verify.dump import dump_path
+from kafkalog.impl.verify.dump_text import render_text
+from kafkalog.impl.verify.target import verify_path
 from kafkalog.model.errors import KafkalogError
+from kafkalog.model.values import Isolation, Record
 
 CASE_SECONDS = 30.0
 
@@ -194,10 +207,8 @@ class Sandbox:
     """A pristine every-codec log directory, built once, copied for each case."""
 
     def __init__(self) -> None:
-        from kafkalog.conformance.check.impl_sut import scratch_dir
-
         # tmpfs when there is one: recovery fsyncs, which cost nothing there.
-        self.home = Path(tempfile.mkdtemp(prefix="kafkalog-fuzz-", dir=scratch_dir()))
+        self.home = new_scratch("kafkalog-fuzz-")
         self.pristine = build_every_codec_dir(self.home / "pristine")
 
     def fresh(self, n: int) -> tuple[Path, Path]:
@@ -215,16 +226,12 @@ class Sandbox:
         shutil.rmtree(self.home / f"case-{n}", ignore_errors=True)
 
     def close(self) -> None:
-        shutil.rmtree(self.home, ignore_errors=True)
+        remove_scratch(self.home)
 
 
 def run_file_case(sandbox: Sandbox, n: int, mutations: list[FileMutation],
                   deep: bool) -> CaseResult:
     """Damage a copy of the directory, then verify, dump and open it (invariants 1-4)."""
-    from kafkalog.impl.verify.target import verify_path
-
-    from kafkalog.cli.inspect_cmds import dump_path, render_text
-
     result = CaseResult("files")
     root, outside = sandbox.fresh(n)
     try:
@@ -266,11 +273,6 @@ def exercise_log_dir(fs: FileSystem, root: Path) -> None:
     `Log.check()` is not asserted: after a clean shutdown, or below the recovery point, Kafka
     loads segments without re-validating them (REC-8), so damaged bytes legally stay there.
     """
-    from kafkalog.impl.load.log_dir import LogDir
-    from kafkalog.impl.records.memory_records import MemoryRecords
-    from kafkalog.impl.time import MockTime
-    from kafkalog.model.values import Isolation, Record
-
     log_dir = LogDir.open(fs, root, CONFIG, MockTime(5_000))
     try:
         for log in log_dir.logs.values():
@@ -293,11 +295,6 @@ TAIL = (b'{"id":900001,"action":"handshake","args":{"protocol_version":1}}',
 
 def run_adapter_case(lines: list[bytes]) -> CaseResult:
     """Feed the lines, then a usable tail, to the real implementation's adapter (invariant 5)."""
-    from kafkalog.conformance.adapter.json_codec import FEATURES
-    from kafkalog.conformance.adapter.protocol import readable_request_id
-    from kafkalog.conformance.adapter.server import serve
-    from kafkalog.conformance.check.impl_sut import ImplSut
-
     result = CaseResult("adapter")
     data = b"\n".join([*lines, *TAIL]) + b"\n"
     out = io.StringIO()
@@ -335,9 +332,6 @@ def run_adapter_case(lines: list[bytes]) -> CaseResult:
 
 def run_trace_case(text: str) -> CaseResult:
     """Parse and replay a damaged trace: TraceFormatError or a replay, never a traceback."""
-    from kafkalog.conformance.traces.replay import replay_trace
-    from kafkalog.conformance.traces.trace import loads_trace
-
     result = CaseResult("trace")
     try:
         with time_limit(CASE_SECONDS):
@@ -350,9 +344,13 @@ def run_trace_case(text: str) -> CaseResult:
             replayed: Any = guarded(result, "replay", lambda: replay_trace(real))
             if replayed is None:
                 return result
-            if replayed.adapter_error:
+            if replayed.untyped:
+                result.broken(f"replay could not start: {replayed.adapter_error}")
+            elif replayed.adapter_error:
                 result.typed()
             for step in replayed.steps:
+                if step.divergence and step.divergence.startswith("harness error"):
+                    result.broken(f"step {step.index} {step.call}: {step.divergence}")
                 for side in (step.model, step.impl):
                     if side is not None and side.code == "UnexpectedException":
                         result.broken(f"step {step.index} {step.call}: {side.message}")

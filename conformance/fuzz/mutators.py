@@ -1,6 +1,9 @@
 """Hypothesis strategies that damage what the log reads: files, adapter lines and traces.
 
-A file mutation is a small value (`FileMutation`) applied to one file of a log directory copy:
+Configs are drawn at and beyond every bound Kafka puts on them (`hostile_configs`: the Java type's
+range and the validator's minimum, KL-STATE-2, KL-BOUND-1) for adapter `open` requests and trace
+headers alike. A file mutation is a small value (`FileMutation`) applied to one file of a log
+directory copy:
 bit flips, byte overwrites, header fields set to extreme integers, truncation, garbage tails,
 sparse extension to a large apparent size, whole-file replacement by a hostile payload
 (decompression bombs, legacy wrappers, random bytes), text edits of checkpoints, deletion, a
@@ -11,6 +14,7 @@ plain data, so a failing case prints readably and replays from its repr.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import struct
 from collections.abc import Callable
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 from kafkalog.conformance.fuzz.builders import legacy_gzip_bomb, legacy_message, v2_bomb
+from kafkalog.model.bounds import CONFIG_BOUNDS
 
 # Integers that break parsers: boundaries of every width the formats use.
 EXTREMES = (0, 1, -1, 13, 14, 48, 49, 60, 61, 2**15 - 1, -(2**15), 2**31 - 1, -(2**31),
@@ -215,6 +220,37 @@ def file_mutations() -> st.SearchStrategy[FileMutation]:
     )
 
 
+# --- configs ---
+
+
+def config_edges(bits: int, minimum: int | None) -> tuple[int, ...]:
+    """A config's edge values: its minimum and the values beside it, both ends of its Java type
+    and one past each, and integers no Java type holds."""
+    top = 2 ** (bits - 1)
+    low = -top if minimum is None else minimum
+    return (low - 1, low, low + 1, top - 1, top, -top - 1, 2**63 - 1, 2**63, 2**80, -(2**80))
+
+
+@st.composite
+def hostile_configs(draw: st.DrawFn) -> dict[str, int]:
+    """A small working config with one to three integer settings at or beyond their bounds."""
+    config = {"segment_bytes": 300}
+    chosen = draw(st.lists(st.sampled_from(CONFIG_BOUNDS), min_size=1, max_size=3,
+                           unique=True))
+    for name, bits, minimum in chosen:
+        config[name] = draw(st.sampled_from(config_edges(bits, minimum)))
+    return config
+
+
+def _open_line(ident: int, config: dict[str, int]) -> bytes:
+    return b'{"id":%d,"action":"open","args":{"config":%s}}' % (ident, json.dumps(config).encode())
+
+
+def hostile_open_lines() -> st.SearchStrategy[bytes]:
+    """An `open` whose config sits at or beyond its bounds."""
+    return st.builds(_open_line, st.integers(0, 10**6), hostile_configs())
+
+
 # --- adapter lines ---
 
 _GOOD = (b'{"id":%d,"action":"append_as_leader","args":{"records":[{"key":null,"value":"eA==",'
@@ -266,14 +302,16 @@ def adapter_lines(draw: st.DrawFn) -> bytes:
 
 
 def adapter_sessions() -> st.SearchStrategy[list[bytes]]:
-    """A handshake (usually valid), then hostile request lines."""
+    """A handshake (usually valid), an open (one in three with a config at or beyond its
+    bounds), then hostile request lines, hostile opens among them."""
     good = b'{"id":0,"action":"handshake","args":{"protocol_version":1}}'
     handshake = st.sampled_from((good,) * 8 + (
         b'{"id":0,"action":"handshake","args":{"protocol_version":1.0}}',
         b'{"id":0,"action":"handshake","args":{"protocol_version":true}}'))
-    opening = b'{"id":1,"action":"open","args":{"config":{"segment_bytes":300}}}'
-    return st.builds(lambda h, rest: [h, opening, *rest], handshake,
-                     st.lists(adapter_lines(), min_size=1, max_size=12))
+    good_open = st.just(_open_line(1, {"segment_bytes": 300}))
+    opening = st.one_of(good_open, good_open, st.builds(_open_line, st.just(1), hostile_configs()))
+    return st.builds(lambda h, o, rest: [h, o, *rest], handshake, opening,
+                     st.lists(adapter_lines() | hostile_open_lines(), min_size=1, max_size=12))
 
 
 # --- traces ---
@@ -285,9 +323,12 @@ def trace_texts(draw: st.DrawFn, seeds: tuple[str, ...]) -> str:
     lines = draw(st.sampled_from(seeds)).splitlines()
     for _ in range(draw(st.integers(1, 3))):
         n = draw(st.integers(0, len(lines) - 1))
-        kind = draw(st.sampled_from(("number",) * 6 + ("cut", "drop", "dup", "args", "nest",
-                                                          "digits")))
+        kind = draw(st.sampled_from(("number",) * 6 + ("config",) * 2 + (
+            "cut", "drop", "dup", "args", "nest", "digits")))
         line = lines[n]
+        if kind == "config":
+            lines[0] = _with_config(lines[0], draw(hostile_configs()))
+            continue
         if kind == "number":
             # Inside the arguments (or the header's config), so the trace still parses and the
             # hostile value reaches both model and implementation.
@@ -311,3 +352,15 @@ def trace_texts(draw: st.DrawFn, seeds: tuple[str, ...]) -> str:
             line = line.replace('"step":', '"step":' + "9" * 5000 + ',"r":', 1)
         lines[n] = line
     return "\n".join(lines) + "\n"
+
+
+def _with_config(header: str, hostile: dict[str, int]) -> str:
+    """The header line with `hostile` merged into its config (unchanged if it does not parse)."""
+    try:
+        fields = json.loads(header)
+    except ValueError:
+        return header
+    if not isinstance(fields, dict) or not isinstance(fields.get("config", {}), dict):
+        return header
+    fields["config"] = {**fields.get("config", {}), **hostile}
+    return json.dumps(fields)

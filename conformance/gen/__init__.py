@@ -1,1 +1,2 @@
-"""What the checker generates: the state machines, their rules, picks, scenarios and config families."""
+"""What the checker generates: the state machines, their rules, picks, scenarios and config
+families."""

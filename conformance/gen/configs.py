@@ -9,6 +9,8 @@ five such batches, a 48-byte offset index six entries, a 24-byte time index two 
 from __future__ import annotations
 
 from kafkalog.conformance.errors import UnknownConfigFamilyError
+from kafkalog.conformance.gen.producers import PRODUCER_FAMILIES
+from kafkalog.conformance.gen.transactions import TXN_FAMILIES
 from kafkalog.model.values import LogConfig, TimestampType
 
 _TINY = LogConfig(
@@ -35,7 +37,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         retention_ms=-1,
         retention_bytes=-1,
         max_message_bytes=1_000,
-        file_delete_delay_ms=500,
+        file_delete_delay_ms=1_000,
     ),
     # Size-based retention (LOG-37) over 300-byte segments; no time retention.
     "size_retention": LogConfig(
@@ -73,7 +75,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         max_message_bytes=1_000,
         file_delete_delay_ms=1_000,
     ),
-    # The leader stamps its clock on every batch (FMT-45 bit 3, LOG-16).
+    # The leader stamps its clock on every batch (FMT-45 bit 3, LOG-18, KL-APPEND-3).
     "log_append_time": LogConfig(
         segment_bytes=400,
         segment_ms=60_000,
@@ -87,7 +89,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
     ),
     # Time retention at zero (legal in Kafka): every segment below the HW is older than
     # retention at once, so the `< 0` "disabled" test of LOG-36 meets its boundary (a gap the
-    # mutation run of impl/log/retention.py found, issue #11). Size retention stays off: at 0 it
+    # mutation run of impl/log/retention.py found). Size retention stays off: at 0 it
     # would run first and leave time retention nothing to do.
     "zero_retention": LogConfig(
         segment_bytes=300,
@@ -109,16 +111,29 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         retention_bytes=-1,
         file_delete_delay_ms=60_000,
     ),
+    # time_roll without jitter: a broker draws each segment's jitter at random, so the wire
+    # checks roll by time with none (specs/wire.md KL-WIRE-5).
+    "time_roll_no_jitter": LogConfig(
+        segment_bytes=2_048,
+        segment_ms=1_000,
+        segment_jitter_ms=0,
+        index_interval_bytes=64,
+        segment_index_bytes=120,
+        retention_ms=5_000,
+        retention_bytes=-1,
+        max_message_bytes=1_000,
+        file_delete_delay_ms=1_000,
+    ),
+    # Kafka's own topic defaults (1 GiB segments, max.message.bytes 1048588): what a broker
+    # without CreateTopics gives the topics it auto-creates (specs/wire.md KL-WIRE-4).
+    "kafka_defaults": LogConfig(),
 }
 
 def _producer_families() -> dict[str, LogConfig]:
-    from kafkalog.conformance.gen.producers import PRODUCER_FAMILIES
-    from kafkalog.conformance.gen.transactions import TXN_FAMILIES
-
     return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
 
 
-# Producer actors (issue 14; conformance/gen/producers.py): not in DEFAULT_MIX, so the default
+# Producer actors (conformance/gen/producers.py): not in DEFAULT_MIX, so the default
 # seeds of `check` keep their machine; `check --family producers` names them, and the
 # campaign default mix (CAMPAIGN_MIX) includes them.
 CONFIG_FAMILIES.update(_producer_families())
@@ -129,8 +144,8 @@ DEFAULT_MIX: tuple[str, ...] = (
     "roomy", "zero_retention",
 )
 
-#: The default mix of `kafkalog campaign`: the check mix plus the producer families (issue 14)
-#: and the transactions family (issue 15).
+#: The default mix of `kafkalog campaign`: the check mix plus the producer families
+#: and the transactions family.
 CAMPAIGN_MIX: tuple[str, ...] = (*DEFAULT_MIX, "producers", "producers_append_time",
                                  "transactions")
 

@@ -1,13 +1,14 @@
 """The conformance state machine: a rule per action, model and implementation in lockstep.
 
-`make_machine(session)` returns a `RuleBasedStateMachine` subclass bound to one `Session` (the
-config, how to build the system under test, and where the trace goes). Every rule resolves its
+`LogMachine` is the machine for the plain config families; machines.py's `make_machine(session)`
+binds it (or a subclass for producers and transactions) to one `Session` (the config, how to
+build the system under test, and where the trace goes). Every rule resolves its
 symbolic arguments (picks.py) against the model's view, runs the action on both sides through
 `Lockstep.step`, and so checks results, `state()`, the view invariants and `check()` after every
 step (lockstep.py).
 
 Hypothesis shrinks toward lower-indexed rules, and orders rules by (targets, argument count,
-name) (formal-methods-notes C.2), so the simplest actions take no or few arguments:
+name) (Hypothesis's `RuleBasedStateMachine`), so the simplest actions take no or few arguments:
 `append_one` (one 72-byte record), `close_and_reopen` and `delete_old_segments` come first, the
 four-argument `read` last.
 """
@@ -59,7 +60,7 @@ def crash_modelled(config: Any) -> bool:
     return config is not None
 
 
-def _crash_rule(n: int) -> Any:
+def crash_rule(n: int) -> Any:
     """The n-th copy of the crash rule: rules are drawn uniformly, so copies weight crashes."""
 
     @precondition(lambda self: self.crash_enabled())
@@ -70,29 +71,6 @@ def _crash_rule(n: int) -> Any:
 
     crash.__name__ = "crash" if n == 0 else f"crash_{n}"
     return crash
-
-
-def make_machine(session: Session) -> type[RuleBasedStateMachine]:
-    """A machine class bound to `session` (a class per run, so runs never share state).
-
-    The producer families get the machine with producer actors (conformance/gen/producers.py); the
-    rules this run leaves out (swarm.py) are plain methods in either. `session.crash_weight`
-    copies of the crash rule are added (0 = no crashes).
-    """
-    from kafkalog.conformance.gen.producers import ProducerLogMachine, is_producer_config
-    from kafkalog.conformance.gen.swarm import without_rules
-    from kafkalog.conformance.gen.transactions import TxnLogMachine, is_txn_config
-
-    extra: dict[str, Any] = {f"crash_{n}": _crash_rule(n) for n in range(1, session.crash_weight)}
-    if session.crash_weight == 0:
-        extra["crash"] = None  # not even drawn: runs without crashes generate as before them
-    if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
-        machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})
-    elif "producer_state" in session.features and is_producer_config(session.config):
-        machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})
-    else:
-        machine = type("LogMachine", (LogMachine,), {"session": session, **extra})
-    return without_rules(machine, session.swarm_off)
 
 
 class LogMachine(ReachRules, RuleBasedStateMachine):
@@ -225,7 +203,7 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
     def delete_old_segments(self) -> None:
         self.do("delete_old_segments")
 
-    # --- crashes (KL-CRASH-*): the rule itself is `_crash_rule`, weighted per session --------
+    # --- crashes (KL-CRASH-*): the rule itself is `crash_rule`, weighted per session --------
 
     def crash_enabled(self) -> bool:
         features = self.session.features
@@ -239,7 +217,7 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
             point, fault, leftover = 1 << 20, "process_crash", "none"
         self.do("crash", point=point, fault=fault, seed=seed, leftover=leftover)
 
-    crash = _crash_rule(0)
+    crash = crash_rule(0)
 
     # --- one argument -------------------------------------------------------------------------
 
@@ -357,7 +335,7 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
     @rule(third=st.booleans(), retain=st.booleans())
     def age_inversion(self, third: bool, retain: bool) -> None:
         """A new segment followed by an expired one: time retention must stop at the new one
-        (LOG-31); with `retain`, the log start then moves to the expired segment's base and
+        (LOG-33, LOG-36); with `retain`, the log start then moves to the expired segment's base and
         retention runs, so log-start retention must come first (LOG-32)."""
         before = len(self.view().segments)
         self.fill_segments(["now", "old", "now"] if third else ["now", "old"])

@@ -1,4 +1,4 @@
-"""Idempotent producers as generated actors (issue 14): the producer machine and its families.
+"""Idempotent producers as generated actors: the producer machine and its families.
 
 `ProducerLogMachine` is the conformance machine plus producer rules; `make_machine` picks it for
 the producer config families when the adapter lists the `producer_state` feature, so the
@@ -28,7 +28,7 @@ PRODUCER_IDS = (1, 2, 2**40 + 7)
 INT32_MAX = 2**31 - 1
 KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap")
 
-_PRODUCER_BASE = v.LogConfig(
+PRODUCER_BASE = v.LogConfig(
     segment_bytes=400,
     segment_ms=60_000,
     index_interval_bytes=100,
@@ -44,10 +44,10 @@ _PRODUCER_BASE = v.LogConfig(
 #: Config families with producer actors (conformance/gen/configs.py registers them).
 PRODUCER_FAMILIES: dict[str, v.LogConfig] = {
     # Rolls (and so snapshots) every few appends; producers expire after 20 s of clock.
-    "producers": _PRODUCER_BASE,
+    "producers": PRODUCER_BASE,
     # The leader's clock is the batch timestamp, so expiry follows the clock exactly (PST-20).
     "producers_append_time": v.LogConfig(
-        **{**_PRODUCER_BASE.__dict__,
+        **{**PRODUCER_BASE.__dict__,
            "message_timestamp_type": v.TimestampType.LOG_APPEND_TIME,
            "segment_bytes": 250, "max_message_bytes": 200}),
 }

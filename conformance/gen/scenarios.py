@@ -1,4 +1,4 @@
-"""Scenario rules for shapes random single steps rarely build (issue #11 item 3).
+"""Scenario rules for shapes random single steps rarely build.
 
 Mixed into the conformance machine (machine.py). Each runs a few ordinary actions back to back,
 every one its own trace step, so shrinking and replay treat them like any other steps:

@@ -1,4 +1,4 @@
-"""Swarm testing (Groce et al. 2012; issue #11 item 3): each run leaves out a seeded rule subset.
+"""Swarm testing (Groce et al. 2012): each run leaves out a seeded rule subset.
 
 With every rule always on, the default mix decides what a run of 40 steps can build, and a
 scenario that needs several rare steps in a row starves. A swarm run disables each rule with

@@ -1,4 +1,4 @@
-"""Transactional producers as generated actors (issue 15): the transaction machine and family.
+"""Transactional producers as generated actors: the transaction machine and family.
 
 `TxnLogMachine` is the producer machine (conformance/gen/producers.py) plus transaction rules;
 `make_machine` picks it for the `transactions` family when the adapter lists the `transactions`
@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from kafkalog.conformance.gen import picks
 from kafkalog.conformance.gen.machine import OFFSETS
-from kafkalog.conformance.gen.producers import _PRODUCER_BASE, ProducerLogMachine
+from kafkalog.conformance.gen.producers import PRODUCER_BASE, ProducerLogMachine
 from kafkalog.model import values as v
 from kafkalog.model.producer.transaction_entry import marker_record
 
 #: Config families with transactional actors (conformance/gen/configs.py registers them).
 TXN_FAMILIES: dict[str, v.LogConfig] = {
     # Producer-family limits with 500-byte segments: a 78-byte marker and a few batches roll.
-    "transactions": replace(_PRODUCER_BASE, segment_bytes=500),
+    "transactions": replace(PRODUCER_BASE, segment_bytes=500),
 }
 
 _TXN = "transactions"

@@ -15,7 +15,9 @@ from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import decode_args
 from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
-from kafkalog.conformance.check.session import Session, close_sides
+from kafkalog.conformance.check.runner import sut_factory
+from kafkalog.conformance.check.scratch import scratch_scope
+from kafkalog.conformance.check.session import AdapterAbort, Session, close_sides
 from kafkalog.conformance.check.sut import StepResult
 from kafkalog.conformance.errors import AdapterError, TraceFormatError
 from kafkalog.conformance.traces.trace import Trace, TraceStep
@@ -42,6 +44,9 @@ class ReplayResult:
     diverged_at: int | None = None  # 1-based step number of the first divergence
     signature: str | None = None
     adapter_error: str | None = None
+    # The adapter error was not a typed one (no KafkalogError): a bug of the harness or of the
+    # implementation's set-up, never an answer about the trace.
+    untyped: bool = False
 
     @property
     def conformed(self) -> bool:
@@ -50,25 +55,34 @@ class ReplayResult:
 
 def replay_trace(trace: Trace, *, adapter: str | None = None, broken: str | None = None,
                  verify_every: int = 1) -> ReplayResult:
-    """Replay `trace` against `adapter`/`broken` (default: what the header names, else builtin)."""
-    from kafkalog.conformance.check.runner import _factory  # the same adapters run_seed uses
+    """Replay `trace` against `adapter`/`broken` (default: what the header names, else builtin).
 
+    No scratch directory of the replay outlives it, whatever ends it (`scratch_scope`).
+    """
+    with scratch_scope():
+        return _replay(trace, adapter, broken, verify_every)
+
+
+def _replay(trace: Trace, adapter: str | None, broken: str | None,
+            verify_every: int) -> ReplayResult:
     header = trace.header
     if adapter is None and broken is None:
         broken = header.broken
     process = None
     result = ReplayResult()
     try:
-        factory, features, process = _factory(adapter, broken)
+        factory, features, process = sut_factory(adapter, broken)  # the adapters run_seed uses
         session = Session(header.config, factory, features, now_ms=header.now_ms,
                           log_start_offset=header.log_start_offset, verify_every=verify_every)
         lockstep = session.start()
-    except (AdapterError, BaseException) as error:
+    except BaseException as error:
         if process is not None:
             process.close()
         if isinstance(error, KeyboardInterrupt):
             raise
-        result.adapter_error = f"{getattr(error, 'code', type(error).__name__)}: {error}"
+        cause = error.error if isinstance(error, AdapterAbort) else error
+        result.adapter_error = f"{getattr(cause, 'code', type(cause).__name__)}: {cause}"
+        result.untyped = not isinstance(cause, KafkalogError)
         return result
     try:
         _run_steps(trace, lockstep, result)
@@ -116,7 +130,7 @@ def _result(recorded: Any) -> StepResult | None:
 
 
 class _Raw:
-    """A recorded JSON result shown as-is (the trace holds wire JSON, not value objects)."""
+    """A recorded JSON result shown as-is (the trace holds JSON, not value objects)."""
 
     def __init__(self, body: Any) -> None:
         self.body = body

@@ -52,7 +52,7 @@ class TraceHeader:
 
 @dataclass(frozen=True)
 class TraceStep:
-    """One action with its arguments (wire JSON) and what each side answered (wire JSON)."""
+    """One action with its arguments and what each side answered, as the JSON codec writes them."""
 
     action: str
     args: dict[str, Json]

@@ -1,10 +1,11 @@
 """The vector catalogue: which calls make the minimal vector of each spec rule.
 
 `catalogue.json` (next to this module) holds, per rule, a config family and the calls of a
-minimal trace in wire JSON. Most entries come from `vector_search.search` (the machine's runs,
-shrunk); the rules a step classifier cannot see (invariants checked after every step, allowed
-sets, version profiles, ...) get the hand-written scenarios below. Regenerate with
-`kafkalog vectors catalogue` after a change of the model or the machine, and review the diff.
+minimal trace in the adapter protocol's JSON. Most entries come from `search.search` (the
+machine's runs, shrunk); the rules a step classifier cannot see (invariants checked after every
+step, allowed sets, version profiles, ...) get the hand-written scenarios below. Regenerate
+with `kafkalog vectors catalogue` after a change of the model or the machine, and review the
+diff.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import decode_args, encode_args
 from kafkalog.conformance.check.session import START_MS
+from kafkalog.conformance.vectors.search import search
 from kafkalog.model import values as v
 
 CATALOGUE_PATH = Path(__file__).with_name("catalogue.json")
@@ -95,9 +97,7 @@ def hand_entries() -> dict[str, tuple[str, list[Call]]]:
 
 
 def build(seeds: int = 30, steps: int = 40) -> dict[str, Any]:
-    """Search the machine's runs (`vector_search`), then add the hand scenarios."""
-    from kafkalog.conformance.vectors.search import search
-
+    """Search the machine's runs (`search`), then add the hand scenarios."""
     entries: dict[str, tuple[str, list[Call]]] = dict(search(range(seeds), steps))
     entries.update(hand_entries())
     return {

@@ -1,6 +1,6 @@
 """Conformance vectors: a versioned corpus of traces with expected results (specs/vectors.md).
 
-`export(dir)` writes, for every spec rule, a minimal vector from the catalogue (vector_catalogue.py)
+`export(dir)` writes, for every spec rule, a minimal vector from the catalogue (catalogue.py)
 run on the model and the built-in implementation in lockstep; one more vector per Kafka version
 profile where the model's expected answers differ; and one vector per broken implementation (the
 regression trace that pins it, checked to still catch it). Each vector is a trace file
@@ -26,7 +26,14 @@ from kafkalog.conformance.check.sut import StepResult
 from kafkalog.conformance.errors import TraceFormatError
 from kafkalog.conformance.gen.configs import config_family
 from kafkalog.conformance.traces.scripted import Call, scripted_trace
-from kafkalog.conformance.traces.trace import Trace, TraceStep, dumps_trace, git_commit, read_trace
+from kafkalog.conformance.traces.trace import (
+    Trace,
+    TraceHeader,
+    TraceStep,
+    dumps_trace,
+    git_commit,
+    read_trace,
+)
 from kafkalog.conformance.vectors import catalogue as vector_catalogue
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes
@@ -162,7 +169,7 @@ def _profile_vectors(base: Vector, config: Any, calls: list[Call], steps: list[T
 
 def _broken_vectors() -> list[Vector]:
     """The regression trace of each broken implementation, still catching it (re-run here)."""
-    from kafkalog.conformance.broken.catalogue import BROKEN
+    from kafkalog.conformance.broken.registry import BROKEN
 
     if not REGRESSIONS.is_dir():
         raise TraceFormatError("the regression corpus is missing", where=str(REGRESSIONS))
@@ -195,8 +202,6 @@ def _broken_vectors() -> list[Vector]:
 
 
 def _header(config: Any, now_ms: int = START_MS) -> Any:
-    from kafkalog.conformance.traces.trace import TraceHeader
-
     return TraceHeader(config=config, now_ms=now_ms, commit=git_commit(), outcome="conformed")
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES, decode_args, encode
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
+from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError, TraceFormatError
@@ -68,14 +70,10 @@ class _Adapter:
     def __init__(self, command: str | None) -> None:
         self.process: Any = None
         if command is None or command == "builtin":
-            from kafkalog.conformance.check.impl_sut import ImplSut
-
             self.features, self._open = frozenset(FEATURES), ImplSut
         elif command == "model":
             self.features, self._open = frozenset(FEATURES), ModelSut
         else:
-            from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
-
             self.process = AdapterProcess(command)
             self.features = self.process.features
 
@@ -144,11 +142,11 @@ def _run_vector(directory: Path, entry: dict[str, Any], sides: _Adapter,
     return VectorResult(entry["id"], "passed")
 
 
-def _step(lockstep: Lockstep, action: str, wire_args: Any, expected: Any,
+def _step(lockstep: Lockstep, action: str, json_args: Any, expected: Any,
           expected_state: Any) -> str | None:
     """The problem with one step, or None: a divergence, or a model answer unlike the vector's."""
     try:
-        done = lockstep.step(action, decode_args(action, wire_args))
+        done = lockstep.step(action, decode_args(action, json_args))
     except DivergenceError as divergence:
         return str(divergence)
     if done is None:

@@ -1,4 +1,4 @@
-"""Finding one minimal trace per spec rule, for the conformance vectors (vectors.py).
+"""Finding one minimal trace per spec rule, for the conformance vectors (corpus.py).
 
 The conformance machine runs with the model on both sides (fast, nothing on disk) over the config
 families; every step is classified by `model.coverage.rules_exercised`. For each rule the shortest
@@ -20,7 +20,7 @@ from kafkalog.conformance.check.runner import run_settings
 from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, config_family
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machines import make_machine
 from kafkalog.model import log
 from kafkalog.model import values as v
 from kafkalog.model.coverage.rules import rules_exercised

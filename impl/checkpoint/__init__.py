@@ -1,1 +1,2 @@
-"""Checkpoint files (recovery point, log start offset, high watermark) and the leader-epoch cache."""
+"""Checkpoint files (recovery point, log start offset, high watermark) and the leader-epoch
+cache."""

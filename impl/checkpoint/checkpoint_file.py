@@ -137,7 +137,7 @@ class CheckpointFile(Generic[T]):
     def _read_text(self) -> str:
         size = self.fs.file_size(self.path)
         if size > MAX_CHECKPOINT_BYTES:
-            # Bounded memory (issue 13): a checkpoint of a million partitions is ~40 MB.
+            # Bounded memory: a checkpoint of a million partitions is ~40 MB.
             raise CorruptCheckpointError(
                 f"checkpoint file of {size} bytes exceeds {MAX_CHECKPOINT_BYTES}",
                 where=str(self.path))

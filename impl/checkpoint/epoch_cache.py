@@ -112,7 +112,7 @@ class LeaderEpochCache:
 
     def defer_writes(self, deferred: bool) -> None:
         """While deferred, changes stay in memory until `flush` or the end of the deferral,
-        which writes them if `flush` has not (issue #17: an unclean load changes the list
+        which writes them if `flush` has not (an unclean load changes the list
         several times and then writes it once, GAP-4). Only for the loader: every load
         re-derives the entries above the recovery point, so a crash before that write loads
         the same state as one after it."""

@@ -5,8 +5,10 @@ rename, delete, directory fsync, mtime) goes through `FileSystem` and the `FileH
 so a crash-testing subclass can intercept each one: override a `FileSystem` method, or set
 `handle_class` to a `FileHandle` subclass. The real implementation is deliberately thin.
 
-Every `OSError` becomes a `KafkaStorageError` naming the path (ERR-36); a missing or unreadable
-directory given to a directory operation is a `LogDirError`.
+Every `OSError` becomes a `KafkaStorageError` naming the path (ERR-36), and so does an
+`OverflowError`: a size or position past what the platform's `off_t` or address space can hold
+fails like a full disk would, never as an untyped error. A missing or unreadable directory given
+to a directory operation is a `LogDirError`.
 
 Symbolic links: files are opened with `O_NOFOLLOW`, so a segment, index or checkpoint that is a
 link is refused (a `KafkaStorageError` naming it) instead of being read, truncated or rewritten
@@ -24,16 +26,17 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from kafkalog.impl.records.batch_scan import compiled_write_stamped as _COMPILED_WRITE_STAMPED
 from kafkalog.model.errors import IllegalArgumentError, KafkaStorageError, LogDirError
 
 PathLike: TypeAlias = str | os.PathLike[str]
+MapT = TypeVar("MapT", bound=mmap.mmap)
 
 
 # Never follow a link at the last path component: a link planted in a log directory must not
-# let the log read or write a file outside it (issue 13).
+# let the log read or write a file outside it.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -43,13 +46,19 @@ def _open_error(action: str, path: PathLike, e: OSError) -> KafkaStorageError:
     return KafkaStorageError(f"{action} failed: {e.strerror or e}", where=str(path))
 
 
+def _why(e: OSError | OverflowError) -> object:
+    """The reason to report: the OS's text, or an OverflowError's message (a position or size
+    beyond the platform's off_t)."""
+    return getattr(e, "strerror", None) or e
+
+
 @contextmanager
 def _storage_errors(action: str, path: PathLike) -> Iterator[None]:
-    """Turn any OSError raised inside the block into a KafkaStorageError naming `path`."""
+    """Turn any OSError (or OverflowError) inside the block into a KafkaStorageError."""
     try:
         yield
-    except OSError as e:
-        raise KafkaStorageError(f"{action} failed: {e.strerror or e}", where=str(path)) from e
+    except (OSError, OverflowError) as e:
+        raise KafkaStorageError(f"{action} failed: {_why(e)}", where=str(path)) from e
 
 
 class FileHandle:
@@ -94,8 +103,8 @@ class FileHandle:
             raise KafkaStorageError("file handle is closed", where=str(self.path))
         try:
             data = os.pread(fd, n, position)
-        except OSError as e:
-            raise KafkaStorageError(f"read failed: {e.strerror or e}", where=str(self.path)) from e
+        except (OSError, OverflowError) as e:
+            raise KafkaStorageError(f"read failed: {_why(e)}", where=str(self.path)) from e
         if len(data) == n or not data:
             return data
         with _storage_errors("read", self.path):
@@ -122,8 +131,8 @@ class FileHandle:
                 if n == 0:
                     break
                 got += n
-        except OSError as e:
-            raise KafkaStorageError(f"read failed: {e.strerror or e}", where=str(self.path)) from e
+        except (OSError, OverflowError) as e:
+            raise KafkaStorageError(f"read failed: {_why(e)}", where=str(self.path)) from e
         return got
 
     def pwrite(self, data: bytes | bytearray | memoryview, position: int) -> int:
@@ -135,8 +144,8 @@ class FileHandle:
             # Regular files write everything at once; loop only for the rare short write.
             while written < len(data):
                 written += os.pwrite(fd, memoryview(data)[written:], position + written)
-        except OSError as e:
-            raise KafkaStorageError(f"write failed: {e.strerror or e}", where=str(self.path)) from e
+        except (OSError, OverflowError) as e:
+            raise KafkaStorageError(f"write failed: {_why(e)}", where=str(self.path)) from e
         return written
 
     def write_stamped(self, records: Any, position: int) -> int:
@@ -154,8 +163,8 @@ class FileHandle:
         try:
             written = None if _COMPILED_WRITE_STAMPED is None else _COMPILED_WRITE_STAMPED(*args)
             return py_write_stamped(*args) if written is None else written
-        except OSError as e:
-            raise KafkaStorageError(f"write failed: {e.strerror or e}", where=str(self.path)) from e
+        except (OSError, OverflowError) as e:
+            raise KafkaStorageError(f"write failed: {_why(e)}", where=str(self.path)) from e
 
     def append(self, data: bytes | bytearray | memoryview, position: int | None = None) -> int:
         """Write `data` at `position` (default: the current file size); returns that position."""
@@ -202,12 +211,22 @@ class FileHandle:
 
     def mmap(self, length: int, writable: bool) -> mmap.mmap:
         """Map the first `length` bytes (length must be > 0); the map outlives this handle."""
+        return self.new_mapping(mmap.mmap, length, writable)
+
+    def new_mapping(self, kind: type[MapT], length: int, writable: bool) -> MapT:
+        """A `kind` (mmap.mmap or a subclass) over the first `length` bytes. Raises
+        KafkaStorageError when the mapping cannot be made: no address space left (ENOMEM under
+        an address-space limit), a length past the platform's `ssize_t`, or a file shorter than
+        `length`. Subclasses that map through their own mmap type go through here too."""
         fd = self._require_fd()
         access = mmap.ACCESS_WRITE if writable else mmap.ACCESS_READ
         try:
-            return mmap.mmap(fd, length, access=access)
+            return kind(fd, length, access=access)
         except OSError as e:
             raise KafkaStorageError(f"mmap failed: {e.strerror or e}", where=str(self.path)) from e
+        except (OverflowError, ValueError) as e:
+            raise KafkaStorageError(f"mmap of {length} bytes failed: {e}",
+                                    where=str(self.path)) from e
 
     def close(self) -> None:
         """Close the descriptor; idempotent."""
@@ -227,7 +246,8 @@ def py_write_stamped(fd: int, source: memoryview, headers: bytes, facts: list[An
                      position: int) -> int:
     """`pwritev` of each batch's 16 bytes of `headers`, then the rest of it from `source` (the
     batches of `facts`, in order, whole); returns the bytes written. The reference of the
-    compiled `write_stamped` (impl/records/_scan_write.c), which declines (and lets this raise) where
+    compiled `write_stamped` (impl/records/_scan_write.c), which declines (and lets this raise)
+    where
     a fact does not fit the buffers. Raises OSError, IllegalArgumentError (nothing written)."""
     src, stamps = memoryview(source), memoryview(headers)
     if len(stamps) != 16 * len(facts):

@@ -113,7 +113,8 @@ class AbstractIndex(ABC):
         self.writable = writable
         self._lock = threading.RLock()
         self._mmap: mmap.mmap | None = None
-        # A crash-recording mapping (conformance/crash/fault_fs.py) journals stores made through the buffer
+        # A crash-recording mapping (conformance/crash/fault_fs.py) journals stores made through
+        # the buffer
         # protocol only when told: `pack_into` bypasses every Python-level hook (FLT-7).
         self._on_store: Callable[[int, int], None] | None = None
         self._closed = False
@@ -307,7 +308,7 @@ class AbstractIndex(ABC):
 
     def _truncate_to_entries(self, n: int) -> None:
         with self._lock:
-            # added by log engineer: zero the dropped entries so a live preallocated file reads
+            # Zero the dropped entries so a live preallocated file reads
             # as "entries, then zeros" for read-only tools (verify) after a truncation; Kafka
             # leaves them stale, which only the entry count in memory distinguishes.
             old = self._entries

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from kafkalog.impl.bounds import validate_config
 from kafkalog.impl.checkpoint.checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILENAME,
     LOG_START_OFFSET_CHECKPOINT_FILENAME,
@@ -295,7 +296,7 @@ def partition_symlinks(fs: FileSystem, partition_dir: Path) -> list[Path]:
 def refuse_symlinks(fs: FileSystem, layout: LogDirLayout) -> None:
     """LogDirError naming the first symbolic link in the directory or a partition of it.
 
-    A link could make recovery truncate or rewrite a file outside the log directory (issue 13),
+    A link could make recovery truncate or rewrite a file outside the log directory,
     so a directory holding one is not opened; nothing has been changed when this raises.
     """
     links = list(layout.symlinks)
@@ -378,12 +379,15 @@ class LogDir:
              topic_configs: Mapping[str, LogConfig] | None = None) -> LogDir:
         """Load every partition of the directory (LogManager.loadLogs for one dir).
 
-        Spec: FMT-41, FMT-43, REC-1, REC-18. Raises LogDirError (missing or unreadable, or
-        holding a symbolic link at the root or in a partition directory, checked first),
+        Spec: FMT-41, FMT-43, REC-1, REC-18. Raises IllegalArgumentError for a config Kafka
+        refuses (KL-STATE-2, before the directory is touched), LogDirError (missing or
+        unreadable, or holding a symbolic link at the root or in a partition directory),
         InvalidLogDirNameError (a subdirectory that is not a partition), CorruptCheckpointError
         (high-watermark checkpoint or a partition's leader-epoch-checkpoint), and whatever
         typed error a partition's loader raises, with every already-opened log closed again.
         """
+        for checked in (config, *(topic_configs or {}).values()):
+            validate_config(checked)
         layout = inspect_log_dir(fs, path)
         if layout.invalid_dirs:
             raise layout.invalid_dirs[0]
@@ -478,7 +482,7 @@ class LogDir:
     def checkpoint_recovery_points(self) -> None:
         """Rewrite `recovery-point-offset-checkpoint` alone, as LogManager.truncateTo does right
         after a truncation (DUR-26, CBUG-5): the lowered recovery point must be durable before
-        appends above the cut, or a crash trusts torn bytes below the old one (issue #10, 2)."""
+        appends above the cut, or a crash trusts torn bytes below the old one."""
         if self.closed:
             return
         recovery_points = self._offsets_of_open_logs()[0]

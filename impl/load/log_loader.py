@@ -107,10 +107,10 @@ class LogLoader:
 
     def load(self) -> LoadedLog:
         """Run REC-2..17 and return the loaded segments and offsets."""
-        # Strict: an unclean load writes the epoch checkpoint once, in `_make_recovery_durable`
-        # (issue #17). A loader without that step (Kafka's way, GAP-4: the kafka_durability and
-        # recovery_not_durable variants patch it out) keeps writing every change as it happens,
-        # so its file-system operations, and so its crash images, stay Kafka's.
+        # Strict: an unclean load writes the epoch checkpoint once, in `_make_recovery_durable`,
+        # not on every change. A loader without that step (Kafka's way, GAP-4: the
+        # kafka_durability and recovery_not_durable variants patch it out) keeps writing every
+        # change as it happens, so its file-system operations, and its crash images, stay Kafka's.
         self.epoch_cache.defer_writes(
             not self.had_clean_shutdown
             and type(self)._make_recovery_durable is _STRICT_DURABILITY_STEP)
@@ -131,12 +131,10 @@ class LogLoader:
             return self._load_deleted_dir()  # REC-7
         recovery_point, next_offset = self._recover_log()
         active = self.segments.active_segment()
-        active.offset_index.resize(self.config.segment_index_bytes)  # REC-12
-        active.time_index.resize(self.config.segment_index_bytes)
-        first = self.segments.first_segment_base_offset()
-        log_start = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        active.resize_indexes(self.config.segment_index_bytes)  # REC-12
+        log_start = self._loaded_log_start()
         # REC-15 then REC-13: Kafka trims at the LEO first, so with log start = LEO an entry at
-        # the LEO survives one load and is gone after the next (issue #10 defect 4, CRP-12);
+        # the LEO survives one load and is gone after the next (CRP-12);
         # trimming the start first makes every load agree. kafkalog trims at the loaded log
         # start, not at its checkpoint (REC-15): after a crash inside a full truncation or a
         # retention pass the checkpoint may be older than the segments, and Kafka then keeps
@@ -285,10 +283,10 @@ class LogLoader:
 
     def _rebuilt_by_recovery_pass(self, base: int) -> bool:
         """Whether the segment at `base` may skip the load-time index checks and rebuild
-        (issue #17, strict mode only): an unclean load's recovery pass rebuilds every segment
+        (strict mode only): an unclean load's recovery pass rebuilds every segment
         from the one holding the recovery point on, or deletes it after an earlier cut, so
         checking or rebuilding one above it first is work the pass redoes. The observable
-        result is the same (KL-CRASH-5, KL-CRASH-7, GAP-5 defect 1 of issue #10): a rebuild's
+        result is the same (KL-CRASH-5, KL-CRASH-7, GAP-5): a rebuild's
         cut would drop the later segments, and the pass's cut of the same segment drops the
         same ones. Only when the segment loaded just before also lies above the recovery
         point: the producer snapshots the load-time `.txnindex` rebuild writes then all lie
@@ -326,7 +324,7 @@ class LogLoader:
         return cut
 
     def _drop_segments_after(self, base: int) -> None:
-        """GAP-5 (strict, defect 1 of issue #10): an index rebuild that cut a torn or corrupt
+        """GAP-5 (strict): an index rebuild that cut a torn or corrupt
         tail ends the log there, exactly like a cut by recovery (RCV-6): every later segment
         goes, or the log would have a hole. Those the load-time rebuild has not opened yet go
         by name (KL-CRASH-14: `_cut_first` runs this before the cut)."""
@@ -380,7 +378,7 @@ class LogLoader:
         truncated = segment.recover(cache, before_cut)
         loaded = [s for s in self.segments.values() if s.base_offset != segment.base_offset]
         recover_txn_index(self.fs, self.dir, self.config, self.time, loaded, segment,
-                          self.log_start_offset_checkpoint)  # PSR-7, TXN-11
+                          self._loaded_log_start())  # PSR-7, TXN-11
         self._recovered.append(segment.base_offset)
         self._truncated_bytes += truncated
         return truncated
@@ -471,6 +469,20 @@ class LogLoader:
             self._recover_segments_in_order(unflushed)
             self._rederive_epochs_below_end(before, unflushed[0].base_offset)
 
+    def _loaded_log_start(self) -> int:
+        """The log start this load ends with, max(checkpoint, first segment base); recovery's
+        producer-state pass starts there too (PSR-7), where Kafka passes the checkpoint.
+
+        kafkalog (KL-CRASH-11): the checkpoint may read below the first segment (FMT-40 writes
+        none when the log start is the first base). Started there, the pass reads the snapshot
+        at the log start, which the log's own rebuild then deletes (PSR-4 drops snapshots at or
+        below the log start), so a transaction begun below the log start is indexed with its
+        first offset (or another producer's lower last stable offset) by this load and without
+        it by the next: loading twice would not be loading once (KL-CRASH-7).
+        """
+        first = self.segments.first_segment_base_offset()
+        return max(self.log_start_offset_checkpoint, first if first is not None else 0)
+
     def _recover_segments_in_order(self, unflushed: list[LogSegment]) -> None:
         for i, segment in enumerate(unflushed):
             cut = self._cut_first(segment.base_offset) if self._strict_order() else None
@@ -494,7 +506,7 @@ class LogLoader:
         checkpointed recovery point (a crash inside a truncation leaves both checkpoints above
         the data it kept), the entries below the recovery point need not describe the recovered
         batches, and the pass above let none of them add one: the cache is cut at the recovered
-        end and every recovered batch may add an entry, RCV-10's walk (seed 903). Rare, so this
+        end and every recovered batch may add an entry, RCV-10's walk. Rare, so this
         second walk reads only the epochs."""
         active = self.segments.active_segment()
         if self.recovery_point_checkpoint <= active.base_offset:

@@ -1,1 +1,2 @@
-"""`Log` (Kafka's UnifiedLog) and `LocalLog`: appends, reads, HW, retention, truncation, transactions."""
+"""`Log` (Kafka's UnifiedLog) and `LocalLog`: appends, reads, HW, retention, truncation,
+transactions."""

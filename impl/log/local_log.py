@@ -283,10 +283,11 @@ class LocalLog:
 
         Kafka renames the old files `.deleted` and creates new ones (LL:494): a power loss can
         keep the rename and lose the create, leaving no `.log` and a loader that restarts the log
-        at the log-start checkpoint, reusing offsets (issue #10, found by the crash checker).
-        Strict: the new files are made under `.cleaned`, fsynced, and renamed over the old names
-        (atomic replace). The base still counts as a pending deletion for file_delete_delay_ms,
-        as it does in Kafka (LOC-11); there is no `.deleted` file to remove.
+        at the log-start checkpoint, reusing offsets. Strict (specs/log.md §17, KL-ALLOW-6, which
+        accepts Kafka's order too): the new files are made under `.cleaned`, fsynced, and
+        renamed over the old names (atomic replace). The base still counts as a pending
+        deletion for file_delete_delay_ms, as it does in Kafka (LOC-11); there is no `.deleted`
+        file to remove.
         """
         base = old.base_offset
         new_segment = LogSegment.open(self.fs, self.dir, base, self.config, self.time,

@@ -20,7 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kafkalog.impl.bounds import require_end_offset_fits, require_int32, require_int64
+from kafkalog.impl.bounds import (
+    require_end_offset_fits,
+    require_int32,
+    require_int64,
+    validate_config,
+)
 from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
 from kafkalog.impl.fs.file_system import FileSystem
@@ -138,9 +143,11 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
     ) -> Log:
         """Load (and if needed recover) the partition directory, then set the HW (LOG-3, LOG-4).
 
-        Creates the directory when missing. Raises KafkaStorageError / LogDirError on I/O
-        failures, CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
+        Creates the directory when missing. Raises IllegalArgumentError for a config Kafka
+        refuses (KL-STATE-2), KafkaStorageError / LogDirError on I/O failures,
+        CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
         """
+        validate_config(config)
         require_int64(log_start_offset, "log start offset", "Log.open")
         d = Path(dir_path)
         fs.mkdir(d)

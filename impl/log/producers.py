@@ -36,11 +36,13 @@ class LogProducers:
         snapshots and rebuild up to the LEO (LDR:235, PSR-3, PSR-5)."""
         segments = self.local_log.segments.values()
         if not had_clean_shutdown:
+            # From the loaded log start, not its checkpoint (kafkalog, KL-CRASH-11): see
+            # `LogLoader._loaded_log_start`.
             recover_producer_state(
                 lambda: ProducerStateManager(self.local_log.fs, self.dir, self.time,
                                              self.config.producer_id_expiration_ms,
                                              self.config.file_delete_delay_ms),
-                segments, log_start_checkpoint, recovery_point, self.time.milliseconds())
+                segments, self._log_start_offset, recovery_point, self.time.milliseconds())
             self.producer_state.snapshots = self.producer_state._list_snapshots()
         if dropped:
             self.producer_state.delete_snapshots_async(dropped)

@@ -10,7 +10,7 @@ as functions over the log's parts so `log.py` stays small.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kafkalog.impl.index.offset_index import OffsetPosition
 from kafkalog.impl.producer.producer_state_manager import CompletedTxn, ProducerStateManager
@@ -18,8 +18,21 @@ from kafkalog.model.errors import OffsetOutOfRangeError
 from kafkalog.model.values import AbortedTransaction, AbortedTxnEntry, LogOffsetMetadata
 
 if TYPE_CHECKING:
-    from kafkalog.impl.log.local_log import LocalLog
     from kafkalog.impl.segment.log_segment import FetchDataInfo, LogSegment
+    from kafkalog.impl.segment.log_segments import LogSegments
+
+
+class LocalLog(Protocol):
+    """What these functions read of `local_log.LocalLog`. `LocalLog.read` calls
+    `add_aborted_transactions`, so naming the class itself here would make the two modules
+    import each other."""
+
+    segments: LogSegments
+
+    @property
+    def log_end_offset(self) -> int: ...
+
+    def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata: ...
 
 
 def first_unstable_offset(psm: ProducerStateManager, log_start_offset: int) -> int | None:

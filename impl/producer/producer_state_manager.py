@@ -1,7 +1,7 @@
 """`ProducerStateManager`: idempotent-producer state of one partition and its `.snapshot` files.
 
 Kafka's PSM (PST-2..PST-23, PSR-1..PSR-12). `ProducerAppendInfo` and `ProducerStateEntry` live
-in producer_append.py and are re-exported here. Validation works on copies (`AppendInfo`), so a
+in append.py and are re-exported here. Validation works on copies (`AppendInfo`), so a
 rejected append leaves the stored state untouched (KAFKA-6683); `update` merges an accepted one.
 
 Files: `<offset>.snapshot` (impl/producer/snapshot.py). Written by `take_snapshot` (roll: no fsync;

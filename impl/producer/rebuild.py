@@ -1,8 +1,8 @@
 """Reading producer facts from batches, and `rebuild_producer_state` (PSR-5, PSR-6).
 
 Split from `producer_state_manager` (the manager itself). Control batches are parsed for their
-end-transaction marker (PSF-11) so replay follows Kafka's TXN-3 bookkeeping (issue 15 adds the
-transaction index and the last stable offset on top).
+end-transaction marker (PSF-11) so replay follows Kafka's TXN-3 bookkeeping (the
+transaction index and the last stable offset build on it).
 """
 
 from __future__ import annotations

@@ -1,1 +1,2 @@
-"""Kafka's record formats: v2 batches, legacy message sets, compression, the scans (C units beside their Python twins)."""
+"""Kafka's record formats: v2 batches, legacy message sets, compression, the scans (C units beside
+their Python twins)."""

@@ -1,6 +1,6 @@
 /* The append path's compiled twins (kafkalog.impl.records._scan; references in Python beside their
- * callers: memory_records.py_scan_headers, log_validator.py_stamp_headers,
- * segment_indexing.py_index_decisions). Each returns exactly what its reference returns, or None
+ * callers: memory_records.py_scan_headers, log.validator.py_stamp_headers,
+ * segment.indexing.py_index_decisions). Each returns exactly what its reference returns, or None
  * where the reference would need integers beyond int64 (the caller then runs the reference). */
 #include "_scan.h"
 
@@ -103,7 +103,7 @@ static int fast_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, c
 const char stamp_headers_doc[] =
     "stamp_headers(facts, first_offset, leader_epoch)\n"
     "-> (headers, stamped facts, next_offset, max_timestamp, offset of max, record count) | None\n\n"
-    "log_validator.py_stamp_headers: each batch's first 16 bytes as a leader stamps them (base\n"
+    "log.validator.py_stamp_headers: each batch's first 16 bytes as a leader stamps them (base\n"
     "offset from first_offset, batch length, leader epoch; FMT-45, outside the CRC, FMT-47),\n"
     "16 bytes a batch, so the batches can be written without copying them.";
 
@@ -167,7 +167,7 @@ fail:
 const char index_decisions_doc[] =
     "index_decisions(batches, position, interval, since, max_ts, max_off)\n"
     "-> (offsets, positions, timed, since, max_ts, max_off) | None\n\n"
-    "segment_indexing.py_index_decisions over BatchFacts tuples.";
+    "segment.indexing.py_index_decisions over BatchFacts tuples.";
 
 PyObject *index_decisions(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     long long v[5];

@@ -1,6 +1,6 @@
-/* Two more of the append path's compiled twins (issue #17), each held to its Python reference
+/* Two more of the append path's compiled twins, each held to its Python reference
  * by tests/impl/test_append_scan.py: which batches producer state must read
- * (producer_rebuild.py_producer_rows) and an offset index run packed as its file stores it
+ * (producer.rebuild.py_producer_rows) and an offset index run packed as its file stores it
  * (offset_index.py_pack_entries). Each returns what its reference returns, or None where it
  * cannot decide in int64 (the caller then runs the reference). */
 #include "_scan.h"
@@ -11,7 +11,7 @@
 
 const char producer_rows_doc[] =
     "producer_rows(buf, facts) -> list of int | None\n\n"
-    "producer_rebuild.py_producer_rows: the indexes of the facts whose batch is a control batch\n"
+    "producer.rebuild.py_producer_rows: the indexes of the facts whose batch is a control batch\n"
     "or carries a producer id (>= 0): the only ones producer state reads (PST-6).";
 
 PyObject *producer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {

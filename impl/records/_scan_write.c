@@ -1,5 +1,5 @@
-/* write_stamped: a leader append's batches written without copying them (issue #17; the
- * reference is fs.py_write_stamped, the caller FileHandle.write_stamped, the seam's only way in).
+/* write_stamped: a leader append's batches written without copying them (the
+ * reference is fs/file_system.py py_write_stamped, the caller FileHandle.write_stamped, the seam's only way in).
  * Each batch goes out as two buffers, its stamped first 16 bytes and the rest of the caller's
  * bytes, in pwritev calls of up to IOV_MAX buffers with the GIL released. */
 #include "_scan.h"

@@ -1,19 +1,21 @@
 """Batch-level one-pass scans of v2 batches: the pure-Python reference and the active choice.
 
-Recovery (`segment_recovery`) and checked reads (`MemoryRecords.ensure_valid_batches`) walk
+Recovery (`segment.recovery`) and checked reads (`MemoryRecords.ensure_valid_batches`) walk
 every batch of a buffer doing the same few things per batch; done batch by batch in Python that
 costs microseconds per 16 KiB batch. These scans do it for a whole buffer in one call. Offset
 lookups (`translate_offset`, on every read) get the same treatment at a smaller scale: the
 header walk of one chunk (`find_batch_header`) and, compiled only, the floor search over an
 offset index's mapping (`index_floor_span`); so do the append path's header pass
 (`memory_records.scan_headers`), its summary of the facts (`facts_summary.py_facts_summary`),
-its offset stamps (`log_validator.py_stamp_headers`), the rows producer state reads
-(`producer_rebuild.py_producer_rows`), its index decisions and packed entries
-(`segment_indexing.py_index_decisions`, `offset_index.py_pack_entries`) and the leader's
-vectored write (`fs.py_write_stamped`), whose Python references live beside their callers.
+its offset stamps (`log.validator.py_stamp_headers`), the rows producer state reads
+(`producer.rebuild.py_producer_rows`), its index decisions and packed entries
+(`segment.indexing.py_index_decisions`, `offset_index.py_pack_entries`) and the leader's
+vectored write (`fs.file_system.py_write_stamped`), whose Python references live beside their
+callers.
 
 Two implementations return exactly the same values: this module's pure-Python functions (the
-reference, and the fallback) and the compiled `kafkalog.impl.records._scan` (`impl/records/_scan.c`), built by
+reference, and the fallback) and the compiled `kafkalog.impl.records._scan`
+(`impl/records/_scan.c`), built by
 `pip install` when a C compiler is there (an optional extension: a failed build installs
 without it). `KAFKALOG_PURE_PYTHON=1` in the environment selects the Python ones; `ACTIVE` names
 the one in use (`kafkalog doctor` and `kafkalog bench` print it).
@@ -223,14 +225,15 @@ find_batch_header = (py_find_batch_header if _compiled is None
 # (`memory_records.py_scan_headers`).
 index_floor_span = None if _compiled is None else _compiled.index_floor_span  # type: ignore[attr-defined]
 compiled_scan_headers = None if _compiled is None else _compiled.scan_headers  # type: ignore[attr-defined]
-# The append path's other twins (references: log_validator.py_stamp_headers,
-# segment_indexing.py_index_decisions). These may also return None where the reference needs
+# The append path's other twins (references: log.validator.py_stamp_headers,
+# segment.indexing.py_index_decisions). These may also return None where the reference needs
 # integers beyond int64: the caller then runs the reference.
 compiled_stamp_headers = None if _compiled is None else _compiled.stamp_headers  # type: ignore[attr-defined]
 compiled_index_decisions = (None if _compiled is None
                             else _compiled.index_decisions)  # type: ignore[attr-defined]
-# References: producer_rebuild.py_producer_rows, offset_index.py_pack_entries,
-# fs.py_write_stamped (a system call: the compiled one releases the GIL like os.pwritev).
+# References: producer.rebuild.py_producer_rows, offset_index.py_pack_entries,
+# fs.file_system.py_write_stamped (a system call: the compiled one releases the GIL like
+# os.pwritev).
 compiled_producer_rows = None if _compiled is None else _compiled.producer_rows  # type: ignore[attr-defined]
 compiled_pack_offset_entries = (None if _compiled is None
                                 else _compiled.pack_offset_entries)  # type: ignore[attr-defined]

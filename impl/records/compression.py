@@ -12,7 +12,7 @@
 Reading accepts xerial-framed and raw snappy (some non-Java clients write raw blocks). Any codec
 failure is a CorruptRecordError naming where the batch is.
 
-Inflation is bounded (issue 13: a 1.5 MB gzip wrapper can inflate to 1.5 GiB): a batch's records
+Inflation is bounded (a 1.5 MB gzip wrapper can inflate to 1.5 GiB): a batch's records
 section may decompress to at most `MAX_INFLATED_BYTES` (32 x Kafka's default max.message.bytes,
 about 32 MiB), else CorruptRecordError. The codecs write into a fixed-size buffer and stop when
 it is full (`decompress_into`), so a bomb costs at most the bound in memory, never its full size.

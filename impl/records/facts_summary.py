@@ -1,9 +1,10 @@
-"""One pass of whole-column facts over an append's `BatchFacts` (issue #17).
+"""One pass of whole-column facts over an append's `BatchFacts`.
 
 The append path asks the same questions of every batch: are all CRCs good, are all base offsets
 0 (a client's), does any batch exceed a size, do last offsets strictly increase, is there one
 epoch. Asked row by row in Python that cost ~0.5 µs a batch; asked of whole columns once, it is
-one C call (impl/records/_scan_append.c) or a few C-speed builtins (the reference below). Callers use the
+one C call (impl/records/_scan_append.c) or a few C-speed builtins (the reference below). Callers
+use the
 summary only to take a fast path when nothing is wrong; anything else goes to their row loops,
 so errors keep their batch order.
 """

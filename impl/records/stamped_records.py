@@ -1,4 +1,4 @@
-"""A leader append's stamped batches without a copy of them (issue #17).
+"""A leader append's stamped batches without a copy of them.
 
 A leader stamps each client batch's base offset and partition leader epoch (LOG-18). Both lie in
 the batch's first 16 bytes, outside the CRC (FMT-45, FMT-47), and the caller's buffer is never

@@ -1,1 +1,2 @@
-"""A segment's four files (`.log`, `.index`, `.timeindex`, `.txnindex`) and the sorted map of segments."""
+"""A segment's four files (`.log`, `.index`, `.timeindex`, `.txnindex`) and the sorted map of
+segments."""

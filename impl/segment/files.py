@@ -1,6 +1,7 @@
 """A segment's four files as a unit: flush, rename (`.deleted`, `.cleaned`, `.swap`) and delete.
 
-A mixin of `impl/segment/log_segment.py`'s `LogSegment`, kept apart so the segment's read/append/recover
+A mixin of `impl/segment/log_segment.py`'s `LogSegment`, kept apart so the segment's
+read/append/recover
 logic stays readable; the methods use the segment's attributes, declared below.
 """
 
@@ -55,7 +56,7 @@ class SegmentFiles:
         `.log` without its index below the recovery point, which the load rebuilds with a
         temporary producer-state manager that deletes the snapshots above the segment and
         writes one at its end (`LogLoader.recoverSegment`, PSR-7): producer state of a segment
-        the load would otherwise never touch (issue #10, seed 367). With the `.log` gone first,
+        the load would otherwise never touch. With the `.log` gone first,
         a crash leaves the whole segment or orphan indexes, which the load deletes (RCV-3).
         """
 

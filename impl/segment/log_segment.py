@@ -460,6 +460,20 @@ class LogSegment(SegmentFiles):
         self.time_index.trim_to_valid_size()
         self.log.trim()
 
+    def resize_indexes(self, size: int) -> None:
+        """Kafka's `resizeIndexes`: give both indexes `size` bytes of capacity again (REC-12,
+        SEG-13), but never less than their entries take (KL-CRASH-5).
+
+        Recovery rebuilds an index without the `segment_index_bytes` bound, and it can hold
+        more entries than fit: the live segment indexed from a counter that a load or a
+        truncation reset, recovery counts from the segment's start. Kafka's `resize` would throw
+        there (`MappedByteBuffer.position` beyond the new limit), so a log whose active segment
+        was rebuilt that way could not be loaded or truncated again. Kept whole, the index reads
+        full and the next append rolls (SEG-6).
+        """
+        for index in (self.offset_index, self.time_index):
+            index.resize(max(size, index.size_in_bytes()))
+
     # --- truncation and recovery ------------------------------------------------------------
 
     def truncate_to(self, offset: int, before_cut: Callable[[], None] | None = None) -> int:
@@ -472,8 +486,7 @@ class LogSegment(SegmentFiles):
             before_cut()
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
-        self.offset_index.resize(self.max_index_size)
-        self.time_index.resize(self.max_index_size)
+        self.resize_indexes(self.max_index_size)
         self.txn_index.truncate_to(offset)  # PSF-10
         removed = 0 if mapping is None else self.log.truncate_to(mapping.position)
         if removed:

@@ -226,9 +226,11 @@ def _grow_if_full(index: Any) -> None:
     """Double a full index while recovery rebuilds it (KL-CRASH-5).
 
     The rebuilt entries need not fit segment_index_bytes: the live segment indexed from a
-    counter a truncation reset, so recovery (counting from the segment start) can index more
-    batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot load the log;
-    kafkalog rebuilds every entry (the model's unbounded rebuild) and trims afterwards.
+    counter a load or a truncation reset, so recovery (counting from the segment start) can
+    index more batches than the live segment did. Kafka then throws ERR-3/ERR-7 and cannot
+    load the log; kafkalog rebuilds every entry (the model's unbounded rebuild) and trims
+    afterwards; the resizes to full capacity that follow keep them
+    (`LogSegment.resize_indexes`).
     """
     if index.is_full():
         index.resize(max(2 * index.length(), 2 * index.entry_size()))

@@ -1,7 +1,9 @@
-"""The findings `kafkalog verify` reports (impl/verify/verifier.py): a problem or a note about one file.
+"""The findings `kafkalog verify` reports (impl/verify/verifier.py): a problem or a note about one
+file.
 
-Split from verify.py by concern, with `verify_scan.py` (the `.log` scan) and `verify_index.py` (the
-index checks); `kafkalog.impl.verify.verifier` re-exports every public name, so its import path stays.
+Split from verifier.py by concern, with `scan.py` (the `.log` scan) and `index.py` (the
+index checks); `kafkalog.impl.verify.verifier` re-exports every public name, so its import path
+stays.
 """
 
 from __future__ import annotations

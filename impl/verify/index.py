@@ -1,6 +1,6 @@
 """Index checks of `kafkalog verify`: offset index (FMT-10..18) and time index (FMT-19..25).
 
-Pure over parsed entries and a `SegmentScan`; split from verify.py, which re-exports every public
+Pure over parsed entries and a `SegmentScan`; split from verifier.py, which re-exports every public
 name (and opens the index files).
 """
 
@@ -15,7 +15,7 @@ from kafkalog.impl.verify.findings import problem as _problem
 from kafkalog.impl.verify.scan import SegmentScan
 
 # Per index file: after this many problems the rest of the file is summarised in one note, so a
-# garbage index of any size costs bounded memory and output (issue 13).
+# garbage index of any size costs bounded memory and output.
 MAX_INDEX_PROBLEMS = 100
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
 TIME_INDEX_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset

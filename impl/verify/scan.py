@@ -1,6 +1,6 @@
 """The shallow (and `--deep`) scan of one `.log` for `kafkalog verify` (FMT-52, FMT-46, SEG-2).
 
-Pure over bytes (`scan_bytes`); `scan_segment` only maps the file read-only. Split from verify.py,
+Pure over bytes (`scan_bytes`); `scan_segment` only maps the file read-only. Split from verifier.py,
 which re-exports every public name.
 """
 

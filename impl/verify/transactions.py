@@ -1,6 +1,6 @@
 """`verify` checks of `.txnindex` files (PSF-8..PSF-10; reference §9 item 9).
 
-Read-only. Each finding is `(is_problem, kind, path, message, rule)`, as in verify_producer.py.
+Read-only. Each finding is `(is_problem, kind, path, message, rule)`, as in producer.py.
 Checked per segment: whole 34-byte entries (a trailing partial entry is a note: Kafka ignores
 it), version byte 0, marker offsets strictly increasing and inside [segment base, segment end),
 first offset <= marker offset, last stable offset <= marker + 1, and that the marker offset holds

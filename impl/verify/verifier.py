@@ -14,8 +14,8 @@ The checks are pure functions over small value types (`BatchFacts`, index entrie
 so each rule is unit-tested without files; the scanning functions only gather those values.
 Legacy v0/v1 entries are scanned and CRC-checked like batches but carry no leader epoch.
 
-By concern: `verify_findings.py` (the finding types), `verify_scan.py` (the `.log` scan),
-`verify_index.py` (index checks), `verify_producer.py` and `verify_txn.py`; this module keeps the
+By concern: `findings.py` (the finding types), `scan.py` (the `.log` scan),
+`index.py` (index checks), `producer.py` and `transactions.py`; this module keeps the
 epoch and checkpoint checks and the drivers, and re-exports every public name of the others.
 """
 
@@ -80,7 +80,7 @@ def check_epochs(entries: Sequence[EpochEntry], scans: Sequence[SegmentScan],
     (REC-13; after an unclean shutdown that is a note, since loading truncates it); every v2
     batch at or above the first entry's start carries the epoch of the entry covering it.
     Batches wholly below `log_start_offset` are not judged: the cache is truncated from the log
-    start (EPO-7), so an empty cache over them is legal (issue #10, defect 5).
+    start (EPO-7), so an empty cache over them is legal.
     """
     findings: list[Finding] = []
     for n in range(1, len(entries)):
@@ -378,7 +378,7 @@ def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Pat
     epoch_path = partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME
     report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
     report.findings.extend(epoch_findings)
-    # Batches below the log start are not judged (issue #10 defect 5); without trusted root
+    # Batches below the log start are not judged (EPO-7); without trusted root
     # checkpoints the first segment's base is the log start.
     start = max(checkpoints.log_start_offsets.get(tp, 0) if check_root_offsets else 0,
                 report.first_base_offset)
@@ -409,7 +409,7 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
     return finish_partition(fs, report, partition_dir, checkpoints, clean, check_root_offsets)
 
 
-def _root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Finding]:
+def root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Finding]:
     root = str(layout.path)
     findings = [_problem("invalid_dir_name", e.where or root, None, e.message, "FMT-3")
                 for e in layout.invalid_dirs]
@@ -446,7 +446,7 @@ def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> Veri
     # A corrupt HW file is fatal for LogDir.open; verify reports it and checks the rest.
     checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
     report = VerifyReport(str(layout.path), layout.clean_shutdown_marker)
-    report.findings = _root_findings(layout, checkpoints)
+    report.findings = root_findings(layout, checkpoints)
     for tp, partition_dir in sorted(layout.partitions.items()):
         report.partitions.append(verify_partition(fs, tp, partition_dir, checkpoints,
                                                   layout.clean_shutdown_marker, deep))

@@ -60,7 +60,8 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     help="Spark master (ignored under spark-submit, which sets its own).",
 )
 @click.option("--adapter", default=None, help="Adapter command (default: the built-in log).")
-@click.option("--broken", default=None, help="Run against a broken implementation (broken.py).")
+@click.option("--broken", default=None,
+              help="Run against a broken implementation (broken/registry.py).")
 @click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option(
     "--crash-weight",
@@ -246,7 +247,7 @@ def _check_broken(broken: str | None, adapter: str | None) -> None:
             "--broken patches the built-in implementation; it cannot be combined with --adapter",
             where=f"--broken {broken}",
         )
-    from kafkalog.conformance.broken.catalogue import broken_class
+    from kafkalog.conformance.broken.registry import broken_class
 
     broken_class(broken)  # raises UnknownBrokenImplError naming the known ones
 

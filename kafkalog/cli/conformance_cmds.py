@@ -1,4 +1,4 @@
-"""`kafkalog check`, `kafkalog replay` and `kafkalog serve-adapter` (issue #4).
+"""`kafkalog check`, `kafkalog replay` and `kafkalog serve-adapter`.
 
 `check` runs `run_seed` once per example (seeds S, S+1, ...; config families cycled by seed),
 shows a progress bar, and ends with a summary: runs, steps, steps/s, actions per kind, spec rules
@@ -9,10 +9,12 @@ when every run conformed, 1 on any divergence or adapter error.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,7 +23,7 @@ from kafkalog.model.versions import PROFILES as KAFKA_PROFILES
 
 PROFILES: dict[str, dict[str, int]] = {
     # About 8 s with the in-process implementation; enough seeds that each of the 39 broken
-    # implementations is caught (issue #11: the rule mix of a seed varies, so 24 missed some).
+    # implementations is caught (the rule mix of a seed varies, so 24 seeds missed some).
     "ci": {"examples": 100, "steps": 40},
     "long": {"examples": 400, "steps": 100},
 }
@@ -38,18 +40,22 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--family", "families", multiple=True, type=click.Choice(sorted(CONFIG_FAMILIES)),
               help="Config family (repeatable); default: the standard mix.")
 @click.option("--broken", default=None, metavar="NAME",
-              help="Check a deliberately broken implementation (see broken/catalogue.py).")
+              help="Check a deliberately broken implementation (see broken/registry.py).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("out/conformance"),
               show_default=True, help="Where failing traces are written.")
 @click.option("--time-limit", type=float, default=120.0, show_default=True,
               help="Seconds per run, shrinking included.")
 @click.option("--max-failures", type=click.IntRange(min=0), default=10, show_default=True,
               help="Stop after this many failing runs (0: never stop early).")
-@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default="trunk",
-              show_default=True,
-              help="Kafka version profile to check against (specs/log.md KL-VERSION-*).")
+@click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
+              help="Kafka version profile to check against (specs/log.md KL-VERSION-*; "
+                   "default: trunk, or the profile of the --wire-broker's release).")
 @click.option("--wire", default=None, metavar="HOST:PORT",
               help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
+@click.option("--wire-broker", default=None, metavar="NAME",
+              help="Start a registered broker (kafka-3.9, kafka-4.4, tansu: "
+                   "conformance/broker/registry.py) on a free loopback port, check it as "
+                   "--wire does, and stop it; its log is OUT/NAME.log.")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="With --wire: the broker's log file, quoted when it crashes.")
 @click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
@@ -72,15 +78,12 @@ PROFILES: dict[str, dict[str, int]] = {
                    "kafka_durability.py).")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          max_failures: int, kafka_version: str, wire: str | None, broker_log: Path | None,
+          max_failures: int, kafka_version: str | None, wire: str | None,
+          wire_broker: str | None, broker_log: Path | None,
           wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool,
           crash_in_load: bool, crash_mode: str) -> None:
     """Run the conformance state machine against an implementation."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
-    from kafkalog.conformance.check.runner import run_seed
 
     if crash_in_load and not crash_sweep:
         raise click.UsageError("--crash-in-load crashes inside the loads a sweep runs; it "
@@ -91,23 +94,74 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
                                    "Kafka's fsync choices; it replaces --broken and --adapter")
         broken = KAFKA_DURABILITY
     elif broken is not None and broken != KAFKA_DURABILITY:
-        from kafkalog.conformance.broken.catalogue import broken_class
+        from kafkalog.conformance.broken.registry import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
-    mix = families or DEFAULT_MIX
-    if wire is not None:
-        from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
+    if wire_broker is not None and (wire is not None or broker_log is not None):
+        raise click.UsageError("--wire-broker starts its own broker: it replaces --wire and "
+                               "--broker-log")
+    with contextlib.ExitStack() as stack:
+        mix = families or DEFAULT_MIX
+        wire_options: tuple[str, ...] = ()
+        if wire_broker is not None:
+            kind, running = _start_wire_broker(stack, wire_broker, out)
+            wire, broker_log, wire_options = running.address, running.log_path, kind.adapter_options
+            kafka_version = kafka_version or kind.kafka_version
+        if wire is not None:
+            from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
+            from kafkalog.conformance.broker.adapter import probe_broker
 
-        if adapter is not None or broken is not None:
-            raise click.UsageError("--wire replaces --adapter and --broken")
-        adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude)
-        mix = families or WIRE_MIX
-    elif adapter is not None and adapter != "model":
-        from kafkalog.conformance.campaign.preflight import check_adapter
+            if adapter is not None or broken is not None:
+                raise click.UsageError("--wire replaces --adapter and --broken")
+            limits = probe_broker(wire)  # an unusable broker: one line and exit 2, once
+            for line in limits:
+                click.echo(line, err=True)
+            adapter = wire_adapter_command(wire, broker_log=broker_log, exclude=wire_exclude,
+                                           options=wire_options)
+            auto_topics = any("CreateTopics" in line for line in limits)
+            mix = families or (("kafka_defaults",) if auto_topics else WIRE_MIX)
+        elif adapter is not None and adapter != "model":
+            from kafkalog.conformance.campaign.preflight import check_adapter
 
-        check_adapter(adapter)  # a bad adapter fails here once, not once per run
-    runs = examples or PROFILES[profile]["examples"]
-    steps_per_run = steps or PROFILES[profile]["steps"]
+            check_adapter(adapter)  # a bad adapter fails here once, not once per run
+        status = _run_check(adapter, runs=examples or PROFILES[profile]["examples"],
+                            steps=steps or PROFILES[profile]["steps"], seed=seed, mix=mix,
+                            out=out, time_limit=time_limit, broken=broken,
+                            max_failures=max_failures, kafka_version=kafka_version or "trunk",
+                            crash=(crash_weight, crash_sweep, crash_in_load))
+    sys.exit(status)
+
+
+def _start_wire_broker(stack: contextlib.ExitStack, name: str, out: Path) -> tuple[Any, Any]:
+    """Start the registered broker `name` (stopped by PID when `stack` closes, also on Ctrl-C
+    and SIGTERM); its log goes to OUT/NAME.log."""
+    import signal
+
+    from kafkalog.conformance.broker.registry import broker_kind
+
+    kind = broker_kind(name)
+    out.mkdir(parents=True, exist_ok=True)
+    # SIGTERM would end the interpreter without unwinding: make it a KeyboardInterrupt, which
+    # every run lets through (a SystemExit would be caught as one run's harness error), so the
+    # broker stops as on Ctrl-C.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    click.echo(f"starting {kind.describe} ...", err=True)
+    running = kind.start(out / f"{name}.log")
+    stack.callback(running.stop)
+    click.echo(f"{name} listens on {running.address} (pid {running.pid})", err=True)
+    return kind, running
+
+
+def _run_check(adapter: str | None, *, runs: int, steps: int, seed: int, mix: tuple[str, ...],
+               out: Path, time_limit: float, broken: str | None, max_failures: int,
+               kafka_version: str, crash: tuple[int, bool, bool]) -> int:
+    """Run `runs` seeds, show progress and the summary; the exit status (0: all conformed)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kafkalog.conformance.check.runner import run_seed
+
+    crash_weight, crash_sweep, crash_in_load = crash
     console = Console(stderr=True)
     outcomes = []
     failures: list[tuple[object, Path | None]] = []
@@ -117,7 +171,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         task = progress.add_task("conformance", total=runs)
         for s in range(seed, seed + runs):
             family = mix[s % len(mix)]
-            outcome = run_seed(s, steps=steps_per_run, config_family=family, adapter=adapter,
+            outcome = run_seed(s, steps=steps, config_family=family, adapter=adapter,
                                time_limit_s=time_limit, broken=broken,
                                kafka_version=kafka_version, crash_weight=crash_weight,
                                crash_sweep=crash_sweep, crash_in_load=crash_in_load)
@@ -128,7 +182,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
                 break
     elapsed = time.monotonic() - started
     _summary(console, outcomes, elapsed, failures)
-    sys.exit(0 if not failures else 1)
+    return 0 if not failures else 1
 
 
 def _save_failures(outcomes: list, out: Path) -> list[tuple[object, Path | None]]:
@@ -232,7 +286,7 @@ def _replay_target(
     adapter: str | None, broken: str | None, named: str | None
 ) -> tuple[str, bool]:
     """What a replay runs against, in words, and whether the trace's header chose it."""
-    from kafkalog.conformance.broken.catalogue import broken_class
+    from kafkalog.conformance.broken.registry import broken_class
 
     if adapter is not None:
         return f"the adapter {adapter!r}", False
@@ -274,7 +328,7 @@ def serve_adapter(broken: str | None, serve_model: bool, kill_only: bool) -> Non
 
         factory, name = ModelSut, f"kafkalog-model {__version__}"
     elif broken is not None:
-        from kafkalog.conformance.broken.catalogue import broken_factory
+        from kafkalog.conformance.broken.registry import broken_factory
 
         factory, name = broken_factory(broken), f"kafkalog-impl {__version__} broken={broken}"
     else:

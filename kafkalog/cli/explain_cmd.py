@@ -1,5 +1,8 @@
 """`kafkalog explain kip-101|kip-279`: replay the counterexamples the replication search found.
 
+`kafkalog explain ID` prints what a cited ID means instead: a source ID from specs/sources.md
+(`REC-10`, `BUG-C5`, `KAFKA-6361`) or a rule from the specs (`KL-APPEND-7`).
+
 The shrunk scenarios live in `specs/counterexamples/` as trace files (specs/trace-format.md): the
 header line says which truncation policy broke (`broken`), which invariant (`outcome`) and which
 published scenario it reproduces (`signature`); each step line is one `replication.<action>`.
@@ -9,6 +12,7 @@ This module also writes and reads those files, for the tests that regenerate and
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,10 @@ from kafkalog.resources import specs_dir
 COUNTEREXAMPLES = specs_dir() / "counterexamples"  # the checkout's specs/, or the wheel's
 ACTION_PREFIX = "replication."
 FAMILY_PREFIX = "replication-"
+
+# A definition line of specs/sources.md, and the bold head of a rule in specs/*.md.
+SOURCE_LINE = re.compile(r"^- \*\*(?P<id>[A-Z]{2,6}(?:-C\d+|-\d+[a-z]?))\*\* ")
+RULE_HEAD = re.compile(r"^- \*\*(?P<id>KL-[A-Z]+-\d+[a-z]?)\b")
 
 # Which saved files each `explain` topic replays, in order.
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -185,14 +193,63 @@ def scenario_table(example: Counterexample, outcomes: list[Outcome]) -> Table:
     return table
 
 
+def source_definition(ident: str, sources_md: str) -> list[str]:
+    """The lines of sources.md that define `ident`: its own line, else (for a Kafka ticket or
+    KIP described inside another definition) every definition line that names it."""
+    lines = sources_md.splitlines()
+    own = [line for line in lines if (m := SOURCE_LINE.match(line)) and m.group("id") == ident]
+    if own or not ident.startswith(("KAFKA-", "KIP-")):
+        return own
+    named = re.compile(rf"(?<![\w-]){re.escape(ident)}(?!\d)")
+    return [line for line in lines if SOURCE_LINE.match(line) and named.search(line)]
+
+
+def rule_definition(ident: str, spec_texts: dict[str, str]) -> list[str]:
+    """The bullet of the spec that defines rule `ident`, with the spec's name first."""
+    for name, text in spec_texts.items():
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if (m := RULE_HEAD.match(line)) and m.group("id") == ident:
+                end = i + 1
+                while end < len(lines) and lines[end].startswith("  "):
+                    end += 1
+                return [f"specs/{name}:", *lines[i:end]]
+    return []
+
+
+def explain_id(ident: str, specs: Path) -> list[str]:
+    """What `ident` (a source ID or a KL-* rule) means, or [] if the specs do not define it."""
+    if ident.startswith("KL-"):
+        return rule_definition(ident, {p.name: p.read_text(encoding="utf-8")
+                                       for p in sorted(specs.glob("*.md"))})
+    sources = specs / "sources.md"
+    if not sources.is_file():
+        return []
+    return source_definition(ident, sources.read_text(encoding="utf-8"))
+
+
 @click.command()
-@click.argument("topic", type=click.Choice(sorted(TOPICS)))
+@click.argument("topic")
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=COUNTEREXAMPLES,
               show_default=True, help="Where the saved counterexamples are.")
 @click.option("--policy", default=None,
               help="Replay the same steps under another truncation policy.")
 def explain(topic: str, directory: Path, policy: str | None) -> None:
-    """Replay the KIP-101 / KIP-279 counterexamples step by step, one table per scenario."""
+    """Replay the KIP-101 / KIP-279 counterexamples step by step, one table per scenario;
+    or print what a source ID (REC-10, see specs/sources.md) or a rule (KL-APPEND-7) says."""
+    if topic.lower() not in TOPICS:
+        definition = explain_id(topic.upper(), specs_dir())
+        if not definition:
+            raise click.BadParameter(f"{topic!r} is neither {' nor '.join(sorted(TOPICS))} nor an "
+                                     "ID defined in specs/sources.md or a KL-* rule of the specs",
+                                     param_hint="TOPIC")
+        if not definition[0].startswith("specs/"):
+            definition = [SOURCE_LINE.sub(lambda m: f"{m.group('id')}  ", line)
+                          for line in definition]
+            definition.append("(specs/sources.md; its table expands S/, UL, LL, R/, ...)")
+        click.echo("\n".join(definition))
+        return
+    topic = topic.lower()
     console = Console()
     if policy is not None:
         policy_named(policy)  # an unknown name fails here, before any table is printed

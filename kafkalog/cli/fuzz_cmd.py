@@ -1,4 +1,4 @@
-"""`kafkalog fuzz`: the long form of the hostile-input suite (issue 13).
+"""`kafkalog fuzz`: the long form of the hostile-input suite.
 
 Runs N cases of damaged log files, adapter sessions and traces against the reliability
 invariants (`kafkalog.conformance.fuzz.harness`), under a memory cap, printing progress to

@@ -38,7 +38,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("kafkalog.cli.campaign_cmds", "audit", "Verify many Kafka log directories on Spark."),
     "bench": ("kafkalog.cli.bench_cmd", "bench", "Measure the log against raw-I/O baselines."),
     "explain": ("kafkalog.cli.explain_cmd", "explain", "Replay a KIP-101/KIP-279 counterexample."),
-    "fuzz": ("kafkalog.cli.fuzz_cmd", "fuzz", "Run the hostile-input fuzz suite (issue 13)."),
+    "fuzz": ("kafkalog.cli.fuzz_cmd", "fuzz", "Run the hostile-input fuzz suite."),
 }
 
 
@@ -80,7 +80,8 @@ def cli() -> None:
 def main() -> None:
     """Entry point: typed errors become one line on stderr and exit status 2."""
     try:
-        status = cli(standalone_mode=False)
+        # The name is fixed so `python -m kafkalog` (the launchers) prints the same usage lines.
+        status = cli(standalone_mode=False, prog_name="kafkalog")
     except click.exceptions.Abort:
         click.echo("kafkalog: aborted", err=True)
         sys.exit(130)

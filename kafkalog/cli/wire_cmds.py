@@ -8,9 +8,10 @@ from pathlib import Path
 
 import click
 
-#: The families a wire run cycles through: every family except LogAppendTime, whose batches
-#: carry the broker's wall clock (KL-WIRE-5).
-WIRE_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "time_roll",
+#: The families a wire run cycles through: every family of the check's mix except LogAppendTime,
+#: whose batches carry the broker's wall clock, with time_roll's random jitter left out
+#: (KL-WIRE-5).
+WIRE_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "time_roll_no_jitter",
                              "hw_retention", "roomy")
 #: The actions a wire adapter may answer (black_box.py); `--exclude-action` takes these.
 WIRE_ACTIONS: tuple[str, ...] = ("append_as_leader", "read", "update_high_watermark",
@@ -19,10 +20,12 @@ WIRE_ACTIONS: tuple[str, ...] = ("append_as_leader", "read", "update_high_waterm
 
 
 def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
-                         broker_log: Path | None = None, exclude: tuple[str, ...] = ()) -> str:
-    """The command line `check --wire` starts: this interpreter running `wire-adapter`."""
+                         broker_log: Path | None = None, exclude: tuple[str, ...] = (),
+                         options: tuple[str, ...] = ()) -> str:
+    """The command line `check --wire` starts: this interpreter running `wire-adapter`
+    (`options`: further wire-adapter options, e.g. a registered broker's)."""
     argv = [sys.executable, "-c", "from kafkalog.cli.main import main; main()", "wire-adapter",
-            "--bootstrap", bootstrap, "--topic-prefix", topic_prefix]
+            "--bootstrap", bootstrap, "--topic-prefix", topic_prefix, *options]
     if broker_log is not None:
         argv += ["--broker-log", str(broker_log)]
     for action in exclude:
@@ -39,8 +42,12 @@ def wire_adapter_command(bootstrap: str, topic_prefix: str = "kafkalog-",
               help="The broker's log file, quoted when the broker crashes or drops a request.")
 @click.option("--exclude-action", "exclude", multiple=True, type=click.Choice(WIRE_ACTIONS),
               help="Answer this action `unsupported` (repeatable): looks past a known finding.")
+@click.option("--segment-bytes-config", "segment_key", default="segment.bytes",
+              show_default=True,
+              help="The topic config carrying the run's segment size (Kafka 4.1+: "
+                   "internal.segment.bytes, since segment.bytes must be at least 1 MiB).")
 def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None,
-                 exclude: tuple[str, ...]) -> None:
+                 exclude: tuple[str, ...], segment_key: str) -> None:
     """Serve the adapter protocol on stdin/stdout against a broker over Kafka's protocol."""
     try:
         from kafkalog.conformance.broker.adapter import serve_broker
@@ -50,4 +57,4 @@ def wire_adapter(bootstrap: str, topic_prefix: str, broker_log: Path | None,
         ) from None
 
     sys.exit(serve_broker(bootstrap, topic_prefix=topic_prefix, broker_log=broker_log,
-                          exclude=frozenset(exclude)))
+                          exclude=frozenset(exclude), segment_key=segment_key))

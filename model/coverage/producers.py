@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kafkalog.model import errors
-from kafkalog.model.state import PartitionState
-from kafkalog.model.values import LogAppendInfo
+from .. import errors
+from ..state import PartitionState
+from ..values import LogAppendInfo
 
 _ERRORS: dict[type[errors.KafkalogError], str] = {
     errors.OutOfOrderSequenceError: "KL-PROD-7",

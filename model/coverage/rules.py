@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kafkalog.model import errors
-from kafkalog.model.coverage.producers import producer_rules
-from kafkalog.model.coverage.transactions import txn_rules
-from kafkalog.model.helpers import (
+from .. import errors
+from ..coverage.producers import producer_rules
+from ..coverage.transactions import txn_rules
+from ..helpers import (
     relative_offset_fits,
     should_roll_for_size,
     should_roll_for_time,
     time_waited_for_roll,
 )
-from kafkalog.model.segment import indexes_full
-from kafkalog.model.state import PartitionState
-from kafkalog.model.values import LogAppendInfo
+from ..segment import indexes_full
+from ..state import PartitionState
+from ..values import LogAppendInfo
 
 Rules = set[str]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kafkalog.model import errors
-from kafkalog.model.producer.transactions import aborted_txn_entries, last_stable_offset
-from kafkalog.model.state import PartitionState
-from kafkalog.model.values import FetchDataInfo, LogAppendInfo
+from .. import errors
+from ..producer.transactions import aborted_txn_entries, last_stable_offset
+from ..state import PartitionState
+from ..values import FetchDataInfo, LogAppendInfo
 
 _ERRORS: dict[type[errors.KafkalogError], str] = {
     errors.InvalidTxnStateError: "KL-TXN-3",

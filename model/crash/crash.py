@@ -4,7 +4,7 @@ The model keeps, beside the logical state, what is durable (`Durable`, CRP-2): t
 frontier, the content of each checkpoint file, and (kafka mode) the earlier segment layouts a
 crash may resurrect. `observe` advances it after every completed action, from the action's name
 and the states before and after. `crash_states` is the set of post-crash-and-load states for one
-crash point after an action (`crash_inside.crash_between`: inside one) and fault model;
+crash point after an action (`inside.crash_between`: inside one) and fault model;
 `crash_allows` is its membership predicate on the observable view. A load the image makes fail
 (recovery's replay raising, as Kafka's `LogSegment.recover` lets an `InvalidTxnStateException`
 escape) is a member too: a
@@ -26,14 +26,14 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from kafkalog.model.choices import outcomes
-from kafkalog.model.crash.producers import surviving_snapshots
-from kafkalog.model.errors import KafkalogError
-from kafkalog.model.helpers import floor_index
-from kafkalog.model.log import view
-from kafkalog.model.recovery import Checkpoints, defer_cut_deletion, recover_unclean
-from kafkalog.model.state import PartitionState, Segment
-from kafkalog.model.values import EpochEntry, LogStateView
+from ..choices import outcomes
+from ..crash.producers import surviving_snapshots
+from ..errors import KafkalogError
+from ..helpers import floor_index
+from ..log import view
+from ..recovery import Checkpoints, defer_cut_deletion, recover_unclean
+from ..state import PartitionState, Segment
+from ..values import EpochEntry, LogStateView
 
 __all__ = [
     "CrashMode",
@@ -54,7 +54,7 @@ __all__ = [
 _MAX_LAYOUTS = 4
 #: Removed snapshot files kept for kafka mode (DUR-29), newest last.
 _MAX_GHOSTS = 4
-#: The actions that cut the log (crash_inside.py widens a crash inside one).
+#: The actions that cut the log (inside.py widens a crash inside one).
 TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
 
 
@@ -66,7 +66,8 @@ class CrashMode(StrEnum):
 
 
 class FaultModel(StrEnum):
-    """FLT-1..FLT-5 as kafkalog's fault-injecting file system names them (conformance/crash/fault_fs.py)."""
+    """FLT-1..FLT-5 as kafkalog's fault-injecting file system names them
+    (conformance/crash/fault_fs.py)."""
 
     PROCESS_CRASH = "process_crash"  # FLT-1: the page cache survives
     POWER_LOSS = "power_loss"  # FLT-2: unsynced writes lost

@@ -2,13 +2,17 @@
 
 `crash_between` widens `crash.crash_states` with the intermediate segment layouts an action that
 removes segments may leave (retention oldest first, kafkalog's truncations highest first,
-Kafka's lowest first) and with either content of each checkpoint file (CRP-8).
+Kafka's lowest first, Kafka's roll onto the empty active segment's base, KL-ALLOW-6) and with
+either content of each checkpoint file (CRP-8).
 Pure and stdlib-only like the rest of the model.
 """
 
 from __future__ import annotations
 
-from kafkalog.model.crash.crash import (
+from collections import Counter
+from dataclasses import replace
+
+from ..crash.crash import (
     TRUNCATIONS,
     CrashMode,
     Durable,
@@ -18,8 +22,8 @@ from kafkalog.model.crash.crash import (
     crash_states,
     durable_after,
 )
-from kafkalog.model.recovery import Checkpoints
-from kafkalog.model.state import PartitionState, Segment
+from ..recovery import Checkpoints
+from ..state import PartitionState, Segment
 
 __all__ = ["crash_between"]
 
@@ -30,9 +34,11 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                   offsets_back: bool = False) -> tuple[Outcome, ...]:
     """A crash inside `action`: a state of the allowed set of the log before or after it.
 
-    Spec: KL-CRASH-8. Data durable before the action and not removed by it stays (F is the lower
-    of the two); each checkpoint is its old or its new content (CRP-8). A crash inside a clean
-    shutdown may also leave the cleanly reopened log (the marker was durable, CRP-14).
+    Spec: KL-CRASH-8, KL-ALLOW-6. Data durable before the action and not removed by it stays (F
+    is the lower of the two); each checkpoint is its old or its new content (CRP-8). A crash
+    inside a clean shutdown may also leave the cleanly reopened log (the marker was durable,
+    CRP-14). A crash inside a roll onto the empty active segment's base may leave the log
+    without that segment (KL-ALLOW-6).
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
     on_disk = Durable(low, durable_after_action.checkpoints,
@@ -62,6 +68,11 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         for layout in (union[k:], before.segments[k:]):
             if layout and layout not in (before.segments, after.segments):
                 extra = (*extra, layout)
+    if _replaced_active(before, after):
+        # KL-ALLOW-6: Kafka renames the empty active segment's files `.deleted` before it
+        # creates the new ones at the same base (LocalLog.createAndDeleteSegment); a crash
+        # between the two leaves the log without that base.
+        extra = (*extra, before.segments[:-1])
     if action in TRUNCATIONS:
         # Removed highest first: any number of the top segments may be gone already.
         for k in range(1, len(before.segments)):
@@ -77,13 +88,15 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
         out[(after, durable_after_action)] = None
     options = tuple(dict.fromkeys(
         (*durable_after_action.epoch_options, *durable_before.epoch_options)))
-    for state in (after, before):
+    # A truncation's snapshot deletions come after its cut: the after-state's layout alone.
+    pending = tuple((s, ()) for s in _snapshot_deletions_pending(before, after, action))
+    for state, layouts in ((after, extra), *pending, (before, extra)):
         for checkpoints in _mixed(durable_before.checkpoints, durable_after_action.checkpoints):
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts,
                              tuple(dict.fromkeys(durable_before.ghosts
                                                  + durable_after_action.ghosts)))
-            for outcome in crash_states(state, merged, fault, mode, extra, offsets_back):
+            for outcome in crash_states(state, merged, fault, mode, layouts, offsets_back):
                 if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
                     # GAP-4: the page cache survived; the disk only has what was durable.
                     loaded, after_load = outcome
@@ -92,6 +105,42 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                                                      state.segments))
                 out.setdefault(outcome, None)
     return tuple(out)
+
+
+def _snapshot_deletions_pending(before: PartitionState, after: PartitionState,
+                                action: str) -> tuple[PartitionState, ...]:
+    """A truncation cuts the log first and deletes producer snapshots afterwards (Kafka's
+    `UnifiedLog.truncateTo`: `localLog.truncateTo`, then `rebuildProducerState`, whose
+    `truncateAndReload` deletes every snapshot above the target or at or below the log start,
+    PSR-4; `truncateFullyAndStartAt` likewise, PSR-11; kafkalog keeps that order). A crash
+    between leaves the truncated log with snapshot files the after-state no longer has; they
+    go in ascending order, so any suffix of them may be left.
+
+    Spec: KL-CRASH-8, KL-CRASH-11.
+    """
+    if action not in TRUNCATIONS:
+        return ()
+    kept = after.producer_state.snapshots
+    taken = {offset for offset, _ in kept}
+    doomed = tuple(f for f in before.producer_state.snapshots if f[0] not in taken)
+    return tuple(
+        replace(after, producer_state=replace(
+            after.producer_state,
+            snapshots=tuple(sorted((*doomed[k:], *kept), key=lambda f: f[0]))))
+        for k in range(len(doomed)))
+
+
+def _replaced_active(before: PartitionState, after: PartitionState) -> bool:
+    """Whether the action replaced the empty active segment by a fresh one at its base (KL-ROLL-6,
+    also inside an append or a retention pass that rolls): the base stays in the log and a
+    deletion timer for it was scheduled.
+
+    Spec: KL-ALLOW-6.
+    """
+    base = before.active.base_offset
+    scheduled = Counter(after.deletion_timers) - Counter(before.deletion_timers)
+    return (before.active.size == 0 and any(b == base for _, b in scheduled)
+            and any(s.base_offset == base for s in after.segments))
 
 
 def _lowest_removed_first(before: PartitionState, after: PartitionState,
@@ -115,8 +164,8 @@ def _partly_retained(layouts: tuple[tuple[Segment, ...], ...],
                      removed: tuple[Segment, ...]) -> tuple[tuple[Segment, ...], ...]:
     """Kafka mode, a crash inside retention: the layouts an earlier truncation may resurrect
     (GAP-1) with the first k of the segments retention removes gone, oldest first (LOC-11), as
-    `observe` applies a completed retention to them (seed 1438 of the kafka-mode range: segment
-    0 removed, segment 2 kept, segment 3 holding the batch an unsynced truncation had cut).
+    `observe` applies a completed retention to them (e.g. segment 0 removed, segment 2 kept,
+    segment 3 holding the batch an unsynced truncation had cut).
 
     Spec: KL-CRASH-8.
     """

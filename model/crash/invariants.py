@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkalog.model.crash.crash import CrashMode, Durable
-from kafkalog.model.state import Batch, PartitionState
+from ..crash.crash import CrashMode, Durable
+from ..state import Batch, PartitionState
 
 
 def _batches(state: PartitionState) -> list[Batch]:

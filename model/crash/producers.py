@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafkalog.model.helpers import floor_index
-from kafkalog.model.producer.producer_state import (
-    Origin,
-    ProducerBatch,
+from ..helpers import floor_index
+from ..producer.producer_entry import AppendOrigin, ProducerBatch
+from ..producer.producer_state import (
     Producers,
     ProducerState,
     apply_append,
@@ -36,8 +35,8 @@ from kafkalog.model.producer.producer_state import (
     remove_stray_snapshots,
     take_snapshot,
 )
-from kafkalog.model.state import Segment
-from kafkalog.model.values import AbortedTxnEntry, LogConfig
+from ..state import Segment
+from ..values import AbortedTxnEntry, LogConfig
 
 __all__ = ["recover_producers", "reload_producers", "surviving_snapshots"]
 
@@ -55,7 +54,7 @@ def surviving_snapshots(snapshots: Snapshots) -> list[Snapshots]:
 
 def _segment_batches(segments: tuple[Segment, ...]
                      ) -> tuple[tuple[int, tuple[ProducerBatch, ...]], ...]:
-    from kafkalog.model.reload import segment_producer_batches
+    from ..reload import segment_producer_batches
 
     return segment_producer_batches(segments)
 
@@ -69,7 +68,7 @@ def _replay_segment(producers: Producers, segment: Segment
     entries: list[AbortedTxnEntry] = []
     for batch in segment.batches:
         producers, completed = apply_append(producers, (batch.producer_batch(),),
-                                            Origin.REPLICATION)
+                                            AppendOrigin.REPLICATION)
         for txn in completed:
             others = sorted(e.current_txn_first_offset for e in producers
                             if e.current_txn_first_offset >= 0 and e.producer_id != txn.producer_id)
@@ -80,15 +79,16 @@ def _replay_segment(producers: Producers, segment: Segment
     return producers, tuple(entries)
 
 
-def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start_checkpoint: int,
+def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start: int,
                       recovery_point: int, config: LogConfig, now_ms: int
                       ) -> tuple[Snapshots, dict[int, tuple[AbortedTxnEntry, ...]]]:
     """PSR-7: one recovery pass over `segments` (already cut): the snapshot files after it and
     each recovered segment's rebuilt `.txnindex` (by base offset).
 
     For each segment from the one holding `recovery_point`: a fresh manager over `files` is
-    rebuilt up to the segment's base (PSR-5 with the log-start *checkpoint*, as Kafka passes
-    it), replays the segment batch by batch as replication (PSR-6) and snapshots at its end.
+    rebuilt up to the segment's base (PSR-5 from `log_start`, the loaded log start: see
+    `reload_producers`), replays the segment batch by batch as replication (PSR-6) and
+    snapshots at its end.
 
     Spec: KL-CRASH-11.
     """
@@ -97,7 +97,7 @@ def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start
     first = max(floor_index([s.base_offset for s in segments], recovery_point), 0)
     for segment in segments[first:]:
         temp = ProducerState(snapshots=files)
-        temp = rebuild(temp, batches, log_start_checkpoint, segment.base_offset, now_ms,
+        temp = rebuild(temp, batches, log_start, segment.base_offset, now_ms,
                        config.producer_id_expiration_ms, clean_shutdown=False)
         producers, indexes[segment.base_offset] = _replay_segment(temp.producers, segment)
         temp = take_snapshot(replace(temp, producers=producers,
@@ -108,9 +108,8 @@ def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start
 
 
 def reload_producers(snapshots: Snapshots, segments: tuple[Segment, ...], log_start: int,
-                     leo: int, checkpoint_log_start: int, recovery_point: int,
-                     config: LogConfig, now_ms: int, dropped: bool
-                     ) -> tuple[ProducerState, tuple[Segment, ...]]:
+                     leo: int, recovery_point: int, config: LogConfig, now_ms: int,
+                     dropped: bool) -> tuple[ProducerState, tuple[Segment, ...]]:
     """The producer state an unclean load ends with (PSR-7, then PSR-3 and PSR-5), and the
     segments with the `.txnindex` of each recovered one rebuilt (TXN-11).
 
@@ -120,18 +119,25 @@ def reload_producers(snapshots: Snapshots, segments: tuple[Segment, ...], log_st
     LEO from the newest snapshot left, which a recovery pass wrote at the LEO: the table holds
     each producer's newest batch only (PSF-4) and no unreplicated transaction (TXN-13).
 
-    Spec: KL-CRASH-11, KL-CRASH-12, KL-PROD-12, KL-TXN-7.
+    Both recovery passes start at the loaded `log_start` (kafkalog; Kafka passes the log-start
+    checkpoint, KL-CRASH-11): the checkpoint may read below the first segment (FMT-40 writes
+    none when the log start is the first base), and a pass started there reads the snapshot at
+    the log start, which the rebuild below then deletes (PSR-4): a transaction begun below the
+    log start would be indexed with its first offset (or a lower last stable offset) by this
+    load and without it by the next.
+
+    Spec: KL-CRASH-11, KL-CRASH-12, KL-CRASH-7, KL-PROD-12, KL-TXN-7.
     """
     files = tuple(s for s in snapshots if s[0] <= leo)
     if dropped:
         files = ()
     else:
-        files, indexes = recover_producers(files, segments, checkpoint_log_start,
-                                           recovery_point, config, now_ms)
+        files, indexes = recover_producers(files, segments, log_start, recovery_point, config,
+                                           now_ms)
         segments = tuple(replace(s, txn_index=indexes.get(s.base_offset, s.txn_index))
                          for s in segments)
-        files, _ = recover_producers(files, segments, checkpoint_log_start, recovery_point,
-                                     config, now_ms)
+        files, _ = recover_producers(files, segments, log_start, recovery_point, config,
+                                     now_ms)
     fresh = ProducerState(
         snapshots=files,
         expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,

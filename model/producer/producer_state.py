@@ -2,7 +2,7 @@
 
 Kafka's `ProducerStateManager` reduced to what one partition log observes for idempotent
 producers: per producer id its epoch, the metadata of its last 5 batches, coordinator epoch, last
-timestamp and (reserved for transactions, issue 15) the first offset of its open transaction;
+timestamp and the first offset of its open transaction;
 plus the manager's `lastMapOffset`, `lastSnapOffset`, its `.snapshot` files and the schedule of
 the periodic expiration check. Every function is pure; `append.py`, `log.py`, `local_log.py`,
 `retention.py` and `reload.py` call them at the points Kafka's `UnifiedLog` calls the PSM.
@@ -14,120 +14,34 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 
-from kafkalog.model.errors import (
+from ..errors import (
     InvalidProducerEpochError,
     InvalidRecordError,
     OutOfOrderSequenceError,
 )
-from kafkalog.model.producer.transaction_entry import CompletedTxn, ControlMarker, data_txn, end_txn
-from kafkalog.model.values import INT32_MAX, NO_TIMESTAMP, ProducerBatchView, ProducerView
+from ..producer.producer_entry import (
+    NO_PRODUCER_EPOCH,
+    NUM_BATCHES_TO_RETAIN,
+    AppendOrigin,
+    BatchMetadata,
+    ProducerBatch,
+    ProducerEntry,
+    in_sequence,
+)
+from ..producer.transaction_entry import CompletedTxn, data_txn, end_txn
+from ..values import ProducerBatchView, ProducerView
 
-NUM_BATCHES_TO_RETAIN = 5  # PST-27
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-NO_SEQUENCE = -1
 DEFAULT_EXPIRATION_CHECK_INTERVAL_MS = 600_000  # PST-26 producer.id.expiration.check.interval.ms
-
-
-class Origin(StrEnum):
-    """AppendOrigin (PST-21): who appends decides what is validated."""
-
-    CLIENT = "client"
-    REPLICATION = "replication"
-    COORDINATOR = "coordinator"
-
-
-def increment_sequence(sequence: int, increment: int) -> int:
-    """PST-5 incrementSequence: wraps from Int.MAX to 0. Spec: KL-PROD-3."""
-    if sequence > INT32_MAX - increment:
-        return increment - (INT32_MAX - sequence) - 1
-    return sequence + increment
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """PST-5 decrementSequence: the inverse of `increment_sequence`. Spec: KL-PROD-3."""
-    if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
-
-
-def in_sequence(last_seq: int, next_seq: int) -> bool:
-    """PST-14 inSequence: next == last + 1 (no 32-bit wrap), or 0 after Int.MAX. KL-PROD-3."""
-    return next_seq == last_seq + 1 or (next_seq == 0 and last_seq == INT32_MAX)
-
-
-@dataclass(frozen=True)
-class ProducerBatch:
-    """The producer facts of one v2 batch (PST-6): what the PSM reads from a batch header."""
-
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    base_offset: int
-    last_offset: int
-    max_timestamp: int
-    is_transactional: bool = False
-    marker: ControlMarker | None = None  # set for a control batch (TXN-1, TXN-3)
-
-    @property
-    def last_sequence(self) -> int:
-        """PST-5: -1 without sequences, else base + lastOffsetDelta with wrap."""
-        if self.base_sequence == NO_SEQUENCE:
-            return NO_SEQUENCE
-        return increment_sequence(self.base_sequence, self.last_offset - self.base_offset)
-
-
-@dataclass(frozen=True)
-class BatchMetadata:
-    """PST-4 BatchMetadata: (lastSeq, lastOffset, offsetDelta, timestamp)."""
-
-    last_seq: int
-    last_offset: int
-    offset_delta: int
-    timestamp: int
-
-    @property
-    def first_seq(self) -> int:
-        return decrement_sequence(self.last_seq, self.offset_delta)
-
-    @property
-    def first_offset(self) -> int:
-        return self.last_offset - self.offset_delta
-
-
-@dataclass(frozen=True)
-class ProducerEntry:
-    """PST-3 ProducerStateEntry; `batches` oldest first, at most NUM_BATCHES_TO_RETAIN."""
-
-    producer_id: int
-    producer_epoch: int = NO_PRODUCER_EPOCH
-    coordinator_epoch: int = -1
-    last_timestamp: int = NO_TIMESTAMP
-    current_txn_first_offset: int = -1  # -1 = no open transaction (issue 15)
-    batches: tuple[BatchMetadata, ...] = ()
-
-    @property
-    def last_seq(self) -> int:
-        return self.batches[-1].last_seq if self.batches else NO_SEQUENCE
-
-    @property
-    def last_data_offset(self) -> int:
-        return self.batches[-1].last_offset if self.batches else -1
-
-    @property
-    def last_offset_delta(self) -> int:
-        return self.batches[-1].offset_delta if self.batches else 0
-
 
 Producers = tuple[ProducerEntry, ...]  # sorted by producer id, unique
 
 
 @dataclass(frozen=True)
 class ProducerState:
-    """The PSM of one partition (PST-2) minus transactions: producers, map/snapshot offsets,
-    the `.snapshot` files (offset -> the trimmed table it holds, PSF-4) and the expiry schedule."""
+    """The PSM of one partition (PST-2): producers, map/snapshot offsets, the `.snapshot` files
+    (offset -> the trimmed table it holds, PSF-4), the expiry schedule and the completed
+    transactions not yet below the high watermark."""
 
     producers: Producers = ()
     last_map_offset: int = 0
@@ -193,10 +107,10 @@ def find_duplicate(entry: ProducerEntry | None, batch: ProducerBatch) -> BatchMe
     return None
 
 
-def check_epoch(entry: ProducerEntry | None, batch: ProducerBatch, origin: Origin) -> None:
+def check_epoch(entry: ProducerEntry | None, batch: ProducerBatch, origin: AppendOrigin) -> None:
     """PST-12: a lower epoch is fenced except on the replication path. Spec: KL-PROD-6."""
     current = entry.producer_epoch if entry is not None else NO_PRODUCER_EPOCH
-    if batch.producer_epoch < current and origin is not Origin.REPLICATION:
+    if batch.producer_epoch < current and origin is not AppendOrigin.REPLICATION:
         raise InvalidProducerEpochError(
             f"Epoch of producer {batch.producer_id} at offset {batch.base_offset} is "
             f"{batch.producer_epoch}, which is smaller than the last seen epoch {current}",
@@ -229,19 +143,19 @@ def check_sequence(entry: ProducerEntry | None, batch: ProducerBatch) -> None:
 
 
 def validate(producers: Producers, batch: ProducerBatch,
-             origin: Origin) -> BatchMetadata | None:
+             origin: AppendOrigin) -> BatchMetadata | None:
     """PST-8 for one batch: duplicate (client only), epoch, sequence (client only).
 
     Returns the cached metadata of the original batch when `batch` is a duplicate. Raises
     InvalidProducerEpochError or OutOfOrderSequenceError. Spec: KL-PROD-5, KL-PROD-6, KL-PROD-7.
     """
     entry = lookup(producers, batch.producer_id)
-    if origin is Origin.CLIENT:
+    if origin is AppendOrigin.CLIENT:
         duplicate = find_duplicate(entry, batch)
         if duplicate is not None:
             return duplicate
     check_epoch(entry, batch, origin)
-    if origin is Origin.CLIENT:
+    if origin is AppendOrigin.CLIENT:
         check_sequence(entry, batch)
     return None
 
@@ -256,13 +170,13 @@ def merge(current: ProducerEntry | None, updated: ProducerEntry) -> ProducerEntr
 
 
 def apply_batches(producers: Producers, batches: Iterable[ProducerBatch],
-                  origin: Origin) -> Producers:
+                  origin: AppendOrigin) -> Producers:
     """`apply_append` without the completed transactions. Spec: KL-PROD-4, KL-PROD-8."""
     return apply_append(producers, batches, origin)[0]
 
 
 def apply_append(producers: Producers, batches: Iterable[ProducerBatch],
-                 origin: Origin) -> tuple[Producers, tuple[CompletedTxn, ...]]:
+                 origin: AppendOrigin) -> tuple[Producers, tuple[CompletedTxn, ...]]:
     """PST-8, PST-18, PST-19, TXN-3: validate (per `origin`) and apply one append's batches; pid
     -1 is skipped. As in Kafka each producer's batches build one working copy (stored entry
     without its batches) that is merged once at the end (`merge`). Markers close transactions;
@@ -286,7 +200,7 @@ def apply_append(producers: Producers, batches: Iterable[ProducerBatch],
                 completed.append(done)
             working[batch.producer_id] = updated
             continue
-        if origin is Origin.CLIENT:
+        if origin is AppendOrigin.CLIENT:
             check_sequence(stored, batch)
         working[batch.producer_id] = data_txn(add_batch(updated, batch), batch)
     for pid, updated in working.items():
@@ -421,7 +335,7 @@ def rebuild(ps: ProducerState, segments: tuple[tuple[int, tuple[ProducerBatch, .
                 ps = take_snapshot(ps)
             replay = [b for b in batches if b.last_offset >= start and b.last_offset < last_offset]
             # PSR-6: replayed completions start out unreplicated (never indexed here).
-            producers, completed = apply_append(ps.producers, replay, Origin.REPLICATION)
+            producers, completed = apply_append(ps.producers, replay, AppendOrigin.REPLICATION)
             ps = replace(ps, producers=producers, unreplicated=ps.unreplicated + completed)
     return take_snapshot(replace(ps, last_map_offset=last_offset))
 

@@ -4,7 +4,8 @@ end-transaction markers and the open-transaction bookkeeping of a `ProducerEntry
 Kafka's `ProducerAppendInfo.appendEndTxnMarker` and the transactional steps of `appendDataBatch`
 as pure functions. `producer_state.apply_append` calls them for every batch with a producer id;
 the log-level consequences (first unstable offset, last stable offset, `.txnindex`) are in
-`transactions.py`. This module imports no other model operation, so `producer_state` can use it.
+`transactions.py`. It builds only on the values of `producer_entry.py`, so `producer_state`
+can use it.
 
 Rules: KL-TXN-1..KL-TXN-4 in specs/log.md.
 """
@@ -12,31 +13,25 @@ Rules: KL-TXN-1..KL-TXN-4 in specs/log.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
-from kafkalog.model.errors import (
+from ..errors import (
     IllegalArgumentError,
     InvalidRecordError,
     InvalidTxnStateError,
     TransactionCoordinatorFencedError,
 )
-from kafkalog.model.values import Record
-
-if TYPE_CHECKING:
-    from kafkalog.model.producer.producer_state import Origin, ProducerBatch, ProducerEntry
+from ..producer.producer_entry import (
+    AppendOrigin,
+    ControlMarker,
+    ProducerBatch,
+    ProducerEntry,
+)
+from ..values import Record
 
 ABORT = 0  # PSF-11 control record type ids
 COMMIT = 1
 CONTROL_KEY_SIZE = 4  # int16 version + int16 type
 MARKER_VALUE_SIZE = 6  # int16 version + int32 coordinator epoch
-
-
-@dataclass(frozen=True)
-class ControlMarker:
-    """An end-transaction marker (PSF-11): COMMIT or ABORT with the coordinator epoch."""
-
-    commit: bool
-    coordinator_epoch: int
 
 
 @dataclass(frozen=True)
@@ -78,12 +73,13 @@ def parse_marker(record: Record, where: str) -> ControlMarker:
 
 
 def check_coordinator_epoch(entry: ProducerEntry, batch: ProducerBatch, marker: ControlMarker,
-                            origin: Origin) -> None:
+                            origin: AppendOrigin) -> None:
     """TXN-3 step 2: a lower coordinator epoch is fenced except on the replication path.
 
     Spec: KL-TXN-2.
     """
-    if marker.coordinator_epoch < entry.coordinator_epoch and origin.value != "replication":
+    fenced = marker.coordinator_epoch < entry.coordinator_epoch
+    if fenced and origin is not AppendOrigin.REPLICATION:
         raise TransactionCoordinatorFencedError(
             f"Invalid coordinator epoch for producer {batch.producer_id} at offset "
             f"{batch.base_offset}: {marker.coordinator_epoch} (zombie), "
@@ -93,7 +89,7 @@ def check_coordinator_epoch(entry: ProducerEntry, batch: ProducerBatch, marker: 
 
 
 def end_txn(entry: ProducerEntry, batch: ProducerBatch, marker: ControlMarker,
-            origin: Origin) -> tuple[ProducerEntry, CompletedTxn | None]:
+            origin: AppendOrigin) -> tuple[ProducerEntry, CompletedTxn | None]:
     """TXN-3 appendEndTxnMarker on the working copy (the epoch is checked by the caller):
     coordinator epoch check, the completed transaction if one was open (an empty transaction
     completes nothing, KAFKA-10702), then adopt the epoch (clearing the batch cache iff it

@@ -4,7 +4,7 @@ stable offset, the aborted-transaction index and the aborted list of a `read_com
 Kafka's `UnifiedLog.maybeIncrementFirstUnstableOffset`, `lastStableOffset`,
 `PSM.onHighWatermarkUpdated`, `PSM.lastStableOffset(completedTxn)`, `LogSegment.updateTxnIndex`
 and `LocalLog.addAbortedTransactions` as pure functions over `PartitionState`. The entry-level
-rules (markers, opening transactions) are in `txn_entry.py`; the marker action is
+rules (markers, opening transactions) are in `transaction_entry.py`; the marker action is
 `append.append_marker`.
 
 Rules: KL-TXN-5..KL-TXN-10 in specs/log.md.
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafkalog.model.producer.transaction_entry import CompletedTxn
-from kafkalog.model.state import PartitionState, Segment
-from kafkalog.model.values import AbortedTransaction, AbortedTxnEntry, FetchDataInfo
+from ..producer.transaction_entry import CompletedTxn
+from ..state import PartitionState, Segment
+from ..values import AbortedTransaction, AbortedTxnEntry, FetchDataInfo
 
 
 def psm_first_unstable_offset(state: PartitionState) -> int | None:

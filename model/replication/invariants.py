@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from kafkalog.model.replication import log as rlog
-from kafkalog.model.replication.replication import ReplicationState
+from ..replication import log as rlog
+from ..replication.replication import ReplicationState
 
 
 def no_committed_data_loss(s: ReplicationState) -> bool:
@@ -34,8 +34,9 @@ def reconciled(s: ReplicationState) -> frozenset[int]:
 def logs_match_below_high_watermark(s: ReplicationState) -> bool:
     """Any two reconciled replicas hold the same records below the smaller of their HWs.
 
-    Log matching (B.7). A crashed replica, or one told of a new epoch that has not truncated
-    yet, may hold stale records; the protocol only vouches for a log once it has reconciled.
+    Log matching (Vanlightly/kafka-tlaplus). A crashed replica, or one told of a new epoch that has
+    not truncated yet, may hold stale records; the protocol only vouches for a log once it has
+    reconciled.
     """
     for a, b in combinations(sorted(reconciled(s)), 2):
         below = min(rlog.high_watermark(s.replicas[a]), rlog.high_watermark(s.replicas[b]))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafkalog.model import log
-from kafkalog.model.state import PartitionState
-from kafkalog.model.values import BatchSpec, EpochEntry, LogConfig, Record
+from .. import log
+from ..state import PartitionState
+from ..values import BatchSpec, EpochEntry, LogConfig, Record
 
 ReplicaLog = PartitionState
 

@@ -2,7 +2,7 @@
 
 Each policy is a pure function `(follower, leader) -> offset` over the two replica logs; the
 follower then truncates to that offset (the replication model calls `truncate_to`). Three
-generations of Kafka's rule (formal-methods-notes B.1-B.3):
+generations of Kafka's rule (KIP-101's two scenarios and KIP-279, specs/counterexamples/):
 
 - `truncate_to_high_watermark`: before KIP-101 (0.10): the follower's own HW.
 - `leader_epoch_request`: KIP-101 as first shipped (0.11): ask the leader for the end offset of the
@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kafkalog.model import epochs as epoch_cache
-from kafkalog.model.errors import IllegalArgumentError
-from kafkalog.model.replication.log import ReplicaLog, high_watermark, log_end_offset
-from kafkalog.model.values import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
+from .. import epochs as epoch_cache
+from ..errors import IllegalArgumentError
+from ..replication.log import ReplicaLog, high_watermark, log_end_offset
+from ..values import UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET, EpochEntry
 
 TruncationPolicy = Callable[[ReplicaLog, ReplicaLog], int]
 
 
 def truncate_to_high_watermark(follower: ReplicaLog, leader: ReplicaLog) -> int:
-    """Pre-KIP-101: truncate to the follower's own HW; the leader is not asked (B.1, B.2)."""
+    """Pre-KIP-101: truncate to the follower's own HW; the leader is not asked (KIP-101's cases)."""
     return high_watermark(follower)
 
 

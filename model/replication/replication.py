@@ -3,15 +3,15 @@
 Pure like the rest of `model/`: every action is `action(state, ...) -> (state, result)` and either
 returns a new state or raises a typed error leaving nothing changed. The controller is atomic: an
 election bumps the epoch, keeps the ISR (the leader shrinks it; fetches grow it) and tells every
-live replica at once, like `KafkaReplication.tla` (formal-methods-notes B.0). What the search may
-interleave: leader appends, follower fetches, HW advances, flushes, crashes that lose unflushed
-records, restarts, follower truncation under a pluggable policy (`replication_policies.py`),
+live replica at once, like `KafkaReplication.tla` (hachikuji/kafka-specification). What the
+search may interleave: leader appends, follower fetches, HW advances, flushes, crashes that lose
+unflushed records, restarts, follower truncation under a pluggable policy (`policies.py`),
 ISR shrinks and elections.
 
 Not modelled: zombie fetches and fencing (KIP-320), unclean election, ISR changes by the
-controller, log start offset movement, multi-record batches (see `replication_log.py`).
+controller, log start offset movement, multi-record batches (see `log.py`).
 
-Two ghost fields exist only for the invariants (`replication_invariants.py`): `committed`, every
+Two ghost fields exist only for the invariants (`invariants.py`): `committed`, every
 record ever below a leader's HW, and `lost_unflushed`, the replicas whose crash lost records.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kafkalog.model.errors import IllegalArgumentError, IllegalStateError
-from kafkalog.model.replication import log as rlog
-from kafkalog.model.replication.log import Entry, ReplicaLog
-from kafkalog.model.replication.policies import policy_named
+from ..errors import IllegalArgumentError, IllegalStateError
+from ..replication import log as rlog
+from ..replication.log import Entry, ReplicaLog
+from ..replication.policies import policy_named
 
 MIN_REPLICAS = 2
 MAX_REPLICAS = 3
@@ -247,7 +247,7 @@ def elect(s: ReplicationState, r: int) -> tuple[ReplicationState, int]:
     The new leader records (epoch, LEO) (LOG-50) and forgets follower positions; every other live
     replica must truncate (on every epoch change, KAFKA-7164). When the winner is a replica whose
     crash lost records, the committed records it lacks are counted as an accepted loss (the
-    "last replica standing" case, formal-methods-notes B.7) rather than a protocol failure.
+    "last replica standing" case of `Vanlightly/kafka-tlaplus`) rather than a protocol failure.
     """
     _check(s, r, can_elect(s, r), "elect")
     epoch = s.leader_epoch + 1

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkalog.model.errors import IllegalArgumentError
-from kafkalog.model.replication import replication as rep
-from kafkalog.model.replication.invariants import violated_invariants
+from ..errors import IllegalArgumentError
+from ..replication import replication as rep
+from ..replication.invariants import violated_invariants
 
 ACTION_ARGS: dict[str, tuple[str, ...]] = {
     "append": (),

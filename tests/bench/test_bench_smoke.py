@@ -32,7 +32,7 @@ def quick_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def test_bench_quick__json__has_every_figure_of_the_issue(quick_results: dict) -> None:
-    """Every figure issue #6 asks for appears exactly once in the JSON."""
+    """Every required figure appears exactly once in the JSON."""
     keys = [f["key"] for f in quick_results["document"]["figures"]]
     assert sorted(keys) == sorted(REQUIRED_KEYS)
 
@@ -160,7 +160,7 @@ def test_bench__zero_runs__one_line_error_and_exit_2() -> None:
 
 def test_consecutive_document__wall_misses_but_cpu_view_meets__met_on_the_cpu_view(
         quick_results: dict) -> None:
-    """Issue #17 judges ratio goals on the CPU view: a wall-clock miss alone is not a miss."""
+    """Ratio goals are judged on the CPU view: a wall-clock miss alone is not a miss."""
     import copy
 
     from kafkalog.benchmarks.suite import consecutive_document

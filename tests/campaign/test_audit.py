@@ -71,7 +71,7 @@ def test_audit__generated_fleet_with_an_unreadable_segment__one_finding_not_a_fa
 
 def test_pack__largest_first__balances_bytes_over_slots() -> None:
     """LPT packing: no empty bin, and the biggest unit is alone when it outweighs the rest."""
-    from kafkalog.conformance.audit.job import Unit
+    from kafkalog.conformance.audit.unit import Unit
 
     units = [Unit("d", True, "t", i, f"p{i}", size, None, None, None)
              for i, size in enumerate([100, 10, 10, 10, 10, 10])]  # fmt: skip
@@ -83,7 +83,7 @@ def test_pack__largest_first__balances_bytes_over_slots() -> None:
 
 def test_audit_schema_doc__documents_every_column() -> None:
     """specs/audit-schema.md has a table row for every column of both datasets."""
-    from kafkalog.conformance.audit.job import FINDING_DDL, PARTITION_DDL
+    from kafkalog.conformance.audit.unit import FINDING_DDL, PARTITION_DDL
 
     text = (Path(__file__).resolve().parents[2] / "specs" / "audit-schema.md").read_text()
     names = [part.strip().split()[0] for ddl in (PARTITION_DDL, FINDING_DDL)
@@ -93,7 +93,7 @@ def test_audit_schema_doc__documents_every_column() -> None:
 
 def test_audit_unit__partition_vanished_before_its_task__unreadable_partition_finding() -> None:
     """A partition whose verification raises is one `unreadable_partition` finding, no raise."""
-    from kafkalog.conformance.audit.job import Unit, audit_unit
+    from kafkalog.conformance.audit.unit import Unit, audit_unit
 
     unit = Unit("d", True, "t", 0, "/nonexistent/kafkalog-audit/t-0", 0, None, None, None)
     row, findings = audit_unit(unit, "a1", False)

@@ -10,13 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 from in_process_cli import entry_point
 from kafkalog.conformance.audit.fleet import write_log_dir
-from kafkalog.conformance.audit.job import audit_unit, find_log_dirs, plan_units, run_audit
+from kafkalog.conformance.audit.job import find_log_dirs, plan_units, run_audit
 from kafkalog.conformance.audit.split import (
     SplitPolicy,
     audit_piece,
     merge_pieces,
     split_units,
 )
+from kafkalog.conformance.audit.unit import audit_unit
 
 EVERY_SEGMENT = SplitPolicy(max_bytes=1, max_segments=1)  # every segment its own piece
 NEVER = SplitPolicy(max_bytes=1 << 60, max_segments=1 << 30)

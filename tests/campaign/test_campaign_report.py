@@ -42,7 +42,7 @@ def summary(buckets: tuple[Bucket, ...] = ()) -> CampaignSummary:
         throughput=((0.0, 10.0), (2.0, 16.5), (4.0, 15.0)),
         families={"tiny": 60, "index_full": 60},
         rules_known=3,
-        rules_never=("KL-RET-9",),
+        rules_never=("KL-RET-7",),
     )
 
 
@@ -70,7 +70,7 @@ def test_write_report__html_is_self_contained_with_five_charts(tmp_path: Path) -
     for svg in re.findall(r"<svg.*?</svg>", page, re.S):
         xml.dom.minidom.parseString(svg)  # each chart is well-formed XML
     assert "truncate_to:ok!=IllegalStateError:LOG-40" in page and "SEG-6" in page
-    assert "Never exercised (1 of 3 rules of specs/log.md): <code>KL-RET-9</code>" in page
+    assert "Never exercised (1 of 3 rules of specs/log.md): <code>KL-RET-7</code>" in page
 
 
 def test_write_report__all_conformed__says_so(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_render_terminal__shows_totals_buckets_and_coverage() -> None:
     assert "campaign c1" in text and "diverged 7" in text
     assert BUG.signature in text and "seed 11, 2 steps" in text and "RunTimedOut" in text
     assert "append_as_leader" in text and "spec rules exercised (2): LOG-14, SEG-6" in text
-    assert "spec rules never exercised (1 of 3): KL-RET-9" in text
+    assert "spec rules never exercised (1 of 3): KL-RET-7" in text
 
 
 def test_render_terminal__error_text_with_brackets__printed_verbatim() -> None:
@@ -116,7 +116,7 @@ def test_write_report__long_signature__file_name_keeps_action_and_rule(tmp_path:
 
 
 def test_report__shows_crash_points_explored_per_fault_model(tmp_path: Path) -> None:
-    """Issue #10: charts (HTML) and a table (terminal) of crash points per fault model, the
+    """Charts (HTML) and a table (terminal) of crash points per fault model, the
     distinct images and crash points per minute per core."""
     import dataclasses
 

@@ -112,7 +112,7 @@ def test_run_one__hung_run__stopped_at_the_hard_time_limit(run_fn: Any) -> None:
 
 def test_run_one__passes_the_spec_to_the_run_function() -> None:
     """The run function gets the seed's family, steps, adapter, broken, time limit and the
-    crash weight and the sweep (issue #10: campaigns crash and sweep by default)."""
+    crash weight and the sweep (campaigns crash and sweep by default)."""
     seen: dict[str, Any] = {}
 
     def record(seed: int, **kwargs: Any) -> Any:

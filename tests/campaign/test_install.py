@@ -1,7 +1,7 @@
 """`pip install kafkalog` from a built wheel, into fresh venvs, with and without the spark extra.
 
-Offline and bounded: the wheel is built without build isolation (the project venv's setuptools
-and wheel), and the fresh venvs get their dependencies from the project venv's site-packages
+Offline and bounded: the wheel is built without build isolation (the project venv's setuptools,
+77 or later), and the fresh venvs get their dependencies from the project venv's site-packages
 through a `.pth` line naming a folder of symlinks to exactly the distributions the install may
 use (the light dependencies' closure, plus the spark extra's for the second venv). pip then
 installs the wheel with `--no-index`, checking those requirements as it would from PyPI, and
@@ -26,17 +26,36 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("kafkalog", "model", "impl", "conformance", "benchmarks", "specs")
 
 
-def build_wheel(dest: Path) -> Path:
-    """Build kafkalog's wheel from a copy of the sources (the checkout gets no build/ folder)."""
+def source_tree(dest: Path) -> Path:
+    """A copy of what the build reads (the checkout gets no build/ folder)."""
     tree = dest / "src"
     for name in SOURCES:
         shutil.copytree(ROOT / name, tree / name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, tree / name)
+    return tree
+
+
+def build_wheel(dest: Path) -> Path:
+    """Build kafkalog's wheel from a copy of the sources."""
+    tree = source_tree(dest)
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run([*pip, "--no-index", str(tree), "-w", str(dest)], check=True, timeout=300)
     return next(dest.glob("kafkalog-*.whl"))
+
+
+def test_wheel_build__fresh_tree__prints_no_setuptools_warnings(tmp_path: Path) -> None:
+    """A build names no warning (deprecated metadata, a data folder missing from `packages`)."""
+    tree = source_tree(tmp_path)
+    hook = "import sys, setuptools.build_meta as b; b.build_wheel(sys.argv[1])"
+    (tmp_path / "dist").mkdir()
+    built = subprocess.run([sys.executable, "-W", "default", "-c", hook, str(tmp_path / "dist")],
+                           cwd=tree, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    warnings = re.findall(r"\w*Warning\b.*", built.stdout + built.stderr)
+    assert warnings == []
+    assert next((tmp_path / "dist").glob("kafkalog-*.whl"))
 
 
 def closure(requirements: list[str], extras: tuple[str, ...] = ()) -> set[str]:

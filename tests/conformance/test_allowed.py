@@ -17,7 +17,7 @@ from kafkalog.conformance.check.runner import run_settings
 from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.gen.configs import config_family
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machines import make_machine
 from kafkalog.conformance.traces.scripted import run_calls
 from kafkalog.impl.segment import log_segment
 from kafkalog.model import log
@@ -100,7 +100,7 @@ def test_machine__impl_with_random_jitter__conforms_on_the_time_roll_family(
         return done
 
     monkeypatch.setattr(lockstep.Lockstep, "step", step)
-    # crash_weight=0: the seed was chosen for the machine without crash steps (issue #10)
+    # crash_weight=0: the seed was chosen for the machine without crash steps
     session = Session(TIME_ROLL, ImplSut, frozenset(FEATURES), max_steps=80, crash_weight=0)
     run_state_machine_as_test(seed(4)(make_machine(session)), settings=run_settings(80))
     assert session.best is None, session.best_signature

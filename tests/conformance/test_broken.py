@@ -1,6 +1,6 @@
 """Proof that the checker finds bugs: every broken implementation is caught with a short trace.
 
-Each broken implementation (broken/catalogue.py) is the real one with one historical Kafka bug
+Each broken implementation (broken/kafka_bugs.py) is the real one with one historical Kafka bug
 put back. For each, `run_seed` over a few fixed seeds must diverge with a shrunk trace of at most
 8 steps that (a) still diverges when replayed against the broken implementation and (b)
 conforms when replayed against the real one, so the trace pins the reintroduced bug and not some
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kafkalog.conformance.broken.base import defining_class
-from kafkalog.conformance.broken.catalogue import BROKEN, broken_class, install, uninstall
+from kafkalog.conformance.broken.base import defining_class, replacement
+from kafkalog.conformance.broken.registry import BROKEN, broken_class, install, uninstall
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.errors import UnknownBrokenImplError
 from kafkalog.conformance.traces.replay import replay_trace
@@ -79,7 +79,7 @@ def _real(trace: Trace) -> Trace:
 
 
 def test_broken_catalogue__has_at_least_eight_bugs_each_with_a_family() -> None:
-    """Issue #4 asks for at least eight; every one names its bug ID and a target family."""
+    """At least eight; every one names its bug ID and a target family."""
     assert len(BROKEN) >= 8
     assert set(FAMILY) <= set(BROKEN)  # the zoo's bugs are pinned by test_zoo.py instead
     assert all(BROKEN[name].bug.startswith("BUG-") for name in FAMILY)
@@ -114,7 +114,7 @@ def test_install__patch_is_removed_when_the_last_user_closes() -> None:
     install("truncate_keeps_hw")
     install("truncate_keeps_hw")
     uninstall("truncate_keeps_hw")
-    assert home.__dict__[entry.attribute] is entry.replacement
+    assert home.__dict__[entry.attribute] is replacement(entry)
     uninstall("truncate_keeps_hw")
     assert home.__dict__[entry.attribute] is real
 

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.broken.catalogue import broken_class
 from kafkalog.conformance.broken.producer import PRODUCER_BROKEN, PRODUCER_BROKEN_FAMILY
+from kafkalog.conformance.broken.registry import broken_class
 from kafkalog.conformance.broken.txn import TXN_BROKEN, TXN_BROKEN_FAMILY
 from kafkalog.conformance.traces.trace import read_trace
 from pinned_search import caught

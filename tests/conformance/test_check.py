@@ -1,6 +1,6 @@
 """`kafkalog check` end to end, and the machine under pytest's Hypothesis profile.
 
-Issue #4's "done when": check against the built-in implementation passes in-process and through
+Check against the built-in implementation passes in-process and through
 `kafkalog serve-adapter`. These runs use the CI-sized settings: one run per config family.
 """
 
@@ -17,7 +17,7 @@ from kafkalog.conformance.adapter.json_codec import FEATURES
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machines import make_machine
 
 from kafkalog.cli.conformance_cmds import check, replay
 

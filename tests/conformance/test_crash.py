@@ -1,4 +1,4 @@
-"""Crash steps in the checker (issue #10): in-process, over the adapter protocol, in traces."""
+"""Crash steps in the checker: in-process, over the adapter protocol, in traces."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_offsets_back_leftover__empties_the_last_segment_and_catches_an_escaping
 ) -> None:
     """KL-CRASH-9, RCV-6 (KAFKA-905): batches whose offsets go back empty the recovered segment;
     a recovery that lets the InvalidOffsetError escape fails the load, a divergence."""
-    from kafkalog.conformance.broken.catalogue import broken_factory
+    from kafkalog.conformance.broken.registry import broken_factory
 
     crash = {"point": AFTER, "fault": "power_loss", "seed": 0, "leftover": "offsets_back"}
     ls = lockstep()

@@ -201,7 +201,7 @@ def test_lockstep_with_in_load__sweep_crashes_inside_each_distinct_load__real_lo
         ls.step("crash", {"point": AFTER, "fault": "power_loss_torn", "seed": 5,
                           "leftover": "none"})
         sweeper = ls.sut.sweeper  # type: ignore[attr-defined]
-        assert sweeper.in_load and ls.in_load_points() == sweeper.in_load_points > 0
+        assert sweeper.in_load and ls.crash_steps.in_load_points() == sweeper.in_load_points > 0
         assert sweeper.in_load_images >= 1
     finally:
         ls.sut.close()

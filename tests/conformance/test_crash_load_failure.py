@@ -1,4 +1,4 @@
-"""A crash whose load fails is checked, not a harness crash (KL-CRASH-13, issue #10 seed 5150).
+"""A crash whose load fails is checked, not a harness crash (KL-CRASH-13).
 
 The trace is the shrunk `kafkalog check --family transactions --seed 5150 --crash-weight 8` run:
 Kafka (and kafkalog) accept producer 2's non-transactional batch after a clean reopen forgot its
@@ -52,7 +52,7 @@ def test_failed_load_the_model_does_not_allow__diverges_at_the_crash(
 
 def test_model_raising_in_a_crash_step__is_recorded_as_a_harness_step(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """What issue #10 saw: the checker's own exception becomes a `harness|` divergence at the
+    """The checker's own exception becomes a `harness|` divergence at the
     step that raised, so the steps before it replay. Spec: KL-CRASH-13"""
     def raising(self: ModelSut, *args: object) -> tuple[crash.Outcome, ...]:
         raise InvalidTxnStateError("Expected transactional write from producer 2 at offset 1")
@@ -69,7 +69,7 @@ def test_model_raising_in_a_crash_step__is_recorded_as_a_harness_step(
 def test_run_meeting_a_harness_error__reports_adapter_error_with_a_replayable_trace(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """`kafkalog check` keeps the adapter_error outcome but now writes the steps that lead to
-    the harness error (issue #10 reported it with no trace). Spec: KL-CRASH-13"""
+    the harness error. Spec: KL-CRASH-13"""
     def raising(self: ModelSut, *args: object) -> tuple[crash.Outcome, ...]:
         raise RuntimeError("model bug")
 

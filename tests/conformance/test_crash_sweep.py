@@ -1,4 +1,4 @@
-"""Crash sweeps (issue #10): every point of the last action x every fault model x seeds, each
+"""Crash sweeps: every point of the last action x every fault model x seeds, each
 distinct image loaded once, every (point, fault, seed) counted, a failure replayable alone."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS, FEATURES
-from kafkalog.conformance.broken.catalogue import broken_factory
+from kafkalog.conformance.broken.registry import broken_factory
 from kafkalog.conformance.check.impl_sut import TOPIC_PARTITION, ImplSut, scratch_dir
 from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.check.session import START_MS, Session
@@ -96,9 +96,11 @@ def test_lockstep_sweep__counts_every_point_fault_and_seed_once__and_the_distinc
         append(ls)
         ops = len(ls.sut.fs.journal())  # type: ignore[attr-defined]
         crash(ls)
-        assert sum(ls.crashes.values()) == (ops + 1) * sum(SWEEP_SEEDS.values())
-        assert {f for f, n in ls.crashes.items() if n} == set(CRASH_FAULTS)
-        assert 1 <= ls.distinct_images() < sum(ls.crashes.values()) and ls.crash_s > 0
+        counted = ls.crash_steps
+        assert sum(counted.crashes.values()) == (ops + 1) * sum(SWEEP_SEEDS.values())
+        assert {f for f, n in counted.crashes.items() if n} == set(CRASH_FAULTS)
+        assert 1 <= counted.distinct_images() < sum(counted.crashes.values())
+        assert counted.crash_s > 0
     finally:
         ls.sut.close()
 
@@ -109,7 +111,8 @@ def test_lockstep_without_sweep__counts_one_point_and_one_image_per_crash_step()
     try:
         append(ls, 2)
         crash(ls, "power_loss")
-        assert dict(ls.crashes) == {"power_loss": 1} and ls.distinct_images() == 1
+        counted = ls.crash_steps
+        assert dict(counted.crashes) == {"power_loss": 1} and counted.distinct_images() == 1
     finally:
         ls.sut.close()
 
@@ -178,7 +181,7 @@ def test_sweep__every_distinct_image_that_loads__is_reloaded_after_a_crash_right
         crash(ls, "power_loss_torn")
         loaded = ls.sut.sweeper.loaded  # type: ignore[attr-defined]
         loads_ok = {d for (d, _), done in loaded.items() if not isinstance(done.recovered, str)}
-        assert ls.crash_idempotence() == len(loads_ok) == ls.sut.sweeper.reloads > 0  # type: ignore[attr-defined]
+        assert ls.crash_steps.crash_idempotence() == len(loads_ok) == ls.sut.sweeper.reloads > 0  # type: ignore[attr-defined]
         assert all(done.idempotent for done in loaded.values() if done.idempotent is not None)
     finally:
         ls.sut.close()

@@ -1,4 +1,4 @@
-"""Kafka fidelity: the spec fixes of issue #12 stay pinned by traces the model must reproduce.
+"""Kafka fidelity: spec fixes against Kafka's source stay pinned by traces the model reproduces.
 
 Every trace in tests/regressions/ records the model's answers; they must replay with no drift (the
 model of today gives exactly the recorded answers), so a change of the model's semantics shows up

@@ -1,4 +1,4 @@
-"""The adapter under hostile input (issue 13 items 4 and 9): every line gets exactly one reply,
+"""The adapter under hostile input: every line gets exactly one reply,
 the reply names the request whenever its id is readable, and the adapter stays usable."""
 
 from __future__ import annotations

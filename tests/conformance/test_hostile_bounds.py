@@ -1,5 +1,5 @@
 """Out-of-range integers and unencodable header keys: the model and the implementation both
-answer IllegalArgumentError at the action boundary (issue 13 item 5), never struct.error."""
+answer IllegalArgumentError at the action boundary, never struct.error."""
 
 from __future__ import annotations
 

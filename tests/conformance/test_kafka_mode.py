@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from kafkalog.conformance.adapter.json_codec import FEATURES, decode_args
-from kafkalog.conformance.broken.catalogue import install, uninstall
 from kafkalog.conformance.broken.kafka_durability import KafkaDurabilitySut
+from kafkalog.conformance.broken.registry import install, uninstall
 from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.check.session import START_MS, Session, close_sides
@@ -45,7 +45,7 @@ class _StrictlyHeld(KafkaDurabilitySut):
 
 
 def _truncated_then_crashed(factory: object, seed: int) -> tuple[Lockstep, int | None]:
-    """Issue #10 defect 3 in one segment: four flushed batches truncated to 1, then a power
+    """Truncation not durable, in one segment: four flushed batches truncated to 1, then a power
     loss. Returns the lockstep and the recovered LEO (None when the crash step diverged)."""
     ls = Session(ROOMY, factory, frozenset(FEATURES), verify_every=1).start()  # type: ignore[arg-type]
     one = {"records": (v.Record(None, b"test", START_MS),), "leader_epoch": 0}

@@ -1,4 +1,4 @@
-"""Issue #11 items 1 and 2: an untyped failure never conforms, and `run_seed` never raises.
+"""An untyped failure never conforms, and `run_seed` never raises.
 
 Implementations that raise in `close()`, in `state()` and in every action must each end the run
 with an outcome, and with a saved, replayable trace whenever anything diverged.

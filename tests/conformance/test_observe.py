@@ -1,4 +1,4 @@
-"""Issue #11 item 2: the checker compares exact index entries, optional on the wire."""
+"""The checker compares exact index entries, optional in the adapter protocol."""
 
 from __future__ import annotations
 
@@ -65,9 +65,9 @@ def test_serve_adapter__state_reply__carries_the_same_index_entries_as_in_proces
         for sut in (remote, impl):  # the remote side takes keyword arguments, as execute() does
             sut.append_as_leader(records=(v.Record(None, b"test", START_MS),), leader_epoch=0)
             sut.append_as_follower(batches=_batches(1, 2), leader_epoch=None)
-        over_the_wire, in_process = remote.state(), impl.state()
-        assert over_the_wire.segments[-1].offset_index == ((1, 72), (2, 144))
-        assert over_the_wire == in_process
+        over_the_protocol, in_process = remote.state(), impl.state()
+        assert over_the_protocol.segments[-1].offset_index == ((1, 72), (2, 144))
+        assert over_the_protocol == in_process
         remote.close()
     finally:
         impl.close()

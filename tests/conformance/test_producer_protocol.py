@@ -1,4 +1,5 @@
-"""The `producer_state` feature on the wire: version-1 adapters see the messages they always did.
+"""The `producer_state` feature in the adapter protocol: version-1 adapters see the messages
+they always did.
 
 Spec: KL-PROD-1, KL-PROD-2 (the producer table in `state`, producer arguments of appends).
 """

@@ -137,9 +137,11 @@ def test_recovery_cut__variant_keeping_later_segments_readable__is_rejected(
 
 
 def test_kafka_variants__registry__one_conforming_and_one_rejected_per_rule() -> None:
-    """Spec: KL-ALLOW-5 (both variants of the rule are registered, with opposite verdicts)."""
-    assert variant_names(True) == ["recovery_cut_deletes_async"]
-    assert variant_names(False) == ["recovery_cut_keeps_later_segments"]
+    """Spec: KL-ALLOW-5, KL-ALLOW-6 (both variants of each rule are registered, with opposite
+    verdicts)."""
+    assert variant_names(True) == ["recovery_cut_deletes_async", "roll_replace_renames_deleted"]
+    assert variant_names(False) == ["recovery_cut_keeps_later_segments",
+                                    "roll_replace_loses_base"]
 
 
 def _segments() -> tuple[Segment, ...]:

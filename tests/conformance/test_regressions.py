@@ -26,14 +26,14 @@ TRACES = sorted(CORPUS.glob("*.jsonl"))
 
 def test_corpus__holds_a_trace_for_every_broken_implementation() -> None:
     """At least one trace per reintroduced bug, so each stays pinned."""
-    from kafkalog.conformance.broken.catalogue import BROKEN
+    from kafkalog.conformance.broken.registry import BROKEN
 
     named = {read_trace(path).header.broken for path in TRACES}
     assert set(BROKEN) <= named
 
 
 def test_corpus__holds_a_trace_for_every_crash_bug_the_checker_can_reach() -> None:
-    """Issue #10: each seeded crash-recovery bug (conformance/broken/crash.py) is pinned by a
+    """Each seeded crash-recovery bug (conformance/broken/crash.py) is pinned by a
     trace `kafkalog check` found, except those make_crash_traces.py lists as unreachable."""
     import importlib.util
 

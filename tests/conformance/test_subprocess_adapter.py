@@ -24,7 +24,7 @@ MISBEHAVING = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'misbehavi
 CONFIG = CONFIG_FAMILIES["tiny"]
 
 
-def test_serve_adapter__model_over_the_wire__conforms_with_the_model() -> None:
+def test_serve_adapter__model_over_the_adapter_protocol__conforms_with_the_model() -> None:
     """The model served by `kafkalog serve-adapter --model` must conform (a sanity run)."""
     outcome = run_seed(3, steps=25, config_family="tiny",
                        adapter=f"{KAFKALOG} serve-adapter --model")

@@ -1,4 +1,4 @@
-"""Issue #11 item 3: swarm testing (seeded rule subsets, in the trace header) and pair coverage."""
+"""Swarm testing (seeded rule subsets, in the trace header) and pair coverage."""
 
 from __future__ import annotations
 

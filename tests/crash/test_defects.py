@@ -1,4 +1,4 @@
-"""Issue #10's five crash defects, each reproduced on real files (DUR/RCV/CRP/GAP rule IDs).
+"""Five crash defects, each reproduced on real files (DUR/RCV/CRP/GAP rule IDs).
 
 Each test builds the disk image the issue describes (through `RecordingFileSystem` or by editing
 the files a dropped log left), loads it, and checks the crash-recovery properties of

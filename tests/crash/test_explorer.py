@@ -25,7 +25,7 @@ CATCHES = {
     "checkpoint_written_in_place": ("empty-at-log-start", None),
     "orphan_index_kept": ("truncate-after-flush", None),
     "recovery_not_durable": ("roll-and-flush", None),
-    "epoch_trim_end_first": ("empty-at-log-start", None),  # issue #10 defect 4
+    "epoch_trim_end_first": ("empty-at-log-start", None),  # defect 4
 }
 
 
@@ -45,7 +45,7 @@ def test_the_loader_survives_a_replayed_stale_tail_in_every_image() -> None:
     assert summary.examples == []
 
 
-# Issue #10's defects 1-5 put back: strict durability elsewhere hides most of them from crash
+# Crash-recovery defects 1-5 put back: strict durability elsewhere hides most of them from crash
 # images, so tests/crash/test_defects.py pins each with its own reproduction instead.
 DEFECTS = {"load_cut_keeps_later_segments", "no_checkpoint_after_truncation",
            "truncation_not_durable", "verify_epoch_missing_below_log_start"}
@@ -65,7 +65,7 @@ def test_every_seeded_crash_bug_has_a_catching_workload_or_defect_test() -> None
 
 @pytest.mark.parametrize("name", sorted(CATCHES))
 def test_the_explorer_catches_the_seeded_crash_bug(name: str) -> None:
-    """Each broken implementation of issue #10's categories breaks at least one property."""
+    """Each broken crash-recovery implementation breaks at least one property."""
     workload, plant = CATCHES[name]
     summary = run_exploration((BY_NAME[workload],), seeds=(0,), stride=3,
                               patch=lambda: patched(name), plant=plant)

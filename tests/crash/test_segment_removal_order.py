@@ -1,4 +1,4 @@
-"""Issue #10, seed 367 (KL-CRASH-3, KL-CRASH-11): removing a segment never leaves its `.log`
+"""KL-CRASH-3, KL-CRASH-11: removing a segment never leaves its `.log`
 without its index after a power loss.
 
 A power loss keeps or loses each un-fsynced directory operation (FLT-5 WEAK). When a retention
@@ -22,7 +22,7 @@ from kafkalog.conformance.adapter.json_codec import decode_args
 from kafkalog.conformance.check.impl_sut import CrashableFileSystem, ImplSut
 from kafkalog.conformance.check.lockstep import Lockstep
 from kafkalog.conformance.check.sut import ModelSut
-from kafkalog.conformance.crash import sweep as crash_sweep
+from kafkalog.conformance.crash import crash_steps
 from kafkalog.conformance.crash.fault_fs import FaultModel
 from kafkalog.conformance.traces.trace import read_trace
 from kafkalog.model.values import LogConfig, Record
@@ -90,20 +90,21 @@ def test_a_power_loss_inside_a_truncation_never_keeps_a_log_whose_index_was_rena
 @pytest.mark.parametrize("fault", ["power_loss", "power_loss_prefix"])
 def test_the_seed_367_retention_pass_conforms_at_every_crash_point(
         fault: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The shrunk seed-367 trace, its crash swept (lockstep.py `_sweep`): the image of every
+    """The shrunk seed-367 trace, its crash swept (crash_steps.py `_sweep`): the image of every
     crash point of its retention pass, under `fault` with six seeds, recovers a state of the
     model's allowed set (a failing point would become the crash and raise DivergenceError)."""
-    monkeypatch.setattr(crash_sweep, "sweep_plan",
+    monkeypatch.setattr(crash_steps, "sweep_plan",
                         lambda _fault, _seed: [(fault, seed) for seed in range(6)])
     trace = read_trace(TRACE)
     header = trace.header
     lockstep = Lockstep(ModelSut(header.config, header.now_ms, header.log_start_offset),
                         ImplSut(header.config, header.now_ms, header.log_start_offset))
-    lockstep.sweep = True
+    lockstep.crash_steps.sweep = True
     try:
         for step in trace.steps:
             lockstep.step(step.action, decode_args(step.action, step.args))
         assert trace.steps[-2].action == "delete_old_segments"
-        assert lockstep.crashes[fault] >= 6 * 28  # every point of the pass, six seeds each
+        # every point of the pass, six seeds each
+        assert lockstep.crash_steps.crashes[fault] >= 6 * 28
     finally:
         lockstep.sut.close()  # type: ignore[attr-defined]

@@ -3,7 +3,7 @@
 CrossHair only searches list-shaped inputs up to its timeout ("Not confirmed"), so each such
 helper is also checked here against a one-line restatement of its rule: a linear scan for a binary
 search, a filter for a walk, the reference's own wording for the epoch cache. The naive versions
-are written from the reference (kafka-log-reference.md), not from the model's code.
+are written from the Kafka rules (specs/sources.md), not from the model's code.
 """
 
 from __future__ import annotations

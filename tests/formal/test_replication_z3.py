@@ -1,6 +1,7 @@
 """Bounded Z3 check of the replication model: KIP-279 keeps the invariants, the others break them.
 
-The crash-free fragment of `kafkalog.model.replication.replication` with 2 replicas, one record per fetch and
+The crash-free fragment of `kafkalog.model.replication.replication` with 2 replicas, one record per
+fetch and
 logs of at most `LOG_BOUND` records is unrolled for `k` steps; Z3 picks every step's action and
 replica. A sat answer is a scenario, which is printed readably and replayed through the pure model
 (which must break the same invariant at the same step), so encoding and model check each other.

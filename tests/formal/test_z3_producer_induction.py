@@ -2,7 +2,8 @@
 
 Abstraction: one producer entry as a cache of at most 5 batch last offsets (slots `l0..l4`,
 count `n`) plus the log end offset. Each action of the log is transcribed by what it does to
-that cache (model/producer/producer_state.py): an append pushes a batch at or above the LEO, evicting the
+that cache (model/producer/producer_state.py): an append pushes a batch at or above the LEO,
+evicting the
 oldest of six, and moves the LEO past it; an epoch change clears the cache first; a duplicate,
 retention, a log-start increment and a clock step without expiry change nothing; expiry removes
 the entry; truncation keeps the batches below the target (the rebuild replays exactly those,

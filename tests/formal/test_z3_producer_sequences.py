@@ -1,8 +1,8 @@
 """Z3 proofs of the producer sequence arithmetic (PST-5, PST-10, PST-14, PST-16).
 
 The Z3 terms below transcribe `increment_sequence`, `decrement_sequence` and `in_sequence` of
-model/producer/producer_state.py; a Hypothesis refinement test evaluates them against the model's and the
-implementation's Python functions, so a transcription that drifts from the code fails here.
+model/producer/producer_entry.py; a Hypothesis refinement test evaluates them against the model's
+and the implementation's Python functions, so a transcription that drifts from the code fails here.
 Proved over all 32-bit sequences (no bound):
 
 - increment stays in [0, Int.MAX] and decrement undoes it: a cached batch's first sequence
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 z3 = pytest.importorskip("z3", reason="z3-solver is a dev dependency; install '.[dev]'")
 
 from kafkalog.impl.producer import producer_state_manager as impl  # noqa: E402
-from kafkalog.model.producer import producer_state as model  # noqa: E402
+from kafkalog.model.producer import producer_entry as model  # noqa: E402
 
 MAX = 2**31 - 1
 

@@ -124,7 +124,7 @@ def test_scan_headers__legacy_or_undersized_batch__declines() -> None:
     assert scan_headers(memoryview(small)) is None
 
 
-@pytest.mark.skipif(compiled_scan_headers is None, reason="the C extension kafkalog.impl.records._scan is "
+@pytest.mark.skipif(compiled_scan_headers is None, reason="the C extension records._scan is "
                     "not built here (no compiler at install time): nothing to compare")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_BATCH, max_size=5), st.one_of(st.none(), st.integers(0, 10_000)),
@@ -143,7 +143,7 @@ def test_scan_headers__compiled_twin__returns_the_python_facts_on_any_bytes(
 
 
 _COMPILED_ONLY = pytest.mark.skipif(
-    compiled_stamp_headers is None, reason="the C extension kafkalog.impl.records._scan is not built "
+    compiled_stamp_headers is None, reason="the C extension records._scan is not built "
     "here (no compiler at install time): nothing to compare")
 _BIG = st.one_of(st.integers(0, 2**40), st.integers(2**63 - 200, 2**63 + 5),
                  st.integers(-(2**63) - 5, -(2**63) + 5))
@@ -155,7 +155,8 @@ _BIG = st.one_of(st.integers(0, 2**40), st.integers(2**63 - 200, 2**63 + 5),
 def test_stamp_headers__compiled_twin__returns_what_python_does(
     specs: list[Any], first_offset: int, epoch: int,
 ) -> None:
-    """`stamp_headers` (impl/records/_scan_append.c) returns the same 16-byte stamps, facts and totals
+    """`stamp_headers` (impl/records/_scan_append.c) returns the same 16-byte stamps, facts and
+    totals
     as `py_stamp_headers`, or declines (None) where the reference needs integers beyond int64;
     the reference then raises what it always raised."""
     facts = py_scan_headers(memoryview(_buffer(specs, None, 0)))
@@ -229,7 +230,8 @@ _FACT = st.tuples(st.integers(0, 2**20), st.integers(0, 2**31), _BIG, st.integer
 def test_facts_summary__compiled_twin__summarises_what_python_does(
     facts: list[Any], from_batches: bool,
 ) -> None:
-    """`facts_summary` (impl/records/_scan_append.c) returns `py_facts_summary`'s values, or declines
+    """`facts_summary` (impl/records/_scan_append.c) returns `py_facts_summary`'s values, or
+    declines
     (None) only where a field or a last offset leaves int64; on real scans it always answers."""
     if from_batches:
         found = scan_headers(memoryview(_buffer([(b, 1, e, [t] * 4) for b, _, e, t, *_ in

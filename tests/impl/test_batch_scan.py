@@ -1,4 +1,5 @@
-"""The batch-level scans (impl/records/batch_scan.py, impl/records/_scan.c) change no outcome, on good or hostile
+"""The batch-level scans (impl/records/batch_scan.py, impl/records/_scan.c) change no outcome, on
+good or hostile
 bytes: recovery and checked reads give the same cuts, index entries, epochs and error types on
 the compiled scan, on the pure-Python scan and on the per-batch path they replace."""
 
@@ -31,7 +32,7 @@ except ImportError:  # the optional extension is not built: the compiled path is
     _scan = None
 
 FS = FileSystem()
-NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl.records._scan is not "
+NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension records._scan is not "
                              "built here (no compiler at install time): nothing to compare")
 
 

@@ -1,4 +1,4 @@
-"""Every CRC-32C path of the C extension agrees with the `crc32c` package (FMT-46, issue #17).
+"""Every CRC-32C path of the C extension agrees with the `crc32c` package (FMT-46).
 
 The extension picks its path once, at import: VPCLMULQDQ folding where the CPU and OS support
 AVX-512, else the SSE4.2 crc32 instruction, else a byte table; KAFKALOG_SCAN_NO_VPCLMUL and
@@ -18,7 +18,7 @@ from kafkalog.impl.records import batch_scan
 _CHECK = """
 import random, sys
 from crc32c import crc32c
-from kafkalog.impl import _scan
+from kafkalog.impl.records import _scan
 rng = random.Random(17)
 lengths = [*range(0, 80), *range(250, 330), 511, 512, 513, 1023, 1024, 1025, 4095, 16366,
            16387, 65_599, 1_048_576 + 13]
@@ -39,7 +39,7 @@ def _path_name(env: dict[str, str]) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.skipif(not batch_scan.COMPILED, reason="the C extension kafkalog.impl.records._scan is not "
+@pytest.mark.skipif(not batch_scan.COMPILED, reason="the C extension records._scan is not "
                     "built here: the pure-Python scans use the crc32c package itself")
 @pytest.mark.parametrize("env, allowed", [
     ({}, {"avx512-vpclmulqdq", "sse4.2", "table"}),

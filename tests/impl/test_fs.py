@@ -117,7 +117,7 @@ def test_subclass_handle__intercepts_every_write(tmp_path: Path) -> None:
 
 def test_list_files__names_what_is_not_a_directory__as_list_dir_and_is_dir_do(
         tmp_path: Path, fs: FileSystem) -> None:
-    """`list_files` (one scandir, issue #17) equals list_dir filtered by is_dir, links included."""
+    """`list_files` (one scandir) equals list_dir filtered by is_dir, links included."""
     (tmp_path / "sub").mkdir()
     for name in ("b.log", "a.index", "c.snapshot"):
         (tmp_path / name).write_bytes(b"x")

@@ -1,4 +1,4 @@
-"""Hostile files (issue 13 items 1-3, 6-8): symlinks are refused, memory does not grow with an
+"""Hostile files: symlinks are refused, memory does not grow with an
 index's size or a batch's inflation, and the CLI answers with one line, never a traceback."""
 
 from __future__ import annotations

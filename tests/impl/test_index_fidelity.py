@@ -1,4 +1,4 @@
-"""Index details where kafkalog once differed from Kafka (issue #12, item 3), per its source.
+"""Index details where kafkalog once differed from Kafka, per its source.
 
 - `AbstractIndex.updateParentDir` / `LazyIndex.IndexFile.updateParentDir`:
   `file = new File(parentDir, file.getName())` — the same name under the new directory.

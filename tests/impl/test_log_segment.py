@@ -312,6 +312,44 @@ def test_recover__more_index_points_than_segment_index_bytes_holds__rebuilds_the
         assert seg.find_offset_by_timestamp(i * 10, 0).offset == i
 
 
+def _rebuilt_beyond_capacity(make_segment) -> LogSegment:  # type: ignore[no-untyped-def]
+    """A segment of 6 batches whose recovery indexed 5 of them (offsets 1-5) where
+    segment_index_bytes holds 3 entries."""
+    seg = make_segment(0, index_interval_bytes=1 << 20)
+    for i in range(6):
+        seg.append(i, records(i, str(i)))
+    seg.close()
+    seg = make_segment(0, index_interval_bytes=1, segment_index_bytes=24)
+    seg.recover()
+    assert seg.offset_index.entries == 5
+    return seg
+
+
+def test_resize_indexes__rebuilt_index_beyond_segment_index_bytes__keeps_entries_and_reads_full(
+        make_segment) -> None:
+    """KL-CRASH-5, REC-12: the load's resize of a rebuilt active segment keeps every entry (Kafka's
+    resize throws there and the log never loads again); the index reads full, so the next
+    append rolls."""
+    seg = _rebuilt_beyond_capacity(make_segment)
+    seg.resize_indexes(24)
+    assert (seg.offset_index.entries, seg.offset_index.length()) == (5, 5 * 8)
+    assert seg.offset_index.is_full()
+    for i in range(6):
+        assert seg.find_offset_by_timestamp(i * 10, 0).offset == i
+    seg.resize_indexes(10 * 24)
+    assert seg.offset_index.length() == 10 * 24 and not seg.offset_index.is_full()
+
+
+def test_truncate_to__rebuilt_index_beyond_segment_index_bytes__keeps_the_entries_below(
+        make_segment) -> None:
+    """KL-CRASH-5, SEG-13: a truncation that keeps more entries than segment_index_bytes holds
+    resizes to them instead of raising."""
+    seg = _rebuilt_beyond_capacity(make_segment)
+    assert seg.truncate_to(5) > 0
+    assert seg.offset_index.entries == 4 and seg.offset_index.is_full()
+    assert [b.last_offset for b in seg.log.batches()] == [0, 1, 2, 3, 4]
+
+
 def test_recover__corrupt_batches__truncates_at_first_invalid(make_segment, tmp_path) -> None:
     """Spec: SEG-15 step 4-5 (testRecoveryWithCorruptMessage, 10 random rounds)."""
     rng = random.Random(7)

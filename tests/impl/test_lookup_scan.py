@@ -1,4 +1,4 @@
-"""Offset lookups on both twins (issue #17): the compiled floor search over the index mapping and
+"""Offset lookups on both twins: the compiled floor search over the index mapping and
 header walk (impl/records/_scan.c) give exactly the answers of the pure-Python paths, on good and
 hostile bytes, and `translate_offset` answers what a batch-by-batch walk answers."""
 
@@ -29,7 +29,7 @@ except ImportError:  # the optional extension is not built: the compiled path is
     _scan = None
 
 FS = FileSystem()
-NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension kafkalog.impl.records._scan is not "
+NEEDS_C = pytest.mark.skipif(_scan is None, reason="the C extension records._scan is not "
                              "built here (no compiler at install time): nothing to compare")
 HEADER_WALKS: dict[str, Any] = {"python": batch_scan.py_find_batch_header}
 if _scan is not None:

@@ -36,8 +36,9 @@ with warnings.catch_warnings():
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-# Producers in the fixtures are years old: a long expiration keeps them (PST-22 applies at load).
-CONFIG = LogConfig(producer_id_expiration_ms=10**15)
+# The longest expiration Kafka accepts (an INT, KL-STATE-2): the fixtures' producers are kept
+# by loading them on a clock at their own newest timestamp (PST-22 applies at load).
+CONFIG = LogConfig(producer_id_expiration_ms=2**31 - 1)
 NOW = 1_750_000_000_000
 
 
@@ -84,7 +85,19 @@ def _open(tmp: Path, part: Path, clean: bool) -> Log:
     shutil.copytree(part, target)
     for f in target.iterdir():
         f.chmod(0o644)
-    return Log.open(FileSystem(), target, CONFIG, MockTime(NOW), had_clean_shutdown=clean)
+    return Log.open(FileSystem(), target, CONFIG, MockTime(_newest_timestamp(part)),
+                    had_clean_shutdown=clean)
+
+
+def _newest_timestamp(part: Path) -> int:
+    """The partition's newest producer timestamp, in its snapshots or its v2 batches."""
+    stamps = [e.timestamp for snap in part.glob("*.snapshot")
+              for e in read_snapshot(FileSystem(), snap)]
+    for segment in part.glob("*.log"):
+        records = KafkaMemoryRecords(segment.read_bytes())
+        while records.has_next():
+            stamps.append(getattr(records.next_batch(), "max_timestamp", -1))
+    return max(stamps, default=NOW)
 
 
 def test_fixture_snapshots__load_into_the_producer_state_they_describe(
@@ -228,7 +241,7 @@ def test_unclean_load__snapshots_every_recovered_segment_and_the_leo(tmp_path: P
     from kafkalog.impl.records.memory_records import MemoryRecords
     from kafkalog.model.values import Record
 
-    config = LogConfig(segment_bytes=150, producer_id_expiration_ms=10**15)
+    config = LogConfig(segment_bytes=150, producer_id_expiration_ms=2**31 - 1)
     time = MockTime(NOW)
     log = Log.open(FileSystem(), tmp_path / "p-0", config, time, had_clean_shutdown=True)
     for seq in range(12):

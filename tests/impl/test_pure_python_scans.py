@@ -1,6 +1,7 @@
 """The tests of recovery and checked reads once more on the pure-Python scans.
 
-The suite runs on whichever batch scans `kafkalog.impl.records.batch_scan` picked (the C extension when
+The suite runs on whichever batch scans `kafkalog.impl.records.batch_scan` picked (the C extension
+when
 it is built). The fallback must stay correct too, so this test runs the tests that drive those
 paths (segment recovery, loading, offset lookups, hostile files, transaction index and
 producer-state rebuild, the crash defects and the conformance regression traces) in a child
@@ -28,7 +29,7 @@ PURE_SUITE = (
     "tests/impl/test_lookup_scan.py",
     "tests/impl/test_append_scan.py",
     "tests/impl/test_stamped_write.py",
-    "tests/impl/test_txn_index.py",
+    "tests/impl/test_transaction_index.py",
     "tests/impl/test_producer_snapshots.py",
     "tests/crash/test_defects.py",
     "tests/conformance/test_regressions.py",
@@ -38,7 +39,7 @@ PURE_SUITE = (
 @pytest.mark.skipif(not batch_scan.COMPILED, reason="this run already uses the pure-Python "
                     "scans (the C extension is not built), so every test above ran on them")
 def test_recovery_and_read_tests__pass_on_the_pure_python_scans() -> None:
-    """Both scan implementations pass the recovery, load and replay tests (issue #17)."""
+    """Both scan implementations pass the recovery, load and replay tests."""
     env = {**os.environ, "KAFKALOG_PURE_PYTHON": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *PURE_SUITE],

@@ -1,4 +1,5 @@
-"""A leader's stamped batches reach the file without a copy (impl/records/stamped_records.py, issue #17):
+"""A leader's stamped batches reach the file without a copy (impl/records/stamped_records.py, issue
+#17):
 the vectored write, its compiled twin, and the append-path twins beside it (producer rows, packed
 index entries) hold to their Python references; watched file handles still see one plain write.
 """

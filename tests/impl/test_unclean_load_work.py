@@ -1,4 +1,4 @@
-"""Issue #17: an unclean load does no work the recovery pass redoes, with the same result.
+"""An unclean load does no work the recovery pass redoes, with the same result.
 
 The loader skips the load-time index check and rebuild of a segment the recovery pass rebuilds
 anyway (`LogLoader._rebuilt_by_recovery_pass`) and writes the epoch checkpoint once per unclean

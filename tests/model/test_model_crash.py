@@ -149,6 +149,49 @@ def test_unclean_load__rebuilds_indexes_and_re_adds_epochs_above_the_checkpoint(
     assert all(k >= active.base_offset for k, _ in active.offset_index)
 
 
+SMALL_INDEX = LogConfig(segment_bytes=2048, index_interval_bytes=64, segment_index_bytes=120)
+
+
+def _appended_with_reopens(*chunks: int) -> PartitionState:
+    """72-byte batches in `chunks`, a clean reopen between two: each reopen resets the live
+    index counter, so the batch after it gets no index entry where recovery gives it one."""
+    state = log.empty_log(SMALL_INDEX)
+    for i, n in enumerate(chunks):
+        if i:
+            state, _ = log.close_and_reopen(state)
+        for _ in range(n):
+            state, _ = log.append_as_leader(state, (Record(None, b"test", 100),), 0)
+    return state
+
+
+def test_unclean_load__active_index_rebuilt_beyond_capacity__keeps_entries_and_rolls_next(
+) -> None:
+    """16 rebuilt offset-index entries where segment_index_bytes holds 15: REC-12 keeps them
+    (a capacity never below the entries, KL-INV-13), so a second crash loads too and the next
+    append rolls. Spec: KL-CRASH-5"""
+    state = _appended_with_reopens(3, 14)
+    assert len(state.active.offset_index) == state.active.offset_index_max_entries == 15
+    loaded = load_unclean(state.segments, Checkpoints(), SMALL_INDEX, 0)
+    active = loaded.active
+    assert len(active.offset_index) == active.offset_index_max_entries == 16
+    assert check_all(loaded) == []
+    again = load_unclean(loaded.segments, Checkpoints(), SMALL_INDEX, 0)
+    assert again.active.offset_index == active.offset_index
+    appended, _ = log.append_as_leader(again, (Record(None, b"test", 100),), 0)
+    assert [s.base_offset for s in appended.segments] == [0, 17]
+
+
+def test_truncate_to__active_index_rebuilt_beyond_capacity__keeps_the_entries_below() -> None:
+    """SEG-13 resizes to full capacity, never below the entries it keeps. Spec: KL-CRASH-5"""
+    state = _appended_with_reopens(3, 3, 12)
+    assert len(state.segments) == 1 and state.log_end_offset == 18
+    loaded = load_unclean(state.segments, Checkpoints(), SMALL_INDEX, 0)
+    assert len(loaded.active.offset_index) == 17
+    cut, _ = log.truncate_to(loaded, 17)
+    assert len(cut.active.offset_index) == cut.active.offset_index_max_entries == 16
+    assert check_all(cut) == []
+
+
 def test_unclean_load__log_end_below_the_log_start_checkpoint_starts_empty_there() -> None:
     """RCV-7 (KAFKA-8306). Spec: KL-CRASH-6"""
     empty = (log.empty_log(CONFIG).segments[0],)
@@ -207,7 +250,7 @@ def test_unclean_load__no_entry_below_the_recovery_point__every_recovered_batch_
 
 
 def test_crash_right_after_a_load__recovers_the_same_state() -> None:
-    """CRP-12 idempotence, also for issue #10 item 4 (LSO = LEO = 10). Spec: KL-CRASH-7"""
+    """CRP-12 idempotence, also with LSO = LEO = 10. Spec: KL-CRASH-7"""
     t = Tracked()
     t.append(10, epoch=1)
     t.do("update_high_watermark", 10)
@@ -231,6 +274,32 @@ def test_crash_inside_an_action__is_a_state_of_the_set_before_or_after_it() -> N
     assert {s.log_end_offset for s, _ in inside} == {1, 2, 3}
     t.do("close_and_reopen")
     assert any(s.recovery_point == s.log_end_offset == 1 for s, _ in inside)
+
+
+def test_crash_inside_a_truncation__after_the_cut__may_keep_the_snapshots_it_deletes() -> None:
+    """Kafka's truncateTo cuts the log, then `truncateAndReload` deletes the snapshots at or
+    below the log start (PSR-4), and kafkalog keeps that order: a crash between leaves the cut
+    log (the batch 4-5 gone, everything flushed) with snapshots 1 and 2, which a load whose
+    recovery starts above them keeps. Spec: KL-CRASH-8, KL-CRASH-11"""
+    t = Tracked()
+    for seq in range(3):
+        t.do("append_as_leader", (Record(None, b"test", 100),), 0, 7, 0, seq)
+        t.do("roll", None)  # snapshots 1, 2, 3
+    t.do("close_and_reopen")  # recovery-point checkpoint 3
+    t.do("append_as_leader", (Record(None, b"test", 100),), 0, 7, 0, 3)
+    t.do("append_as_leader", (Record(None, b"test", 100),) * 2, 0, 7, 0, 4)
+    t.do("update_high_watermark", 6)
+    t.do("flush", None)
+    t.do("maybe_increment_log_start_offset", 4)
+    before, durable_before = t.state, t.durable
+    t.do("truncate_to", 5)
+    assert not {1, 2} & {o for o, _ in t.state.producer_state.snapshots}
+    inside = crash_inside.crash_between(before, durable_before, t.state, t.durable,
+                                        "truncate_to", FaultModel.PROCESS_CRASH)
+    assert any(s.log_end_offset == 4 and {1, 2} <= {o for o, _ in s.producer_state.snapshots}
+               for s, _ in inside)
+    for state, _ in inside:
+        assert check_all(state) == []
 
 
 def test_crash_inside_a_full_truncation__trims_stale_epochs_at_the_loaded_log_start() -> None:

@@ -1,6 +1,6 @@
 """A crash whose recovery replay raises: the load fails, as a member of the set (KL-CRASH-13).
 
-The log is the one `kafkalog check --family transactions --seed 5150` reached (issue #10):
+The log is one `kafkalog check --family transactions` reached:
 producer 2 opens a transaction at offset 0; the log start moves to 1 and a clean reopen forgets
 the producer (PSR-4 deletes the snapshot at the log start, PSR-8 leaves the table empty); its
 non-transactional batch at 1 is then accepted. An unclean load replays segment 0 from its base

@@ -60,9 +60,12 @@ def test_unclean_load__keeps_each_producers_newest_batch_only() -> None:
         assert check_all(state) == []
 
 
-def test_recovery__rebuilds_from_the_snapshot_at_the_recovery_point_segment() -> None:
+def test_recovery__producer_known_only_below_the_log_start__is_gone_after_every_load() -> None:
     """PSR-4 inside PSR-7: the temporary manager deletes snapshots above the recovered segment's
-    base, so a producer only a deleted segment knew is gone. Spec: KL-CRASH-11"""
+    base, and (starting at the loaded log start, 1) the snapshot at the log start too, so a
+    producer only a deleted segment knew is gone. Kafka's pass starts at the checkpoint (0 here)
+    and brings it back from snapshot 1, which the same load deletes: it is gone after the next
+    load. Spec: KL-CRASH-11, KL-CRASH-7"""
     t = Tracked()
     t.produce(pid=7, seq=0)
     t.do("roll", None)
@@ -74,9 +77,7 @@ def test_recovery__rebuilds_from_the_snapshot_at_the_recovery_point_segment() ->
     assert [p.producer_id for p in log.view(t.state).producers] == [7]  # kept (KAFKA-7190)
     kept = {tuple(p.producer_id for p in log.view(s).producers)
             for s, _ in t.outcomes(FaultModel.POWER_LOSS)}
-    # Snapshot 1 (producer 7) is the base the recovered segment rebuilds from; without it the
-    # producer whose only batch was deleted cannot come back.
-    assert kept == {(7,), ()}
+    assert kept == {()}
     assert all(check_all(s) == [] for s, _ in t.outcomes(FaultModel.POWER_LOSS))
 
 
@@ -133,3 +134,25 @@ def test_unclean_load__an_ongoing_transaction_holds_the_last_stable_offset_back(
     for state, _ in t.outcomes(FaultModel.PROCESS_CRASH):
         assert log.view(state).last_stable_offset == 1
         assert state.producer_state.unreplicated == ()
+
+
+def test_unclean_load__txn_begun_below_the_log_start__indexed_alike_by_every_load() -> None:
+    """A transaction's first batch (offset 0) went with its segment; its ABORT marker is at 2.
+    The log-start checkpoint reads 0 (FMT-40), so Kafka's recovery pass would read the
+    snapshot at the log start (1) and index first offset 0, and the same load deletes that
+    snapshot (PSR-4), so the next load indexes 1. Both passes start at the loaded log start:
+    every load indexes 1. Spec: KL-CRASH-11, KL-CRASH-12, KL-CRASH-7"""
+    t = Tracked()
+    _txn(t, pid=1, seq=0)
+    t.do("roll", None)
+    t.do("update_high_watermark", 1)
+    t.do("maybe_increment_log_start_offset", 1)
+    assert t.do("delete_old_segments") == 1
+    _txn(t, pid=1, seq=1)
+    _marker(t, pid=1, commit=False)
+    assert [(e.first_offset, e.last_offset) for e in log.view(t.state).aborted_txns] == [(0, 2)]
+    for state, durable in t.outcomes(FaultModel.PROCESS_CRASH):
+        first = log.view(state).aborted_txns
+        assert [(e.first_offset, e.last_offset) for e in first] == [(1, 2)]
+        for again, _ in crash.crash_states(state, durable, FaultModel.PROCESS_CRASH):
+            assert log.view(again).aborted_txns == first

@@ -1,4 +1,4 @@
-"""Model rules fixed against Kafka's source in issue #12 (each test names the Kafka code)."""
+"""Model rules fixed against Kafka's source (each test names the Kafka code)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from kafkalog.model.errors import (
     OutOfOrderSequenceError,
 )
 from kafkalog.model.invariants import check_all
+from kafkalog.model.producer import producer_entry as pe
 from kafkalog.model.producer import producer_state as ps
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import (
@@ -39,7 +40,7 @@ def produce(s: PartitionState, pid: int, epoch: int, seq: int,
     return s, (info.first_offset, info.last_offset)
 
 
-def entry(s: PartitionState, pid: int) -> ps.ProducerEntry:
+def entry(s: PartitionState, pid: int) -> pe.ProducerEntry:
     found = ps.lookup(s.producer_state.producers, pid)
     assert found is not None
     return found
@@ -47,12 +48,12 @@ def entry(s: PartitionState, pid: int) -> ps.ProducerEntry:
 
 def test_sequence_arithmetic__wraps_at_int_max() -> None:
     """PST-5 vectors. Spec: KL-PROD-3"""
-    assert ps.increment_sequence(INT32_MAX, 1) == 0
-    assert ps.increment_sequence(INT32_MAX - 10, 20) == 9
-    assert ps.decrement_sequence(9, 20) == INT32_MAX - 10
-    assert ps.decrement_sequence(5, 3) == 2
-    assert ps.in_sequence(INT32_MAX, 0) and not ps.in_sequence(INT32_MAX, 1)
-    assert ps.in_sequence(-1, 0) and ps.in_sequence(4, 5) and not ps.in_sequence(4, 6)
+    assert pe.increment_sequence(INT32_MAX, 1) == 0
+    assert pe.increment_sequence(INT32_MAX - 10, 20) == 9
+    assert pe.decrement_sequence(9, 20) == INT32_MAX - 10
+    assert pe.decrement_sequence(5, 3) == 2
+    assert pe.in_sequence(INT32_MAX, 0) and not pe.in_sequence(INT32_MAX, 1)
+    assert pe.in_sequence(-1, 0) and pe.in_sequence(4, 5) and not pe.in_sequence(4, 6)
 
 
 def test_leader_append__records_the_batch_in_the_producer_table() -> None:
@@ -84,7 +85,7 @@ def test_retry_older_than_five_batches__is_out_of_order() -> None:
     s = log.empty_log(LogConfig())
     for seq in range(6):
         s, _ = produce(s, 1, 0, seq)
-    assert len(entry(s, 1).batches) == ps.NUM_BATCHES_TO_RETAIN
+    assert len(entry(s, 1).batches) == pe.NUM_BATCHES_TO_RETAIN
     s, _ = produce(s, 1, 0, 1)  # still cached: a duplicate
     with pytest.raises(OutOfOrderSequenceError):
         produce(s, 1, 0, 0)
@@ -304,7 +305,7 @@ def test_check_all__bad_producer_state__is_named() -> None:
     s = log.empty_log(LogConfig())
     s, _ = produce(s, 1, 0, 0)
     assert check_all(s) == []
-    bad = ps.ProducerEntry(1, 0, batches=(ps.BatchMetadata(0, 1, 0, 0),))
+    bad = pe.ProducerEntry(1, 0, batches=(pe.BatchMetadata(0, 1, 0, 0),))
     broken = replace(s, producer_state=replace(s.producer_state, producers=(bad,)))
     assert check_all(broken) == ["producer_state_well_formed"]
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
-from kafkalog.conformance.broken.catalogue import BROKEN, broken_factory
+from kafkalog.conformance.broken.registry import BROKEN, broken_factory
 from kafkalog.conformance.check.lockstep import DivergenceError
 from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES

