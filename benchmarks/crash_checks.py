@@ -1,4 +1,4 @@
-"""Crash-recovery properties checked on one recovered log directory (crash-and-durability §4).
+"""Crash-recovery properties checked on one recovered log directory (CRP of specs/sources.md).
 
 `check_recovered(target, expect)` opens a materialised crash image twice (CRP-12: load twice =
 load once) and returns the violated properties, each tagged with its CRP rule:

@@ -51,7 +51,7 @@ def require_int64(value: int, what: str, where: str) -> None:
 def validate_config(config: LogConfig) -> None:
     """IllegalArgumentError for a config Kafka's `LogConfig` refuses (or kafkalog cannot index).
 
-    The checker-only `kafka_version` is not looked at: the implementation is trunk.
+    `kafka_version` is checked by `kafkalog.impl.versions.check_profile`.
     """
     for name, bits, minimum in CONFIG_BOUNDS:
         value = getattr(config, name)

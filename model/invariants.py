@@ -53,7 +53,7 @@ def batches_inside_segments(s: PartitionState) -> bool:
 
 
 def offsets_strictly_increasing(s: PartitionState) -> bool:
-    """KL-INV-6 (LOG-15 (4), §10.8 (1)): batch last offsets strictly increase across the log."""
+    """KL-INV-6 (LOG-15 (4), SEG-2, LOG-2): batch last offsets strictly increase across the log."""
     lasts = [b.last_offset for seg in s.segments for b in seg.batches]
     return all(a < b for a, b in zip(lasts, lasts[1:], strict=False))
 
@@ -131,7 +131,7 @@ def pending_deletions_have_timers(s: PartitionState) -> bool:
 
 
 def producer_state_well_formed(s: PartitionState) -> bool:
-    """KL-INV-15 (reference §9 items 1 and 12, PST-3, PSF-4): producers sorted and unique; each
+    """KL-INV-15 (PST-3, PST-13, PSR-1, PSF-4): producers sorted and unique; each
     caches at most 5 batches with strictly increasing last offsets below the LEO; snapshot
     offsets increase, the latest is at most the map end, and no snapshot holds a producer twice,
     more than one batch per producer, or data at or beyond its own offset (KAFKA-6683)."""
@@ -163,7 +163,7 @@ def _is_commit(batch: Batch) -> bool:
 
 
 def last_stable_offset_bounded(s: PartitionState) -> bool:
-    """KL-INV-16 (reference §9 item 3, TXN-8, TXN-9): log start <= the cached FUO (when present),
+    """KL-INV-16 (TXN-8, TXN-9): log start <= the cached FUO (when present),
     and log start <= last stable offset <= HW <= LEO."""
     fuo = s.first_unstable_offset
     if fuo is not None and fuo < s.log_start_offset:
@@ -174,7 +174,7 @@ def last_stable_offset_bounded(s: PartitionState) -> bool:
 
 
 def transactions_well_formed(s: PartitionState) -> bool:
-    """KL-INV-17 (reference §9 items 2, 9, 10): unreplicated markers are >= the log start offset
+    """KL-INV-17 (TXN-5..7, TXN-11, PSF-8): unreplicated markers are >= the log start offset
     and never the first offset of an open transaction; each segment's `.txnindex` entries have
     strictly increasing marker offsets inside the segment, first <= last, last stable <= last +
     1, and each names an ABORT control batch of that producer. (Unreplicated markers can lie

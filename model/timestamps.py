@@ -15,10 +15,12 @@ from .values import (
     NO_TIMESTAMP,
     TimestampAndOffset,
 )
-from .versions import max_timestamp_searches_records
+from .versions import earliest_pending_upload_is_special, max_timestamp_searches_records
 
 EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43; without remote storage it answers like EARLIEST
 LATEST_TIERED_TIMESTAMP = -5  # LOG-43; without remote storage the answer is (-1, -1, -1)
+# KL-VERSION-7: a special target only in the releases that know it; else a timestamp search.
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6
 
 
 def _earliest(state: PartitionState) -> TimestampAndOffset:
@@ -83,7 +85,7 @@ def fetch_offset_by_timestamp(state: PartitionState,
                               timestamp: int) -> tuple[PartitionState, TimestampAndOffset | None]:
     """The offset for a timestamp or a special target (-1 LATEST, -2 EARLIEST, -3 MAX).
 
-    Spec: KL-TIME-1, KL-TIME-2, KL-TIME-3, KL-TIME-4, KL-BOUND-1.
+    Spec: KL-TIME-1, KL-TIME-2, KL-TIME-3, KL-TIME-4, KL-BOUND-1, KL-VERSION-7.
     """
     require_int64(timestamp, "timestamp", "fetch_offset_by_timestamp")
     if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
@@ -91,7 +93,9 @@ def fetch_offset_by_timestamp(state: PartitionState,
     if timestamp == LATEST_TIMESTAMP:
         latest = epoch_cache.latest_epoch(state.epochs)
         return state, TimestampAndOffset(NO_TIMESTAMP, state.log_end_offset, latest)
-    if timestamp == LATEST_TIERED_TIMESTAMP:
+    if timestamp == LATEST_TIERED_TIMESTAMP or (
+            timestamp == EARLIEST_PENDING_UPLOAD_TIMESTAMP
+            and earliest_pending_upload_is_special(state.config.kafka_version)):
         return state, TimestampAndOffset(NO_TIMESTAMP, -1, -1)
     if timestamp == MAX_TIMESTAMP:
         # `maxBy(_.maxTimestampSoFar)` reads every segment's max (KL-TRUNC-3).

@@ -55,9 +55,9 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
-    # The Kafka version profile the model checks against (KL-VERSION-1): "3.6", "3.7", "3.8",
-    # "3.9" or "trunk". A checker setting: kafkalog's implementation ignores it (it is trunk).
-    kafka_version: str = "trunk"
+    # The Kafka release profile both sides behave as (KL-VERSION-1): "3.6" .. "3.9", "4.0" ..
+    # "4.4" (model/versions.py PROFILES); the default is the newest release.
+    kafka_version: str = "4.4"
     producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
     # PST-22: period of the expiration check (an internal broker setting in Kafka).
     producer_id_expiration_check_interval_ms: int = 600_000

@@ -63,6 +63,12 @@ def max_timestamp_searches_records(version: str) -> bool:
     return at_least(version, "3.8")
 
 
+def earliest_pending_upload_is_special(version: str) -> bool:
+    """KL-VERSION-7: from 4.2 the target -6 (EARLIEST_PENDING_UPLOAD) is a special target that a
+    log without remote storage answers (-1, -1, -1); before, it is a timestamp to search."""
+    return at_least(version, "4.2")
+
+
 def append_reports_offset_of_max_timestamp(version: str) -> bool:
     """KL-VERSION-2: from 4.0 (KAFKA-806) LogAppendInfo has no offset of the max timestamp."""
     return not at_least(version, "4.0")

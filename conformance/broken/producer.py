@@ -1,4 +1,4 @@
-"""Broken implementations for historical producer-state bugs (reference §8).
+"""Broken implementations for historical producer-state bugs (KAFKA tickets).
 
 Each entry changes one attribute of `kafkalog.impl.producer`, stated against the current code
 (base.py), so the real implementation behaves like Kafka did before the fix named by its JIRA.

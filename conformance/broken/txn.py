@@ -1,4 +1,4 @@
-"""Broken implementations for historical transaction / last-stable-offset bugs (reference §8).
+"""Broken implementations for historical transaction / last-stable-offset bugs (KAFKA tickets).
 
 Each entry changes one attribute of the implementation, stated against the current code
 (base.py), so it behaves like Kafka did before the fix named by its JIRA. They share one

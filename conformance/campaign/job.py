@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kafkalog.conformance.campaign.aggregate import load_runs
 from kafkalog.conformance.campaign.errors import (
     CampaignIncompleteError,
     CampaignOptionsError,
@@ -211,8 +212,6 @@ def _cores(master: str | None) -> int:
 
 def recorded_seeds(spark: Any, plan: CampaignPlan) -> set[int]:
     """Seeds already in Parquet for the campaign (an absent dataset records none)."""
-    from kafkalog.conformance.campaign.aggregate import load_runs
-
     layout = CampaignLayout(plan.out, plan.spec.campaign_id)
     if is_local(plan.out):
         return set(local_seeds(layout) or ())
@@ -228,8 +227,6 @@ def check_resume_compatible(spark: Any, plan: CampaignPlan, store: Store) -> Non
     The parameters live in `_campaigns/<id>/params.json`; a campaign written before that file
     existed is checked against its rows' steps/adapter/broken instead.
     """
-    from kafkalog.conformance.campaign.aggregate import load_runs
-
     layout = CampaignLayout(plan.out, plan.spec.campaign_id)
     params = campaign_params(plan.spec)
     if not check_params(store, layout, params):
@@ -294,8 +291,6 @@ def compact(
     knows them) saves counting them. The new directory lists what it supersedes, is
     renamed in, and the superseded entries are deleted (recover() finishes that if killed).
     """
-    from kafkalog.conformance.campaign.aggregate import load_runs
-
     entries = [name for name in store.children(layout.partition) if name[:1] not in "_."]
     files = sum(_data_files(store, f"{layout.partition}/{name}") for name in entries)
     if files <= 1:
@@ -318,7 +313,6 @@ def compact(
 
 def check_complete(spark: Any, plan: CampaignPlan) -> None:
     """Every seed of the plan's range has exactly one row; else CampaignIncompleteError."""
-    from kafkalog.conformance.campaign.aggregate import load_runs
     from pyspark.sql import functions as F
 
     last = plan.seed_base + plan.runs - 1

@@ -19,6 +19,15 @@ from typing import Any
 
 from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
 from kafkalog.conformance.campaign.errors import CampaignOptionsError, SparkMissingError
+from kafkalog.conformance.campaign.store import (
+    CampaignLayout,
+    LocalStore,
+    campaign_params,
+    is_local,
+    local_path,
+    local_seeds,
+    params_differ,
+)
 from kafkalog.conformance.errors import AdapterError
 
 SPARK_EXTRA = ("pyspark", "pyarrow", "pandas")
@@ -55,8 +64,6 @@ def check_master(master: str) -> None:
 
 def check_out(out: str) -> None:
     """A local --out must be (or become) a writable directory; URIs are checked by Spark."""
-    from kafkalog.conformance.campaign.store import is_local, local_path
-
     if not is_local(out):
         return
     path = local_path(out)
@@ -98,16 +105,9 @@ def recorded_summary(plan: Any, report_root: Path) -> Any | None:
     of the range has exactly one row, the rows are compacted into one file, and the saved
     summary.json counts all of them. Reads Parquet footers and one column with pyarrow.
     """
+    # aggregate needs pyarrow (an optional dependency, through campaign.task): only this check
+    # loads it, so the others run without it.
     from kafkalog.conformance.campaign.aggregate import CampaignSummary
-    from kafkalog.conformance.campaign.store import (
-        CampaignLayout,
-        LocalStore,
-        campaign_params,
-        is_local,
-        local_path,
-        local_seeds,
-        params_differ,
-    )
 
     if not is_local(plan.out):
         return None

@@ -90,6 +90,7 @@ def build_zip(dest: Path) -> tuple[Path, Path]:
                 info.compress_type = zipfile.ZIP_DEFLATED
                 zipped.writestr(info, source.read_bytes())
         # The driver runs from this zip, outside any checkout: bake in the commit it came from.
+        # (campaign.job needs pyarrow, an optional dependency; packaging needs it only here.)
         from kafkalog.conformance.campaign.job import git_commit
 
         info = zipfile.ZipInfo("kafkalog/_build_commit.py", date_time=(1980, 1, 1, 0, 0, 0))

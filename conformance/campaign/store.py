@@ -311,6 +311,7 @@ def params_differ(recorded: dict[str, Any], params: dict[str, Any]) -> list[str]
     since it was written) counts as recorded with the field's default."""
     from dataclasses import MISSING, fields
 
+    # campaign.task needs pyarrow (an optional dependency); the store's other paths do not.
     from kafkalog.conformance.campaign.task import TaskSpec
 
     defaults = {f.name: f.default for f in fields(TaskSpec) if f.default is not MISSING}

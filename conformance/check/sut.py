@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from kafkalog.conformance.adapter.json_codec import ACTIONS, FEATURES, Json, encode, encode_error
 from kafkalog.conformance.errors import AdapterError, UnexpectedException
-from kafkalog.model import errors
+from kafkalog.model import errors, invariants, log
 from kafkalog.model import values as v
 from kafkalog.model.crash import crash
 from kafkalog.model.crash import inside as crash_inside
@@ -185,8 +185,6 @@ class ModelSut:
 
     def __init__(self, config: v.LogConfig, now_ms: int = 0, log_start_offset: int = 0,
                  mode: crash.CrashMode = crash.CrashMode.STRICT) -> None:
-        from kafkalog.model import invariants, log
-
         self._log = log
         self._invariants = invariants
         self.mode = mode

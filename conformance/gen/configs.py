@@ -111,8 +111,9 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
         retention_bytes=-1,
         file_delete_delay_ms=60_000,
     ),
-    # time_roll without jitter: a broker draws each segment's jitter at random, so the wire
-    # checks roll by time with none (specs/wire.md KL-WIRE-5).
+    # time_roll without jitter: a broker draws each segment's jitter at random, so a wire check
+    # of time rolls needs none (`check --wire --family time_roll_no_jitter`; specs/wire.md
+    # KL-WIRE-5).
     "time_roll_no_jitter": LogConfig(
         segment_bytes=2_048,
         segment_ms=1_000,

@@ -1,8 +1,8 @@
 """Scripted traces: a fixed list of calls run in lockstep and written as a trace file.
 
-Regression traces for spec fixes and the conformance vectors (corpus.py) are built this way: the
-calls are chosen by hand (or by the vector search), run through the same `Lockstep` checks as a
-Hypothesis run, and every step's model and implementation answers are recorded.
+Regression traces for spec fixes and the conformance vectors (vectors/corpus.py) are built this
+way: the calls are chosen by hand (or by the vector search), run through the same `Lockstep` checks
+as a Hypothesis run, and every step's model and implementation answers are recorded.
 """
 
 from __future__ import annotations

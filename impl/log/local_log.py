@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from kafkalog.impl.fs.file_system import FileSystem
@@ -34,6 +35,7 @@ from kafkalog.impl.segment.log_segment import (
 )
 from kafkalog.impl.segment.log_segments import LogSegments
 from kafkalog.impl.time import Time
+from kafkalog.impl.versions import index_entry_per_batch, read_reports_batch_base
 from kafkalog.model.errors import (
     InvalidRollError,
     KafkaStorageError,
@@ -109,8 +111,10 @@ class LocalLog:
     # --- append and read --------------------------------------------------------------------
 
     def append(self, last_offset: int, records: MemoryRecords) -> None:
-        """Append to the active segment, then publish LEO = last_offset + 1 (LOC-3 [TRUNK])."""
-        self.segments.active_segment().append(last_offset, records)
+        """Append to the active segment, then publish LEO = last_offset + 1 (LOC-3 [TRUNK]);
+        the index decisions per batch or per append follow the profile (KL-VERSION-4)."""
+        self.segments.active_segment().append(
+            last_offset, records, index_entry_per_batch(self.config.kafka_version))
         self.update_log_end_offset(last_offset + 1)
 
     def read(
@@ -144,6 +148,10 @@ class LocalLog:
         while segment is not None:
             bound = self._max_position(segment, max_offset_metadata)
             info = segment.read(start_offset, max_length, bound, min_one_message)
+            if info is not None and not read_reports_batch_base(self.config.kafka_version):
+                # KL-VERSION-3: before 4.0 the metadata names the offset asked for.
+                info = replace(info, fetch_offset_metadata=replace(
+                    info.fetch_offset_metadata, message_offset=start_offset))
             if info is not None:
                 if include_aborted:
                     info = add_aborted_transactions(self, start_offset, segment, info)

@@ -60,7 +60,13 @@ from kafkalog.impl.segment.log_segment import (
     RollParams,
     check_index_capacity,
 )
+from kafkalog.impl.segment.indexing import append_unit
 from kafkalog.impl.time import Time
+from kafkalog.impl.versions import (
+    check_profile,
+    follower_skips_newer_epochs,
+    index_entry_per_batch,
+)
 from kafkalog.model.errors import (
     IllegalArgumentError,
     LogSegmentOffsetOverflowError,
@@ -148,6 +154,7 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
         CorruptCheckpointError for a malformed `leader-epoch-checkpoint`.
         """
         validate_config(config)
+        check_profile(config.kafka_version)
         require_int64(log_start_offset, "log start offset", "Log.open")
         d = Path(dir_path)
         fs.mkdir(d)
@@ -278,11 +285,14 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None
     ) -> LogAppendInfo:
-        """Append replicated batches with their own offsets (LOG-14, LOG-15a [TRUNK], LOG-19).
+        """Append replicated batches with their own offsets (LOG-14, LOG-15a, LOG-19,
+        KL-VERSION-5).
 
         Raises OffsetsOutOfOrderError, UnexpectedAppendOffsetError, CorruptRecordError,
         RecordBatchTooLargeError, LogClosedError.
         """
+        if not follower_skips_newer_epochs(self.config.kafka_version):
+            leader_epoch = None  # KL-VERSION-5: before 4.0 the follower keeps every batch
         if leader_epoch is not None:
             require_int32(leader_epoch, "leader epoch", "append_as_follower")
         analysis = analyze_and_validate(
@@ -379,6 +389,8 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
 
     def _ensure_fresh_indexes_fit(self, base_offset: int, batches: list[BatchFacts]) -> None:
         """The new segment's empty indexes must hold this append's entries (KL-APPEND-9)."""
+        if not index_entry_per_batch(self.config.kafka_version):
+            batches = append_unit(batches)  # KL-VERSION-4: one decision for the append
         size = self.config.segment_index_bytes
         check_index_capacity(
             batches, self.config.index_interval_bytes, 0, NO_TIMESTAMP, (0, size // 8),

@@ -6,22 +6,26 @@ from __future__ import annotations
 from kafkalog.impl.bounds import require_int64
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
 from kafkalog.impl.log.local_log import LocalLog
+from kafkalog.impl.versions import earliest_pending_upload_is_special
 from kafkalog.model.values import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
     NO_TIMESTAMP,
+    LogConfig,
     TimestampAndOffset,
 )
 
 EARLIEST_LOCAL_TIMESTAMP = -4  # LOG-43
 LATEST_TIERED_TIMESTAMP = -5
+EARLIEST_PENDING_UPLOAD_TIMESTAMP = -6  # KL-VERSION-7: special from 4.2, a search before
 
 
 class LogTimestamps:
     """Offsets by timestamp: the special targets and the segment search."""
 
     local_log: LocalLog
+    config: LogConfig
     leader_epoch_cache: LeaderEpochCache
     _log_start_offset: int
 
@@ -39,8 +43,10 @@ class LogTimestamps:
             return TimestampAndOffset(NO_TIMESTAMP, lso, epoch)
         if target_timestamp == LATEST_TIMESTAMP:
             return TimestampAndOffset(NO_TIMESTAMP, self.log_end_offset, cache.latest_epoch)
-        if target_timestamp == LATEST_TIERED_TIMESTAMP:
-            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
+        if target_timestamp == LATEST_TIERED_TIMESTAMP or (
+                target_timestamp == EARLIEST_PENDING_UPLOAD_TIMESTAMP
+                and earliest_pending_upload_is_special(self.config.kafka_version)):
+            return TimestampAndOffset(NO_TIMESTAMP, -1, -1)  # no remote storage
         if target_timestamp == MAX_TIMESTAMP:
             return self._fetch_max_timestamp()
         for segment in self.local_log.segments.values():

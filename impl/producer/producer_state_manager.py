@@ -253,7 +253,7 @@ class ProducerStateManager:
         return not self.producers and not self.unreplicated_txns
 
     def check(self, log_end_offset: int) -> None:
-        """Assert reference §9 items 1 and 12 in O(producers + snapshots): at most 5 cached
+        """Assert PST-3 and PSR-1 in O(producers + snapshots): at most 5 cached
         batches with increasing last offsets below the LEO; snapshot offsets <= the map end."""
         assert self.last_snap_offset <= self.last_map_offset, (
             f"last snapshot offset {self.last_snap_offset} > map end {self.last_map_offset}")

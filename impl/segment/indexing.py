@@ -55,6 +55,45 @@ def py_index_decisions(batches: list[BatchFacts], position: int, interval: int, 
     return offsets, positions, timed, since, max_ts, max_off
 
 
+def append_unit(batches: list[BatchFacts]) -> list[BatchFacts]:
+    """SEG-4 (Kafka before 4.0, KL-VERSION-4): the whole append as one index unit, keyed by its
+    last offset, sized by all its bytes, carrying its max timestamp. The unit's max-timestamp
+    offset (the last offset of the first batch reaching the max) is `append_unit_max`'s."""
+    last = batches[-1]
+    max_ts = max(b[5] for b in batches)
+    return [(last[0], sum(b[1] for b in batches), last[2], last[3], last[4], max_ts, last[6],
+             last[7])]
+
+
+def append_unit_max(batches: list[BatchFacts]) -> tuple[int, int]:
+    """(max timestamp, last offset of the first batch whose max timestamp is strictly greater
+    than every earlier one), from (-1, -1): what Kafka before 4.0 hands `LogSegment.append`."""
+    max_ts, max_off = -1, -1
+    for _, _, base, delta, _, batch_max_ts, _, _ in batches:
+        if batch_max_ts > max_ts:
+            max_ts, max_off = batch_max_ts, base + delta
+    return max_ts, max_off
+
+
+def per_append_decisions(batches: list[BatchFacts], position: int, interval: int, since: int,
+                         max_ts: int, max_off: int) -> Decisions:
+    """SEG-4 (Kafka before 4.0, KL-VERSION-4): one decision for the whole append at `position`:
+    the max so far takes the append's (max timestamp, its offset) when greater; then, when more
+    than `interval` bytes came since the last entry, one offset-index entry (the append's last
+    offset, its first batch's position) and a time-index call for the max so far."""
+    unit_ts, unit_off = append_unit_max(batches)
+    if unit_ts > max_ts:
+        max_ts, max_off = unit_ts, unit_off
+    offsets: list[int] = []
+    positions: list[int] = []
+    timed: list[tuple[int, int]] = []
+    if since > interval:
+        last = batches[-1]
+        offsets, positions, timed = [last[2] + last[3]], [position], [(max_ts, max_off)]
+        since = 0
+    return offsets, positions, timed, since + sum(b[1] for b in batches), max_ts, max_off
+
+
 def check_index_capacity(
     batches: list[BatchFacts],
     index_interval_bytes: int,

@@ -34,7 +34,12 @@ from kafkalog.impl.segment.files import (
     DELETED_FILE_SUFFIX as DELETED_FILE_SUFFIX,  # with the other suffixes
 )
 from kafkalog.impl.segment.files import SegmentFiles
-from kafkalog.impl.segment.indexing import check_index_capacity, index_decisions
+from kafkalog.impl.segment.indexing import (
+    append_unit,
+    check_index_capacity,
+    index_decisions,
+    per_append_decisions,
+)
 from kafkalog.impl.segment.recovery import RecoveredBatches, walk_batches
 from kafkalog.impl.time import Time
 from kafkalog.model.errors import (
@@ -238,10 +243,11 @@ class LogSegment(SegmentFiles):
 
     # --- append -----------------------------------------------------------------------------
 
-    def append(self, largest_offset: int, records: Any) -> None:
+    def append(self, largest_offset: int, records: Any, per_batch: bool = True) -> None:
         """Append whole batches (a MemoryRecords) ending at `largest_offset`; SEG-3 [TRUNK].
 
-        One write of the given bytes, then index bookkeeping per batch from header fields only.
+        One write of the given bytes, then index bookkeeping per batch from header fields only;
+        with `per_batch` False one decision for the whole append (SEG-4, KL-VERSION-4).
         Raises LogSegmentOffsetOverflowError (ERR-14) before writing anything.
         """
         self.recovered_batches = None
@@ -250,14 +256,15 @@ class LogSegment(SegmentFiles):
         position = self.log.size_in_bytes
         self._ensure_offset_in_range(largest_offset)
         batches = batch_facts(records)  # carried by the append path, else read from headers
-        self._check_index_capacity(batches)
+        self._check_index_capacity(batches if per_batch else append_unit(batches))
         if position == 0:
             self.rolling_based_timestamp = batches[0][5]
         self.log.append(records)
         self.last_modified_ms = self.time.milliseconds()
         max_ts, max_off = self.max_timestamp_and_offset_so_far
         # SEG-3's decisions on header facts alone, then the entries in one bulk store each.
-        offsets, positions, timed, since, max_ts, max_off = index_decisions(
+        offsets, positions, timed, since, max_ts, max_off = (
+            index_decisions if per_batch else per_append_decisions)(
             batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
             max_ts, max_off)
         if offsets:

@@ -1,4 +1,4 @@
-"""`verify` checks of producer `.snapshot` files (PSF-1..PSF-5, PSR-3; reference §9 item 12).
+"""`verify` checks of producer `.snapshot` files (PSF-1..PSF-5, PSR-1, PSR-3).
 
 Read-only. Each finding is `(is_problem, kind, path, message, rule)`; `verifier.py` turns them
 into its `Finding`s (kept apart so this module does not import the verifier).

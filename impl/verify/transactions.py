@@ -1,4 +1,4 @@
-"""`verify` checks of `.txnindex` files (PSF-8..PSF-10; reference §9 item 9).
+"""`verify` checks of `.txnindex` files (PSF-8..PSF-10, TXN-11).
 
 Read-only. Each finding is `(is_problem, kind, path, message, rule)`, as in producer.py.
 Checked per segment: whole 34-byte entries (a trailing partial entry is a note: Kafka ignores

@@ -4,7 +4,9 @@
 shows a progress bar, and ends with a summary: runs, steps, steps/s, actions per kind, spec rules
 exercised and never exercised, the rule pairs met in one run (combos.py), failures with the path
 of each saved trace (written as soon as each run ends; `--max-failures` stops early). Exit 0 only
-when every run conformed, 1 on any divergence or adapter error.
+when every run conformed, 1 on any divergence or adapter error, 2 (one line) when the broker of
+`--wire` / `--wire-broker` cannot be used at all. `--wire-broker NAME` starts a registered broker
+(conformance/broker/registry.py) for the check and stops it by its PID afterwards.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         raise click.UsageError("--crash-in-load crashes inside the loads a sweep runs; it "
                                "needs --crash-sweep")
     if crash_mode == "kafka":
-        if broken is not None or adapter is not None or wire is not None:
+        if broken is not None or adapter is not None or wire is not None or wire_broker:
             raise click.UsageError("--crash-mode kafka checks the built-in implementation with "
                                    "Kafka's fsync choices; it replaces --broken and --adapter")
         broken = KAFKA_DURABILITY

@@ -1,4 +1,4 @@
-"""One-step induction (Z3) for the producer batch-cache invariant (KL-INV-15, reference §9.1).
+"""One-step induction (Z3) for the producer batch-cache invariant (KL-INV-15, PST-3, PST-13).
 
 Abstraction: one producer entry as a cache of at most 5 batch last offsets (slots `l0..l4`,
 count `n`) plus the log end offset. Each action of the log is transcribed by what it does to

@@ -422,3 +422,30 @@ def test_crash_right_after_a_clean_load__next_load_rebuilds_the_active_time_inde
     assert [tuple(index.entry(n)) for n in range(index.entries)] == [(6, 1)]
     assert again.state() == state  # batches, offsets and epochs are the same
     again.close_handlers()
+
+
+def test_unclean_load__active_index_rebuilt_beyond_segment_index_bytes__loads_and_rolls_next(
+        log_dir: Path, time: MockTime) -> None:
+    """KL-CRASH-5, REC-12: the clean reopen resets the live index counter, so the live segment
+    fills its 15-entry index after 17 batches where recovery indexes 16 of them. The load keeps
+    all 16 (Kafka's resize to segment.index.bytes throws there: the log would never load
+    again), every later load does too, and the next append rolls."""
+    config = LogConfig(segment_bytes=2048, index_interval_bytes=64, segment_index_bytes=120)
+    log = open_log(log_dir, time, config)
+    for n in (3, 14):
+        for _ in range(n):
+            log.append_as_leader(leader("test"), 0)
+        if n == 3:
+            log.close()
+            log = open_log(log_dir, time, config, had_clean_shutdown=True, recovery_point=3)
+    assert log.local_log.segments.active_segment().offset_index.is_full()
+    log.flush()
+    for _ in range(2):
+        crash(log)
+        log = reopen_unclean(log_dir, time, config=config)
+        active = log.local_log.segments.active_segment()
+        assert (active.base_offset, active.offset_index.entries) == (0, 16)
+        log.check()  # asserts the segments' and indexes' invariants
+    log.append_as_leader(leader("test"), 0)
+    assert [s.base_offset for s in log.local_log.segments.values()] == [0, 17]
+    log.close()

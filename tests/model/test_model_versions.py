@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from kafkalog.model import log
+from kafkalog.model import log, versions
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import BatchSpec, Isolation, LogConfig, Record, TimestampType
 
@@ -22,12 +22,13 @@ def cfg(version: str, **kwargs: object) -> LogConfig:
 
 def test_kafka_version__unknown_profile__is_rejected_naming_the_known_ones() -> None:
     """Spec: KL-VERSION-1"""
-    with pytest.raises(IllegalArgumentError, match="3.6, 3.7, 3.8, 3.9, trunk"):
+    with pytest.raises(IllegalArgumentError,
+                       match="3.6, 3.7, 3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4"):
         log.empty_log(cfg("2.8"))
 
 
 @pytest.mark.parametrize(("version", "expected"), [
-    ("3.6", 1), ("3.7", 3), ("3.8", 3), ("3.9", 3), ("trunk", 3)])
+    ("3.6", 1), ("3.7", 3), ("3.8", 3), ("3.9", 3), ("4.0", 3), ("4.4", 3)])
 def test_leader_append__offset_of_max_timestamp__per_profile(version: str, expected: int) -> None:
     """Spec: KL-VERSION-2 (3.6: first record with the max; 3.7+: the batch's last offset)."""
     _, info = log.append_as_leader(log.empty_log(cfg(version)), (rec(5), rec(9), rec(9), rec(7)), 0)
@@ -48,7 +49,7 @@ def test_leader_append__log_append_time_on_3_6__reports_the_last_offset() -> Non
     assert (info.max_timestamp, info.offset_of_max_timestamp) == (50, 1)
 
 
-@pytest.mark.parametrize(("version", "offset"), [("3.9", 2), ("trunk", 0)])
+@pytest.mark.parametrize(("version", "offset"), [("3.9", 2), ("4.0", 0), ("4.4", 0)])
 def test_read_mid_batch__metadata_offset__start_offset_before_kafka_17803(
     version: str, offset: int
 ) -> None:
@@ -58,11 +59,11 @@ def test_read_mid_batch__metadata_offset__start_offset_before_kafka_17803(
     assert info.fetch_offset_metadata.message_offset == offset
 
 
-@pytest.mark.parametrize(("version", "entries"), [("3.9", 1), ("trunk", 3)])
+@pytest.mark.parametrize(("version", "entries"), [("3.9", 1), ("4.0", 3), ("4.4", 3)])
 def test_follower_append_of_three_batches__index_entries_per_append_before_kafka_806(
     version: str, entries: int
 ) -> None:
-    """Spec: KL-VERSION-4 (one decision per append before trunk, one per batch on trunk)."""
+    """Spec: KL-VERSION-4 (one decision per append before 4.0, one per batch from 4.0)."""
     s = log.empty_log(cfg(version, index_interval_bytes=0))
     s, _ = log.append_as_follower(s, (BatchSpec(0, 0, (rec(1),)),))
     batches = tuple(BatchSpec(i, 0, (rec(1 + i),)) for i in (1, 2, 3))
@@ -72,7 +73,7 @@ def test_follower_append_of_three_batches__index_entries_per_append_before_kafka
         assert s.active.offset_index[0] == (3, 72)
 
 
-@pytest.mark.parametrize(("version", "leo"), [("3.9", 2), ("trunk", 1)])
+@pytest.mark.parametrize(("version", "leo"), [("3.9", 2), ("4.0", 1), ("4.4", 1)])
 def test_follower_append__batch_from_a_newer_epoch__kept_before_kafka_18723(
     version: str, leo: int
 ) -> None:
@@ -84,7 +85,7 @@ def test_follower_append__batch_from_a_newer_epoch__kept_before_kafka_18723(
 
 @pytest.mark.parametrize(("version", "answer"), [
     ("3.6", (T + 9, 1, 2)), ("3.7", (T + 9, 2, 2)), ("3.8", (T + 9, 1, 0)),
-    ("trunk", (T + 9, 1, 0))])
+    ("4.0", (T + 9, 1, 0)), ("4.4", (T + 9, 1, 0))])
 def test_max_timestamp__stored_offset_and_latest_epoch_before_3_8(
     version: str, answer: tuple[int, int, int]
 ) -> None:
@@ -102,3 +103,44 @@ def test_max_timestamp__no_timestamps_on_3_7__answers_the_first_segment_base() -
     _, found = log.fetch_offset_by_timestamp(s, -3)
     assert found is not None
     assert (found.timestamp, found.offset, found.leader_epoch) == (-1, 4, 3)
+
+
+def test_profiles__ordered_oldest_first__default_is_the_newest_release() -> None:
+    """Spec: KL-VERSION-1 (4.0..4.4 follow 3.9; LogConfig's default is 4.4)."""
+    assert versions.PROFILES == ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+    assert LogConfig().kafka_version == versions.DEFAULT_PROFILE == versions.PROFILES[-1]
+
+
+def test_trunk__legacy_name__behaves_as_4_0() -> None:
+    """Spec: KL-VERSION-1 (traces recorded under `trunk` replay as 4.0: CHG-1..3 applied, no
+    later rule's newer side)."""
+    log.empty_log(cfg("trunk"))  # accepted
+    for predicate in (versions.read_reports_batch_base, versions.index_entry_per_batch,
+                      versions.follower_skips_newer_epochs,
+                      versions.max_timestamp_searches_records,
+                      versions.append_reports_offset_of_max_timestamp,
+                      versions.earliest_pending_upload_is_special):
+        assert predicate("trunk") == predicate("4.0"), predicate.__name__
+    assert "trunk" not in versions.PROFILES
+
+
+@pytest.mark.parametrize(("version", "reported"), [
+    ("3.9", True), ("4.0", False), ("4.1", False), ("4.4", False)])
+def test_append_result__offset_of_max_timestamp__defined_before_4_0_only(
+    version: str, reported: bool
+) -> None:
+    """Spec: KL-VERSION-2 (KAFKA-806 removed the field from LogAppendInfo in 4.0.2)."""
+    fields = versions.unobserved_result_fields(version, "append_as_leader")
+    assert ("offset_of_max_timestamp" not in fields) == reported
+
+
+@pytest.mark.parametrize(("version", "special"), [
+    ("3.9", False), ("4.0", False), ("4.1", False), ("4.2", True), ("4.3", True), ("4.4", True)])
+def test_earliest_pending_upload__special_target_from_4_2(version: str, special: bool) -> None:
+    """Spec: KL-VERSION-7 (-6 answers (-1, -1, -1) without remote storage from 4.2; before, it
+    is a timestamp to search, and every record's timestamp is >= -6)."""
+    s, _ = log.append_as_leader(log.empty_log(cfg(version)), (rec(T), rec(T + 1)), 3)
+    _, found = log.fetch_offset_by_timestamp(s, -6)
+    assert found is not None
+    expected = (-1, -1, -1) if special else (T, 0, 3)
+    assert (found.timestamp, found.offset, found.leader_epoch) == expected

@@ -212,8 +212,7 @@ final class JavaUnifiedLog extends KafkaLogBase {
 
     /** This release's LogAppendInfo has no offset of the max timestamp (KAFKA-806). */
     @Override
-    protected long offsetOfMaxTimestamp(LogAppendInfo info, MemoryRecords appended,
-            boolean leader) {
+    protected long offsetOfMaxTimestamp(LogAppendInfo info) {
         return -1L;
     }
 }

@@ -184,36 +184,8 @@ public abstract class KafkaLogBase implements PartitionLog {
     protected abstract ProducerStateManager producerStateManager();
 
     /** The append result's offset of the max timestamp, or -1 where the release's
-     * LogAppendInfo has no such field; `appended` are the batches the append was given. */
-    protected abstract long offsetOfMaxTimestamp(LogAppendInfo info, MemoryRecords appended,
-        boolean leader);
-
-    /**
-     * Kafka 3.9.0's definition (KL-APPEND-3): the last offset of the first batch whose max
-     * timestamp is strictly greater than every earlier batch's, from -1, over the batches the
-     * append kept; for a leader append, whose one batch Kafka re-stamped, the last offset when
-     * the batch has a timestamp.
-     */
-    protected static long firstMaxTimestampOffset(LogAppendInfo info, MemoryRecords appended,
-            boolean leader) {
-        if (info.firstOffset() < 0 || info.numMessages() == 0) {
-            return -1L;
-        }
-        if (leader) {
-            return info.maxTimestamp() >= 0 ? info.lastOffset() : -1L;
-        }
-        long max = RecordBatch.NO_TIMESTAMP;
-        long offset = -1L;
-        for (RecordBatch batch : appended.batches()) {
-            boolean kept = batch.baseOffset() >= info.firstOffset()
-                && batch.lastOffset() <= info.lastOffset();
-            if (kept && batch.maxTimestamp() > max) {
-                max = batch.maxTimestamp();
-                offset = batch.lastOffset();
-            }
-        }
-        return offset;
-    }
+     * LogAppendInfo has no such field. */
+    protected abstract long offsetOfMaxTimestamp(LogAppendInfo info);
 
     // --- dispatch --------------------------------------------------------------------------------
 
@@ -332,8 +304,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         for (int i = 0; i < records.size(); i++) {
             addRecord(builder, Args.asMap(records.get(i), "records[" + i + "]"), -1L);
         }
-        MemoryRecords batch = builder.build();
-        return appendInfo(appendLeader(batch, epoch, false), batch, true);
+        return appendInfo(appendLeader(builder.build(), epoch, false));
     }
 
     private Object appendMarker(Map<String, Object> a) throws IOException {
@@ -346,7 +317,7 @@ public abstract class KafkaLogBase implements PartitionLog {
             commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch);
         MemoryRecords records = MemoryRecords.withEndTransactionMarker(0L, clock.milliseconds(),
             RecordBatch.NO_PARTITION_LEADER_EPOCH, pid, producerEpoch, marker);
-        return appendInfo(appendLeader(records, epoch, true), records, true);
+        return appendInfo(appendLeader(records, epoch, true));
     }
 
     private Object appendAsFollower(Map<String, Object> a) throws IOException {
@@ -369,7 +340,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         MemoryRecords records = MemoryRecords.readableRecords(buffer.slice());
         // Without a leader epoch the follower keeps every batch, as before the epoch filter.
         int epoch = leaderEpoch == null ? Integer.MAX_VALUE : (int) (long) leaderEpoch;
-        return appendInfo(appendFollower(records, epoch), records, false);
+        return appendInfo(appendFollower(records, epoch));
     }
 
     private ByteBuffer writeFollowerBatch(ByteBuffer buffer, Map<String, Object> b) {
@@ -460,13 +431,12 @@ public abstract class KafkaLogBase implements PartitionLog {
         return (short) value;
     }
 
-    private Map<String, Object> appendInfo(LogAppendInfo info, MemoryRecords appended,
-            boolean leader) {
+    private Map<String, Object> appendInfo(LogAppendInfo info) {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("first_offset", info.firstOffset());
         out.put("last_offset", info.lastOffset());
         out.put("max_timestamp", info.maxTimestamp());
-        out.put("offset_of_max_timestamp", offsetOfMaxTimestamp(info, appended, leader));
+        out.put("offset_of_max_timestamp", offsetOfMaxTimestamp(info));
         out.put("log_append_time", info.logAppendTime());
         out.put("valid_bytes", (long) info.validBytes());
         out.put("record_count", info.numMessages());
@@ -615,6 +585,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         }
         if (Generation.FEATURES.contains("transactions")) {
             out.put("last_stable_offset", lastStableOffset());
+            out.put("aborted_txns", abortedTxns());
         }
         return out;
     }
@@ -639,6 +610,23 @@ public abstract class KafkaLogBase implements PartitionLog {
         }
         view.put("time_index", times);
         return view;
+    }
+
+    /** Every live segment's `.txnindex` entries, in segment order (the class of an entry
+     * moved between releases; its accessors did not). */
+    private List<Object> abortedTxns() {
+        List<Object> out = new ArrayList<>();
+        for (LogSegment s : segments()) {
+            for (var t : s.txnIndex().allAbortedTxns()) {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("producer_id", t.producerId());
+                e.put("first_offset", t.firstOffset());
+                e.put("last_offset", t.lastOffset());
+                e.put("last_stable_offset", t.lastStableOffset());
+                out.add(e);
+            }
+        }
+        return out;
     }
 
     /** Bases whose segment files are renamed `.deleted` and still on disk (LOC-11). */

@@ -210,14 +210,9 @@ final class ScalaUnifiedLog extends KafkaLogBase {
         return log.producerStateManager();
     }
 
-    /**
-     * 3.9.1+ dropped the field from LogAppendInfo while the rest of the append path stayed
-     * 3.9.0's; the value is 3.9.0's definition over what this append gave and Kafka answered,
-     * so the 3.9 profile can check everything else (a derived value, not one Kafka reports).
-     */
+    /** This release's LogAppendInfo has no offset of the max timestamp (3.9.0's had one). */
     @Override
-    protected long offsetOfMaxTimestamp(LogAppendInfo info, MemoryRecords appended,
-            boolean leader) {
-        return firstMaxTimestampOffset(info, appended, leader);
+    protected long offsetOfMaxTimestamp(LogAppendInfo info) {
+        return -1L;
     }
 }
