@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .helpers import relative_offset_fits
 from .producer.transactions import last_stable_offset
 from .state import Batch, PartitionState
+from .versions import index_entry_per_batch
 
 
 def offsets_ordered(s: PartitionState) -> bool:
@@ -91,13 +92,25 @@ def epochs_within_log(s: PartitionState) -> bool:
 
 
 def offset_index_well_formed(s: PartitionState) -> bool:
-    """KL-INV-11 (FMT-12, FMT-14): keys strictly increase; each entry is a batch (last, start)."""
+    """KL-INV-11 (FMT-12, FMT-14): keys strictly increase; each entry is a batch (last, start).
+
+    Before 4.0 (KL-VERSION-4) an entry is an append's (last offset, first batch's start): a
+    batch's last offset paired with the start of that batch or of an earlier one.
+    """
+    per_batch = index_entry_per_batch(s.config.kafka_version)
     for seg in s.segments:
         keys = [k for k, _ in seg.offset_index]
         if any(a >= b for a, b in zip(keys, keys[1:], strict=False)):
             return False
-        starts = {(b.last_offset, b.position) for b in seg.batches}
-        if any(entry not in starts for entry in seg.offset_index):
+        if per_batch:
+            starts = {(b.last_offset, b.position) for b in seg.batches}
+            if any(entry not in starts for entry in seg.offset_index):
+                return False
+            continue
+        ends = {b.last_offset: b.position for b in seg.batches}
+        positions = {b.position for b in seg.batches}
+        if any(key not in ends or position not in positions or position > ends[key]
+               for key, position in seg.offset_index):
             return False
     return True
 

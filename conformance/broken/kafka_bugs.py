@@ -18,7 +18,7 @@ from kafkalog.impl.log.local_log import LocalLog
 from kafkalog.impl.log.log import Log
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.segment import log_segment
-from kafkalog.impl.segment.indexing import py_index_decisions
+from kafkalog.impl.segment.indexing import per_append_decisions, py_index_decisions
 from kafkalog.impl.segment.log_segment import FetchDataInfo, LogSegment
 from kafkalog.model import values as v
 
@@ -107,34 +107,6 @@ def _follower_ignoring_request_epoch(self: Log, records: MemoryRecords,
     return _REAL_FOLLOWER(self, records, None)  # type: ignore[no-any-return]
 
 
-# --- BUG-10: one index decision per append, keyed by its largest offset (KAFKA-806) --------------
-
-_INDEX_PER_BATCH = """\
-    for _, size, base, delta, _, batch_max_ts, _, _ in batches:
-        if batch_max_ts > max_ts:
-            max_ts, max_off = batch_max_ts, base + delta
-        if since > interval:
-            offsets.append(base + delta)
-            positions.append(position)
-            if max_ts != timed_ts or max_off != timed_off:
-                timed_ts, timed_off = max_ts, max_off
-                timed.append((max_ts, max_off))
-            since = 0
-        position += size
-        since += size
-"""
-_INDEX_PER_APPEND = """\
-    for _, _, base, delta, _, batch_max_ts, _, _ in batches:
-        if batch_max_ts > max_ts:
-            max_ts, max_off = batch_max_ts, base + delta
-    if since > interval:
-        offsets.append(batches[-1][2] + batches[-1][3])
-        positions.append(position)
-        timed.append((max_ts, max_off))
-        since = 0
-    since += sum(facts[1] for facts in batches)
-"""
-
 # BUG-24: the follower's offset check (KAFKA-3047), gone.
 _FOLLOWER_OFFSET_CHECK = """\
             if analysis.first_offset < self.log_end_offset:
@@ -221,8 +193,8 @@ KAFKA_BUGS: tuple[Broken, ...] = (
     # Segments: appends, truncation, rolling, reads.
     Broken("index_per_append", "BUG-10", "SEG-3",
            "one index decision per append instead of per batch",
-           log_segment, "index_decisions",
-           diff((_INDEX_PER_BATCH, _INDEX_PER_APPEND), source=py_index_decisions)),
+           # The decision Kafka before 4.0 makes (SEG-4), taken where trunk decides per batch.
+           log_segment, "index_decisions", per_append_decisions),
     Broken("time_index_pairs_current_batch", "BUG-11", "FMT-19",
            "a time-index entry pairs the max timestamp with the current batch's offset",
            log_segment, "index_decisions",

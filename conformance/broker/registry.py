@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kafkalog.conformance.errors import BrokerUnavailableError
+from kafkalog.model.versions import DEFAULT_PROFILE
 
 
 class RunningBroker(Protocol):
@@ -39,7 +40,7 @@ class BrokerKind:
     #: wire-adapter options this broker needs (e.g. the topic config that sets segment size).
     adapter_options: tuple[str, ...] = ()
     #: The model's Kafka version profile for this broker (KL-VERSION-1).
-    kafka_version: str = "trunk"
+    kafka_version: str = DEFAULT_PROFILE
 
 
 BROKERS: dict[str, BrokerKind] = {}

@@ -29,6 +29,7 @@ import pyarrow as pa
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.errors import UnknownConfigFamilyError
+from kafkalog.model.versions import DEFAULT_PROFILE
 
 from kafkalog import __version__
 
@@ -113,7 +114,7 @@ class TaskSpec:
     grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: check.runner.run_seed
-    kafka_version: str = "trunk"  # the Kafka profile checked against (specs/log.md KL-VERSION-1)
+    kafka_version: str = DEFAULT_PROFILE  # the Kafka profile checked against (KL-VERSION-1)
     crash_weight: int = 2  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = True  # every crash also loads every crash point of its action
 
@@ -189,7 +190,8 @@ def _run_one(seed: int, spec: TaskSpec, family: str, started: float) -> dict[str
                 time_limit_s=spec.time_limit_s,
                 broken=spec.broken,
                 # only when not the default, so run functions predating profiles still fit
-                **({} if spec.kafka_version == "trunk" else {"kafka_version": spec.kafka_version}),
+                **({} if spec.kafka_version == DEFAULT_PROFILE
+                   else {"kafka_version": spec.kafka_version}),
                 **extra,
             )
             row = _outcome_row(outcome, spec.adapter)

@@ -112,7 +112,7 @@ def run_seed(
     `shrink_s` bounds Hypothesis' shrinking after the first failure and then the trace-level
     minimising (at most MINIMISE_S); tests that only need the catch pass a smaller budget.
     `kafka_version` names the Kafka profile checked against (KL-VERSION-1; default: the family's,
-    which is trunk); it travels in the config, so traces and campaign rows record it.
+    which is the newest release); it travels in the config, so traces and campaign rows record it.
     """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)

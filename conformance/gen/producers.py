@@ -23,10 +23,16 @@ from hypothesis.stateful import precondition, rule
 from kafkalog.conformance.gen.machine import LogMachine
 from kafkalog.model import values as v
 
-# Three producer ids; the large one lands in another bucket of the snapshot's hash order.
-PRODUCER_IDS = (1, 2, 2**40 + 7)
+# Five producer ids: the large one lands in another bucket of the snapshot's hash order, 0 and
+# Long.MAX are the smallest and largest legal ids (FMT-45: -1 is "no producer").
+PRODUCER_IDS = (1, 2, 2**40 + 7, 0, 2**63 - 1)
+PRODUCERS = st.integers(0, len(PRODUCER_IDS) - 1)
 INT32_MAX = 2**31 - 1
-KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap")
+EPOCH_MAX = 32767  # Short.MAX: the largest producer epoch (FMT-45)
+KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap", "epoch_max")
+#: Clock jumps around producer expiry (PST-22): the expiration itself, one check interval, and
+#: both together, each a millisecond either side.
+EXPIRY_ANCHORS = ("expiration", "interval", "both")
 
 PRODUCER_BASE = v.LogConfig(
     segment_bytes=400,
@@ -88,6 +94,8 @@ class ProducerLogMachine(LogMachine):
             return pid, max(epoch - 1, 0), seq, count
         if kind == "wrap":
             return pid, epoch, INT32_MAX - back % 3, count
+        if kind == "epoch_max":  # the last epoch a producer can have, or the one below it
+            return pid, EPOCH_MAX - back % 2, 0, count
         return pid, epoch, seq, count
 
     def _records(self, count: int, stamp: str) -> tuple[v.Record, ...]:
@@ -95,7 +103,7 @@ class ProducerLogMachine(LogMachine):
         return tuple(v.Record(None, b"test", ts) for _ in range(count))
 
     @precondition(lambda self: "producer_state" in self.session.features)
-    @rule(index=st.integers(0, 2), kind=st.sampled_from(KINDS), count=st.integers(1, 3),
+    @rule(index=PRODUCERS, kind=st.sampled_from(KINDS), count=st.integers(1, 3),
           back=st.integers(0, 5), stamp=st.sampled_from(("now", "old")))
     def produce(self, index: int, kind: str, count: int, back: int, stamp: str) -> None:
         """One client batch of a producer (PST-7..PST-17)."""
@@ -107,7 +115,7 @@ class ProducerLogMachine(LogMachine):
 
     @precondition(lambda self: "producer_state" in self.session.features
                   and "follower_append" in self.session.features)
-    @rule(batches=st.lists(st.tuples(st.integers(0, 2), st.sampled_from(KINDS),
+    @rule(batches=st.lists(st.tuples(PRODUCERS, st.sampled_from(KINDS),
                                      st.integers(1, 3), st.integers(0, 5)),
                            min_size=1, max_size=3))
     def replicate_producer_batches(self, batches: list[tuple[int, str, int, int]]) -> None:
@@ -124,16 +132,70 @@ class ProducerLogMachine(LogMachine):
         self.do("append_as_follower", batches=tuple(specs), leader_epoch=None)
 
     @precondition(lambda self: "producer_state" in self.session.features)
-    @rule(delta=st.sampled_from((-1, 0, 1)))
-    def expire_producers(self, delta: int) -> None:
-        """Jump the clock past producer.id.expiration.ms plus one check interval (PST-22)."""
+    @rule(anchor=st.sampled_from(EXPIRY_ANCHORS), delta=st.sampled_from((-1, 0, 1)))
+    def expire_producers(self, anchor: str, delta: int) -> None:
+        """Jump the clock to a millisecond around producer.id.expiration.ms, one expiration
+        check interval, or both (PST-22): a producer expires only at a check, and only once it
+        is idle for longer than the expiration."""
         config = self.config
-        ms = config.producer_id_expiration_ms + config.producer_id_expiration_check_interval_ms
+        ms = {"expiration": config.producer_id_expiration_ms,
+              "interval": config.producer_id_expiration_check_interval_ms,
+              "both": config.producer_id_expiration_ms
+              + config.producer_id_expiration_check_interval_ms}[anchor]
         self.do("advance_clock", ms=ms + delta)
 
     @precondition(lambda self: "producer_state" in self.session.features
+                  and "follower_append" in self.session.features)
+    @rule(index=PRODUCERS, below=st.integers(0, 2), count=st.integers(1, 3),
+          retry=st.booleans())
+    def sequence_wrap(self, index: int, below: int, count: int, retry: bool) -> None:
+        """A replicated batch ending `below` under Int.MAX (a follower takes any sequence,
+        PST-21), then leader batches across the wrap to 0 (PST-5) and a retry of the first of
+        them: a duplicate while cached, whatever side of the wrap it lies (PST-10)."""
+        pid, epoch, _ = self._producer(index)
+        first = INT32_MAX - below - count + 1
+        self.do("append_as_follower", batches=(v.BatchSpec(
+            self.view().log_end_offset, self.epoch(("latest", 0, 0)),
+            self._records(count, "now"), producer_id=pid, producer_epoch=epoch,
+            base_sequence=first),), leader_epoch=None)
+        for _ in range(2):
+            self.produce(index, "next", count, 0, "now")
+        if retry:
+            self.produce(index, "retry", 1, 1, "now")
+
+    @precondition(lambda self: "producer_state" in self.session.features)
+    @rule(index=PRODUCERS, below=st.integers(0, 1), fence=st.booleans())
+    def epoch_to_max(self, index: int, below: int, fence: bool) -> None:
+        """A producer bumped to Short.MAX (or one below), the next batch, then another bump
+        (capped, so the same epoch with sequence 0 again) or a fenced older epoch (PST-8)."""
+        self.produce(index, "epoch_max", 1, below, "now")
+        self.produce(index, "next", 1, 0, "now")
+        self.produce(index, "stale" if fence else "bump", 1, 0, "now")
+
+    @precondition(lambda self: "producer_state" in self.session.features
                   and "reopen" in self.session.features)
-    @rule(index=st.integers(0, 2), back=st.integers(0, 2))
+    @rule(indices=st.lists(PRODUCERS, min_size=2, max_size=4), roll=st.booleans(),
+          truncate=st.booleans())
+    def snapshot_round_trip(self, indices: list[int], roll: bool, truncate: bool) -> None:
+        """Several producers' batches, a roll (a snapshot at its base, PSR-2) or none, a clean
+        reload (the snapshot written at close, PSF-4), optionally a truncation to the newest
+        snapshot (PSR-10), then each producer's next batch and a retry: the rebuilt table
+        must predict both (PST-10, PST-11)."""
+        for index in indices:
+            self.produce(index, "next", 1 + index % 2, 0, "now")
+        if roll:
+            self.do("roll", expected_next_offset=None)
+        self.do("close_and_reopen")
+        snapshots = self.view().producer_snapshots
+        if truncate and snapshots:
+            self.do("truncate_to", offset=snapshots[-1])
+        for index in indices:
+            self.produce(index, "next", 1, 0, "now")
+        self.produce(indices[0], "retry", 1, 1, "now")
+
+    @precondition(lambda self: "producer_state" in self.session.features
+                  and "reopen" in self.session.features)
+    @rule(index=PRODUCERS, back=st.integers(0, 2))
     def retry_across_reload(self, index: int, back: int) -> None:
         """Two batches, a clean reload, then a retry: only the newest batch survives a snapshot
         (PSF-4, PST-11), so an older retry is OutOfOrderSequence after the reload."""
@@ -143,7 +205,7 @@ class ProducerLogMachine(LogMachine):
         self.produce(index, "retry", 1, back, "now")
 
     @precondition(lambda self: "producer_state" in self.session.features)
-    @rule(index=st.integers(0, 2), keep=st.integers(0, 3))
+    @rule(index=PRODUCERS, keep=st.integers(0, 3))
     def truncate_producer_history(self, index: int, keep: int) -> None:
         """Batches over a roll, truncation into them, then the next batch: state is rebuilt
         from the snapshot at or below the target plus replay (PSR-10)."""
@@ -155,7 +217,7 @@ class ProducerLogMachine(LogMachine):
 
     @precondition(lambda self: "producer_state" in self.session.features
                   and "reopen" in self.session.features)
-    @rule(index=st.integers(0, 2))
+    @rule(index=PRODUCERS)
     def reroll_after_truncation(self, index: int) -> None:
         """A roll at B, truncation below B (B's snapshot is deleted after the file-delete
         delay), a new roll at B, the delay passes, a reload: the new B snapshot must survive
@@ -171,7 +233,7 @@ class ProducerLogMachine(LogMachine):
         self.do("close_and_reopen")
 
     @precondition(lambda self: "producer_state" in self.session.features)
-    @rule(index=st.integers(0, 2), retain=st.booleans())
+    @rule(index=PRODUCERS, retain=st.booleans())
     def delete_records_past_snapshots(self, index: int, retain: bool) -> None:
         """Snapshots at two roll bases, then DeleteRecords past the first (and retention):
         the increment keeps producers and snapshots, retention deletes the segments' ones

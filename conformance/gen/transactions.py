@@ -139,7 +139,7 @@ class TxnLogMachine(ProducerLogMachine):
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
 
     @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
-    @rule(index=st.integers(0, 2))
+    @rule(index=PRODUCERS)
     def reload_with_open_txn(self, index: int) -> None:
         """An open transaction survives a clean reload through the snapshot (TXN-13, PSF-4)."""
         self.txn_produce(index, 1)

@@ -39,7 +39,7 @@ from kafkalog.model import log
 from kafkalog.model.choices import outcomes
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.local_log import fire_pending_flushes
-from kafkalog.model.versions import PROFILES, TRUNK
+from kafkalog.model.versions import DEFAULT_PROFILE, PROFILES
 
 from kafkalog import __version__
 
@@ -151,10 +151,10 @@ def _rule_vectors(verify: bool) -> list[Vector]:
 
 def _profile_vectors(base: Vector, config: Any, calls: list[Call], steps: list[TraceStep],
                      states: list[Any], now_ms: int = START_MS) -> list[Vector]:
-    """One vector per profile whose expected answers or states differ from trunk's."""
+    """One vector per profile whose expected answers or states differ from the default's."""
     out = []
     for profile in PROFILES:
-        if profile == TRUNK:
+        if profile == DEFAULT_PROFILE:
             continue
         other = dataclasses.replace(config, kafka_version=profile)
         their_steps, their_states = _model_run(other, calls, now_ms)

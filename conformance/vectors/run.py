@@ -22,6 +22,7 @@ from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError, TraceFormatError
 from kafkalog.conformance.traces.trace import loads_trace, with_kafka_version
 from kafkalog.model import values as v
+from kafkalog.model.versions import DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)
@@ -91,16 +92,21 @@ class _Adapter:
 
 
 def select(manifest: dict[str, Any], kafka_version: str) -> list[dict[str, Any]]:
-    """The vectors of one profile: its own variants, and every trunk vector without a variant."""
+    """The vectors of one profile: its own variants, and every base vector without a variant.
+
+    Base vectors are recorded under the default profile (older corpora: under `trunk`)."""
     entries = manifest["vectors"]
-    if kafka_version == "trunk":
-        return [e for e in entries if e["kafka_version"] == "trunk"]
-    variants = {e["id"].split("@")[0] for e in entries if e["kafka_version"] == kafka_version}
-    return [e for e in entries if e["kafka_version"] == kafka_version
-            or (e["kafka_version"] == "trunk" and e["id"] not in variants)]
+    if kafka_version == DEFAULT_PROFILE:
+        return [e for e in entries if e["kind"] != "profile"]
+    variants = {e["id"].split("@")[0] for e in entries
+                if e["kind"] == "profile" and e["kafka_version"] == kafka_version}
+    return [e for e in entries
+            if (e["kind"] == "profile" and e["kafka_version"] == kafka_version)
+            or (e["kind"] != "profile" and e["id"] not in variants)]
 
 
-def run(directory: Path, adapter: str | None = None, kafka_version: str = "trunk") -> RunReport:
+def run(directory: Path, adapter: str | None = None,
+        kafka_version: str = DEFAULT_PROFILE) -> RunReport:
     """Replay the vectors of profile `kafka_version` in `directory` against `adapter`."""
     manifest = read_manifest(directory)
     report = RunReport()

@@ -54,13 +54,13 @@ from kafkalog.impl.records.memory_records import (
     ScannedRecords,
     batch_facts,
 )
+from kafkalog.impl.segment.indexing import append_unit
 from kafkalog.impl.segment.log_segment import (
     FetchDataInfo,
     LogSegment,
     RollParams,
     check_index_capacity,
 )
-from kafkalog.impl.segment.indexing import append_unit
 from kafkalog.impl.time import Time
 from kafkalog.impl.versions import (
     check_profile,

@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, DEFAULT_MIX
+from kafkalog.model.versions import DEFAULT_PROFILE
 from kafkalog.model.versions import PROFILES as KAFKA_PROFILES
 
 PROFILES: dict[str, dict[str, int]] = {
@@ -51,7 +52,7 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Stop after this many failing runs (0: never stop early).")
 @click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
               help="Kafka version profile to check against (specs/log.md KL-VERSION-*; "
-                   "default: trunk, or the profile of the --wire-broker's release).")
+                   "default: the newest release, or the --wire-broker's release).")
 @click.option("--wire", default=None, metavar="HOST:PORT",
               help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
 @click.option("--wire-broker", default=None, metavar="NAME",
@@ -129,7 +130,8 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         status = _run_check(adapter, runs=examples or PROFILES[profile]["examples"],
                             steps=steps or PROFILES[profile]["steps"], seed=seed, mix=mix,
                             out=out, time_limit=time_limit, broken=broken,
-                            max_failures=max_failures, kafka_version=kafka_version or "trunk",
+                            max_failures=max_failures,
+                            kafka_version=kafka_version or DEFAULT_PROFILE,
                             crash=(crash_weight, crash_sweep, crash_in_load))
     sys.exit(status)
 

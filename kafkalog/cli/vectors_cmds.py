@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from kafkalog.model.versions import PROFILES
+from kafkalog.model.versions import DEFAULT_PROFILE, PROFILES
 
 
 @click.group()
@@ -39,7 +39,8 @@ def export(directory: Path, no_verify: bool) -> None:
 @click.option("--adapter", default=None, metavar="CMD",
               help="Adapter command (specs/adapter-protocol.md); default: the built-in log; "
                    "'model' runs the model against itself.")
-@click.option("--kafka-version", type=click.Choice(PROFILES), default="trunk", show_default=True,
+@click.option("--kafka-version", type=click.Choice(PROFILES), default=DEFAULT_PROFILE,
+              show_default=True,
               help="Run the vectors of this Kafka version profile.")
 def run(directory: Path, adapter: str | None, kafka_version: str) -> None:
     """Replay every vector; exit 0 when none failed (skipped ones name the missing feature)."""
