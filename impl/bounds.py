@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kafkalog.impl.cleaner.config import validate_compaction_config
 from kafkalog.model.errors import IllegalArgumentError
 from kafkalog.model.values import LogConfig
 
@@ -58,6 +59,7 @@ def validate_config(config: LogConfig) -> None:
         (require_int32 if bits == 32 else require_int64)(value, name, "LogConfig")
         if minimum is not None and value < minimum:
             raise IllegalArgumentError(f"{name} must be >= {minimum}", where="LogConfig")
+    validate_compaction_config(config)  # KL-CLEAN-1
 
 
 def require_records(records: Iterable[Any], where: str) -> None:

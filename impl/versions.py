@@ -1,9 +1,10 @@
 """Which Kafka release the log behaves as: `LogConfig.kafka_version` (specs/log.md §19).
 
 The implementation keeps one code path per behaviour and switches only where a released Kafka
-line differs (KL-VERSION-3..5, KL-VERSION-7): the read's metadata offset, per-batch index
-decisions and the follower's epoch filter all arrived in 4.0 (4.0.2), the special target -6 in
-4.2. The profile names and their order are the spec's; `tests/conformance/test_versions.py`
+line differs (KL-VERSION-2..7): the leader's offset of the max timestamp (3.6, 3.7), the
+stored MAX_TIMESTAMP answer (before 3.8), and the read's metadata offset, per-batch index
+decisions and the follower's epoch filter, which all arrived in 4.0 (4.0.2), and the special
+target -6 from 4.2. The profile names and their order are the spec's; `tests/conformance/test_versions.py`
 holds this table to the model's.
 """
 
@@ -20,6 +21,22 @@ def at_least(version: str, oldest: str) -> bool:
     """True iff `version` (a profile or an alias; validated by `validate_config`) is `oldest`
     or newer."""
     return PROFILES.index(ALIASES.get(version, version)) >= PROFILES.index(oldest)
+
+
+def max_timestamp_offset_of_3_6(version: str) -> bool:
+    """KL-VERSION-2: 3.6's leader append reports the first record with the max (CreateTime)."""
+    return not at_least(version, "3.7")
+
+
+def leader_reports_last_offset(version: str) -> bool:
+    """KL-VERSION-2: 3.7's leader append reports the batch's last offset, timestamps or not."""
+    return at_least(version, "3.7") and not at_least(version, "3.8")
+
+
+def max_timestamp_searches_records(version: str) -> bool:
+    """KL-VERSION-6: from 3.8 MAX_TIMESTAMP finds the record; before, the stored pair answers
+    with the latest epoch."""
+    return at_least(version, "3.8")
 
 
 def read_reports_batch_base(version: str) -> bool:

@@ -12,6 +12,7 @@ from .bounds import require_end_offset_fits, require_int32, require_int64, requi
 from .choices import choose
 from .errors import (
     IllegalArgumentError,
+    InvalidRecordError,
     OffsetsOutOfOrderError,
     RecordBatchTooLargeError,
     RecordTooLargeError,
@@ -42,6 +43,7 @@ from .values import (
     NO_TIMESTAMP,
     BatchSpec,
     LogAppendInfo,
+    LogConfig,
     Record,
     TimestampType,
 )
@@ -74,6 +76,15 @@ def check_producer_fields(producer_id: int, producer_epoch: int, base_sequence: 
         raise IllegalArgumentError(
             "Cannot write transactional messages without a valid producer ID", where=where
         )
+
+
+def _check_keys_for_compaction(config: LogConfig, records: tuple[Record, ...]) -> None:
+    """CLN-9 (KAFKA-1755): a compacted log's leader refuses keyless records (Kafka's
+    `InvalidRecordException` inside a `RecordValidationException`). Spec: KL-CLEAN-12."""
+    words = {w.strip() for w in config.cleanup_policy.split(",")}
+    if "compact" in words and any(r.key is None for r in records):
+        raise InvalidRecordError(
+            "Compacted topic cannot accept message without key", where="append_as_leader")
 
 
 def _make_batch(base_offset: int, epoch: int, records: tuple[Record, ...],
@@ -306,6 +317,7 @@ def append_as_leader(state: PartitionState, records: tuple[Record, ...], leader_
             f"{config.max_message_bytes}",
             where="append_as_leader",
         )
+    _check_keys_for_compaction(config, records)
     reported = _leader_offset_of_max_timestamp(batch, config.kafka_version)
     if reported != batch.last_offset and batch.max_timestamp > NO_TIMESTAMP:
         batch = replace(batch, reported_max_offset=reported)  # KL-VERSION-6 reads it back
@@ -323,7 +335,7 @@ def _follower_batches(specs: tuple[BatchSpec, ...], leader_epoch: int | None,
                       version: str) -> tuple[Batch, ...]:
     """LOG-15a [TRUNK]: keep the prefix before the first batch from a newer leader epoch.
 
-    Spec: KL-VERSION-5 (before trunk, KAFKA-18723, every batch is kept).
+    Spec: KL-VERSION-5 (before 4.0, KAFKA-18723, every batch is kept).
     """
     if not follower_skips_newer_epochs(version):
         leader_epoch = None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from .helpers import relative_offset_fits
 from .producer.transactions import last_stable_offset
+from .segment import materialised
 from .state import Batch, PartitionState
 from .versions import index_entry_per_batch
 
@@ -212,6 +213,45 @@ def transactions_well_formed(s: PartitionState) -> bool:
     return True
 
 
+def cleaner_checkpoint_bounded(s: PartitionState) -> bool:
+    """KL-INV-18 (CLN-15, CLN-21, CLN-68): the cleaner checkpoint, when present, lies in
+    [0, LEO]; selection resets one below the log start offset (KL-CLEAN-2)."""
+    return s.cleaner_checkpoint is None or 0 <= s.cleaner_checkpoint <= s.log_end_offset
+
+
+def _aborted_ranges(s: PartitionState) -> dict[int, list[tuple[int, int]]]:
+    """Each producer's aborted ranges [first offset, marker offset] from the `.txnindex`es."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for segment in s.segments:
+        for e in segment.txn_index:
+            ranges.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+    return ranges
+
+
+def visible_records(s: PartitionState) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every data record a read-committed consumer would see: control
+    batches and data of aborted transactions (by the `.txnindex`) left out (TXN-14)."""
+    aborted = _aborted_ranges(s)
+    found: list[tuple[int, bytes | None, bytes | None]] = []
+    for segment in s.segments:
+        for b in segment.batches:
+            if b.is_control or (b.is_transactional and any(
+                    lo <= b.base_offset <= hi for lo, hi in aborted.get(b.producer_id, ()))):
+                continue
+            found.extend((b.record_offset(i), r.key, r.value) for i, r in enumerate(b.records))
+    return found
+
+
+def cleaned_keys_unique(s: PartitionState) -> bool:
+    """KL-INV-19 (CLN-32, CLN-90 (2)): below the cleaner checkpoint each key has at most one
+    visible data record."""
+    if s.cleaner_checkpoint is None:
+        return True
+    keys = [k for offset, k, _ in visible_records(s)
+            if k is not None and offset < s.cleaner_checkpoint]
+    return len(keys) == len(set(keys))
+
+
 INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
     f.__name__: f
     for f in (
@@ -232,6 +272,8 @@ INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
         producer_state_well_formed,
         last_stable_offset_bounded,
         transactions_well_formed,
+        cleaner_checkpoint_bounded,
+        cleaned_keys_unique,
     )
 }
 
@@ -239,3 +281,68 @@ INVARIANTS: dict[str, Callable[[PartitionState], bool]] = {
 def check_all(state: PartitionState) -> list[str]:
     """The names of every violated invariant, in declaration order (empty when all hold)."""
     return [name for name, predicate in INVARIANTS.items() if not predicate(state)]
+
+
+# --- one cleaning pass: predicates over (before, after, first uncleanable offset) -------------
+
+
+def clean_keeps_latest_values(before: PartitionState, after: PartitionState, bound: int) -> bool:
+    """KL-INV-20 (CLN-31, CLN-32, CLN-90 (2)): each key's newest visible record survives
+    unchanged, unless it is a tombstone, which may go with every record of its key."""
+    def newest(s: PartitionState) -> dict[bytes, tuple[int, bytes | None]]:
+        latest: dict[bytes, tuple[int, bytes | None]] = {}
+        for offset, key, value in visible_records(s):
+            if key is not None:
+                latest[key] = (offset, value)
+        return latest
+    old, new = newest(before), newest(after)
+    for key, (offset, value) in old.items():
+        if new.get(key) != (offset, value) and not (value is None and key not in new):
+            return False
+    return set(new) <= set(old)
+
+
+def clean_keeps_offsets(before: PartitionState, after: PartitionState, bound: int) -> bool:
+    """KL-INV-21 (CLN-46, CLN-47, CLN-67): offsets never change: every batch keeps its offset
+    range and producer fields, every record its offset, key and value; the log start offset,
+    HW and LEO stay."""
+    def batches(s: PartitionState) -> dict[int, Batch]:
+        return {b.base_offset: b for seg in s.segments for b in seg.batches}
+    old = batches(before)
+    for base, b in batches(after).items():
+        o = old.get(base)
+        if o is None or (o.last_offset, o.producer_id, o.producer_epoch, o.base_sequence,
+                         o.is_transactional, o.is_control) != (
+                b.last_offset, b.producer_id, b.producer_epoch, b.base_sequence,
+                b.is_transactional, b.is_control):
+            return False
+        records = {o.record_offset(i): (r.key, r.value) for i, r in enumerate(o.records)}
+        if any(records.get(b.record_offset(i)) != (r.key, r.value)
+               for i, r in enumerate(b.records)):
+            return False
+    return (before.log_start_offset, before.high_watermark.message_offset,
+            before.log_end_offset) == (after.log_start_offset,
+                                       after.high_watermark.message_offset, after.log_end_offset)
+
+
+def clean_leaves_uncleanable_alone(before: PartitionState, after: PartitionState,
+                                   bound: int) -> bool:
+    """KL-INV-22 (CLN-17, CLN-67, CLN-90 (3)): every segment at or above the first uncleanable
+    offset, the active one included, is unchanged."""
+    def upper(s: PartitionState) -> tuple[object, ...]:
+        # Selection may read a segment's largest timestamp (CLN-16), which Kafka caches.
+        return tuple(materialised(seg) for seg in s.segments if seg.base_offset >= bound)
+    return upper(before) == upper(after)
+
+
+CLEAN_INVARIANTS: dict[str, Callable[[PartitionState, PartitionState, int], bool]] = {
+    f.__name__: f
+    for f in (clean_keeps_latest_values, clean_keeps_offsets, clean_leaves_uncleanable_alone)
+}
+
+
+def check_clean(before: PartitionState, after: PartitionState, first_uncleanable: int
+                ) -> list[str]:
+    """The names of the violated pass predicates (empty when all hold)."""
+    return [name for name, predicate in CLEAN_INVARIANTS.items()
+            if not predicate(before, after, first_uncleanable)]

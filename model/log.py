@@ -3,7 +3,7 @@
 Each action either returns the new state and its result or raises a typed error from
 `errors.py` and leaves no state change. Rule IDs (`KL-*`) are defined in specs/log.md.
 
-Not modelled: transaction verification guards, compaction, tiered storage, compression, v0/v1
+Not modelled: transaction verification guards, tiered storage, compression, v0/v1
 writes, flush.messages, preallocate (specs/log.md).
 """
 
@@ -14,6 +14,8 @@ from dataclasses import replace
 from . import epochs as epoch_cache
 from .append import append_as_follower, append_as_leader, append_marker
 from .bounds import INT64_MAX, require_config, require_int32, require_int64
+from .cleaner.cleaner import clean, lower_checkpoint_on_truncation
+from .cleaner.offsets import require_compaction_config
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
     OFFSET_INDEX_ENTRY_SIZE,
@@ -67,6 +69,7 @@ __all__ = [
     "append_marker",
     "assign_epoch",
     "advance_clock",
+    "clean",
     "close_and_reopen",
     "delete_old_segments",
     "empty_log",
@@ -93,6 +96,11 @@ def validate_config(config: LogConfig) -> None:
     assert OFFSET_INDEX_ENTRY_SIZE < TIME_INDEX_ENTRY_SIZE
     require_config(config)
     check_profile(config.kafka_version)
+    problem = require_compaction_config(
+        config.cleanup_policy, config.min_cleanable_dirty_ratio, config.min_compaction_lag_ms,
+        config.max_compaction_lag_ms, config.delete_retention_ms)
+    if problem is not None:
+        raise IllegalArgumentError(problem, where="LogConfig")  # KL-CLEAN-1
 
 
 def empty_log(config: LogConfig, now_ms: int = 0, log_start_offset: int = 0) -> PartitionState:
@@ -244,7 +252,8 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     """Replace everything by one empty segment at `offset`; LSO = HW = LEO = offset (LOG-41).
     Producer state is emptied and every snapshot deleted (PSR-11).
 
-    Spec: KL-TRUNC-4, KL-PROD-11. Raises IllegalArgumentError for a negative offset (ERR-29).
+    Spec: KL-TRUNC-4, KL-PROD-11, KL-CLEAN-13. Raises IllegalArgumentError for a negative
+    offset (ERR-29).
     """
     require_int64(offset, "offset", "truncate_fully_and_start_at")
     if offset < 0:
@@ -261,6 +270,7 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
     producers = replace(state.producer_state, producers=(), snapshots=(),
                         last_map_offset=offset, last_snap_offset=offset, unreplicated=())
     state = replace(state, log_start_offset=offset, producer_state=producers)
+    state = lower_checkpoint_on_truncation(state)
     return on_high_watermark_updated(
         replace(state, high_watermark=state.log_end_offset_metadata)), None
 
@@ -268,7 +278,8 @@ def truncate_fully_and_start_at(state: PartitionState, offset: int) -> tuple[Par
 def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, bool]:
     """Follower truncation to `offset`: batch-aligned cut, LEO = offset (LOG-40, LOC-8, SEG-13).
 
-    Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3, KL-PROD-11, KL-PROD-12.
+    Spec: KL-TRUNC-1, KL-TRUNC-2, KL-TRUNC-3, KL-TRUNC-5, KL-EPOCH-3, KL-PROD-11, KL-PROD-12,
+    KL-CLEAN-13.
     Producer state is rebuilt from the newest snapshot at or below `offset` plus the batches
     after it (PSR-10). Returns true iff something was truncated. Raises IllegalArgumentError for
     a negative offset (ERR-33).
@@ -285,6 +296,7 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
     if state.segments[0].base_offset > offset:
         state, _ = truncate_fully_and_start_at(state, offset)
         return state, True
+    below_active = offset < state.active.base_offset
     kept = tuple(s for s in state.segments if s.base_offset <= offset)
     removed = tuple(s for s in state.segments if s.base_offset > offset)
     active, _ = truncate_segment(kept[-1], offset, state.config, state.now_ms)
@@ -302,6 +314,8 @@ def truncate_to(state: PartitionState, offset: int) -> tuple[PartitionState, boo
                         state.log_start_offset, offset, state.now_ms,
                         state.config.producer_id_expiration_ms, clean_shutdown=False)
     state = replace(state, producer_state=producers)
+    if below_active:
+        state = lower_checkpoint_on_truncation(state)
     if state.high_watermark.message_offset >= state.log_end_offset:
         state = on_high_watermark_updated(
             replace(state, high_watermark=state.log_end_offset_metadata))
@@ -386,4 +400,6 @@ def view(state: PartitionState) -> LogStateView:
         producer_snapshots=tuple(off for off, _ in state.producer_state.snapshots),
         last_stable_offset=last_stable_offset(state),
         aborted_txns=aborted_txn_entries(state),
+        producer_snapshot_tables=tuple(producer_views(table)
+                                       for _, table in state.producer_state.snapshots),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from . import epochs as epoch_cache
@@ -104,12 +104,17 @@ def _delete_pass(state: PartitionState, predicate_ok: Sequence[bool]) -> tuple[P
 def delete_old_segments(state: PartitionState) -> tuple[PartitionState, int]:
     """Start-offset, then size, then time retention; the summed count (LOG-32..LOG-38).
 
-    Spec: KL-RET-1, KL-RET-2, KL-RET-3, KL-RET-4, KL-RET-5, KL-RET-6, KL-RET-7. Never deletes an
+    Spec: KL-RET-1, KL-RET-2, KL-RET-3, KL-RET-4, KL-RET-5, KL-RET-6, KL-RET-7, KL-CLEAN-14.
+    Without `delete` in the cleanup policy only the start-offset deletion runs. Never deletes an
     offset at or above the HW (KAFKA-5634); a second call right after deletes nothing
     (KAFKA-12177).
     """
     total = 0
-    for predicate in (_start_offset_predicate, _size_predicate, _time_predicate):
+    predicates: tuple[Callable[[PartitionState], list[bool]], ...] = (
+        _start_offset_predicate, _size_predicate, _time_predicate)
+    if "delete" not in {w.strip() for w in state.config.cleanup_policy.split(",")}:
+        predicates = (_start_offset_predicate,)  # LOG-32, CLN-20 (KAFKA-7400): KL-CLEAN-14
+    for predicate in predicates:
         predicate_ok = predicate(state)
         if predicate is _time_predicate:
             state = _read_by_time_pass(state, predicate_ok)

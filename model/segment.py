@@ -198,6 +198,7 @@ def batch_view(batch: Batch) -> BatchView:
         base_sequence=batch.base_sequence,
         is_transactional=batch.is_transactional,
         is_control=batch.is_control,
+        record_offsets=batch.record_offsets,
     )
 
 
@@ -322,7 +323,7 @@ def find_offset_by_timestamp(
             continue
         for i in range(len(batch.records)):
             record_ts = batch.record_timestamp(i)
-            offset = batch.base_offset + i
+            offset = batch.record_offset(i)
             if record_ts >= timestamp and offset >= starting_offset:
                 epoch = batch.partition_leader_epoch
                 return TimestampAndOffset(record_ts, offset, epoch if epoch != -1 else None)

@@ -81,3 +81,16 @@ def batch_size(records: tuple[Record, ...]) -> int:
     return RECORD_BATCH_OVERHEAD + sum(
         record_size(r, i, base_timestamp) for i, r in enumerate(records)
     )
+
+
+def rebuilt_batch_size(records: tuple[Record, ...], offset_deltas: tuple[int, ...],
+                       base_timestamp: int) -> int:
+    """A v2 batch the cleaner rebuilt (CLN-46): records keep their offset deltas, timestamps are
+    deltas from `base_timestamp` (the first kept record's, or the delete horizon, CLN-33).
+
+    pre: len(records) == len(offset_deltas)
+    post: __return__ >= RECORD_BATCH_OVERHEAD
+    """
+    return RECORD_BATCH_OVERHEAD + sum(
+        record_size(r, d, base_timestamp) for r, d in zip(records, offset_deltas, strict=True)
+    )

@@ -1,8 +1,8 @@
 """The state of one partition log: frozen values only (specs/log.md, "State").
 
 Producer and transaction state live in `ProducerState` (model/producer/); the log-level
-transaction fields (first unstable offset, `.txnindex` entries) are here. Not modelled:
-compaction, tiered storage (specs/log.md).
+transaction fields (first unstable offset, `.txnindex` entries) and the cleaner checkpoint are
+here. Not modelled: tiered storage (specs/log.md).
 """
 
 from __future__ import annotations
@@ -43,6 +43,18 @@ class Batch:
     # KL-VERSION-2: the offset its append reported for the max timestamp when that is not the
     # batch's last offset (Kafka 3.6 leader appends: the first record carrying it); else None.
     reported_max_offset: int | None = None
+    # CLN-47 (KL-CLEAN-9): the records' offsets once cleaning removed some of them (strictly
+    # increasing, inside [base_offset, last_offset]); None = consecutive from base_offset.
+    record_offsets: tuple[int, ...] | None = None
+    # CLN-33 (KL-CLEAN-8): the KIP-534 delete horizon a cleaning pass stamped on the batch
+    # (attributes bit 6; the base timestamp holds it); None = no horizon.
+    delete_horizon_ms: int | None = None
+
+    def record_offset(self, index: int) -> int:
+        """The offset of the record at `index` (gaps appear once the batch was cleaned)."""
+        if self.record_offsets is None:
+            return self.base_offset + index
+        return self.record_offsets[index]
 
     @property
     def max_timestamp_offset(self) -> int:
@@ -52,6 +64,11 @@ class Batch:
     def producer_batch(self) -> ProducerBatch:
         """The producer facts the producer-state manager reads from this batch (PST-6, TXN-3)."""
         marker = None
+        if self.is_control and not self.records:
+            # CLN-44, TXN-4: a cleaned-out control batch changes no producer state.
+            return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
+                                 self.base_offset, self.last_offset, self.max_timestamp,
+                                 self.is_transactional, None, empty_control=True)
         if self.is_control:
             marker = parse_marker(self.records[0], f"control batch at offset {self.base_offset}")
         return ProducerBatch(self.producer_id, self.producer_epoch, self.base_sequence,
@@ -68,7 +85,7 @@ class Batch:
         """LOG-48 step 4: the first record carrying the batch's max timestamp (else base)."""
         for i in range(len(self.records)):
             if self.record_timestamp(i) == self.max_timestamp:
-                return self.base_offset + i
+                return self.record_offset(i)
         return self.base_offset
 
     @property
@@ -173,6 +190,9 @@ class PartitionState:
     # TXN-8: UnifiedLog's cached first unstable offset, recomputed only where Kafka recomputes it
     # (HW updates, non-duplicate appends, log-start increments, load); None = no open transaction.
     first_unstable_offset: int | None = None
+    # CLN-21 `cleaner-offset-checkpoint`: the first offset not yet cleaned; None = no entry.
+    # Invariant: log_start_offset <= cleaner_checkpoint <= log_end_offset after a pass (CLN-15).
+    cleaner_checkpoint: int | None = None
 
     @property
     def active(self) -> Segment:

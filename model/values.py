@@ -61,6 +61,12 @@ class LogConfig:
     producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
     # PST-22: period of the expiration check (an internal broker setting in Kafka).
     producer_id_expiration_check_interval_ms: int = 600_000
+    # CLN-1: "delete", "compact" or both, comma-separated ("" sets neither); KL-CLEAN-1.
+    cleanup_policy: str = "delete"
+    min_cleanable_dirty_ratio: float = 0.5  # CLN-2, CLN-19; a log is eligible strictly above it
+    min_compaction_lag_ms: int = 0  # CLN-2, CLN-16; Invariant: <= max_compaction_lag_ms (CLN-3)
+    max_compaction_lag_ms: int = INT64_MAX  # CLN-2, CLN-18; >= 1
+    delete_retention_ms: int = 86_400_000  # CLN-2, CLN-33; how long a tombstone outlives a pass
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,9 @@ class BatchView:
     base_sequence: int = -1
     is_transactional: bool = False
     is_control: bool = False
+    # CLN-47: the records' offsets when cleaning left gaps inside the batch (strictly increasing,
+    # within [base_offset, last_offset]); None = base_offset, base_offset + 1, ... (KL-CLEAN-9).
+    record_offsets: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,6 +187,16 @@ class AbortedTxnEntry:
     first_offset: int
     last_offset: int  # the offset of the ABORT marker
     last_stable_offset: int
+
+
+@dataclass(frozen=True)
+class CleanResult:
+    """What one cleaning pass reports (KL-CLEAN-2, KL-CLEAN-11): the dirty range it took."""
+
+    first_dirty_offset: int  # CLN-15: where the pass started (inclusive)
+    end_offset: int  # CLN-28: the new cleaner checkpoint (exclusive end of what was cleaned)
+    first_uncleanable_offset: int  # CLN-17: nothing at or above it was read or changed
+    groups: tuple[int, ...]  # CLN-29: the base offset of each cleaned segment written
 
 
 @dataclass(frozen=True)
@@ -280,3 +299,7 @@ class LogStateView:
     # feature); never compared then.
     last_stable_offset: int | None = None
     aborted_txns: tuple[AbortedTxnEntry, ...] | None = None
+    # What each live `.snapshot` file holds, in the order of `producer_snapshots` (PSF-4: a
+    # producer's newest batch only, stamped with its last timestamp; a file that does not decode
+    # is one entry with producer id -1). None = not reported; never compared then.
+    producer_snapshot_tables: tuple[tuple[ProducerView, ...], ...] | None = None

@@ -91,6 +91,7 @@ def recovery_cut_deletes_asynchronously(version: str) -> bool:
 
     Read at `LogLoader.recoverLog` -> `removeAndDeleteSegmentsAsync(unflushedRemaining)`:
     3.6.2 LogLoader.scala:442, 3.7.1 :439, 3.8.0 :440, 3.9 branch (c821449) :440, trunk
-    (1eb7644) LogLoader.java:491; already 0.11.0.0 Log.scala:432 (`asyncDeleteSegment`).
+    (1eb7644) LogLoader.java:491, 4.0.2 :489, 4.1.2 :491, 4.2.1 and 4.3.1 :483, 4.4.0 (class
+    file) `recoverLog`; already 0.11.0.0 Log.scala:432 (`asyncDeleteSegment`).
     """
     return at_least(version, PROFILES[0])

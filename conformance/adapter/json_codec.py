@@ -189,7 +189,7 @@ CRASH_FAULTS: tuple[str, ...] = (
 #: What a `crash` may plant in the crash image before the load (specs/log.md KL-CRASH-9).
 CRASH_LEFTOVERS: tuple[str, ...] = (
     "none", "orphan_index", "deleted", "cleaned_swap", "zero_index", "garbage_index",
-    "missing_index", "torn_tail", "stale_tmp", "offsets_back",
+    "missing_index", "torn_tail", "stale_tmp", "offsets_back", "swap_completed",
 )
 
 #: Fields of value types that belong to a feature: encoded only when not their default, so a
@@ -200,7 +200,7 @@ OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
     v.LogConfig: frozenset({"producer_id_expiration_ms",
                             "producer_id_expiration_check_interval_ms"}),
     v.LogStateView: frozenset({"producers", "producer_snapshots", "last_stable_offset",
-                               "aborted_txns"}),
+                               "aborted_txns", "producer_snapshot_tables"}),
     v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional",
                             "is_control"}),
     v.FetchDataInfo: frozenset({"aborted_transactions"}),
@@ -232,7 +232,7 @@ def encode(value: Any) -> Json:
         return value
     if isinstance(value, enum.Enum):
         return value.value
-    if isinstance(value, int):
+    if isinstance(value, int | float):
         return value
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
@@ -294,6 +294,10 @@ def decode(hint: Any, data: Json, path: str = "value") -> Any:
         if isinstance(data, bool) or not isinstance(data, int):
             raise WireFormatError(f"expected an integer, got {_kind(data)}", where=path)
         return data
+    if hint is float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise WireFormatError(f"expected a number, got {_kind(data)}", where=path)
+        return float(data)
     if hint is str:
         if not isinstance(data, str):
             raise WireFormatError(f"expected a string, got {_kind(data)}", where=path)

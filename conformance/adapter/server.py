@@ -142,7 +142,8 @@ class Server:
         if action == "state":
             state = sut.state()
             if "producer_state" not in self._features:  # answer as a version-1 adapter
-                state = dataclasses.replace(state, producers=None, producer_snapshots=None)
+                state = dataclasses.replace(state, producers=None, producer_snapshots=None,
+                                            producer_snapshot_tables=None)
             if "transactions" not in self._features:
                 state = dataclasses.replace(state, last_stable_offset=None, aborted_txns=None)
             return encode(state)

@@ -78,6 +78,11 @@ class CampaignSummary:
     crash_idempotence: int = 0  # idempotence checks (KL-CRASH-7), summed over runs
     rule_pairs: int = 0  # distinct pairs of rules met in one run (combos.py)
     rule_pairs_possible: int = 0  # C(n, 2) over the rules not exercised by every run
+    profiles: dict[str, int] = field(default_factory=dict)  # runs per Kafka profile
+    crash_modes: dict[str, int] = field(default_factory=dict)  # runs per crash mode
+    crash_in_load: int = 0  # crash points inside loads (KL-CRASH-14), summed over runs
+    # (profile, rule pairs met in one run of that profile, pairs possible), oldest profile first
+    rule_pairs_by_profile: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def failures(self) -> int:
@@ -116,6 +121,8 @@ class CampaignSummary:
                 "rules": tuple(tuple(entry) for entry in data["rules"]),
                 "throughput": tuple(tuple(entry) for entry in data["throughput"]),
                 "rules_never": tuple(data.get("rules_never", ())),
+                "rule_pairs_by_profile": tuple(
+                    tuple(entry) for entry in data.get("rule_pairs_by_profile", ())),
             }
         )
 
@@ -187,6 +194,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             crash_idempotence=totals["crash_idempotence"],
             **_never_exercised(rules),
             **_pair_coverage(frame),
+            **_variety(frame, totals),
         )
     finally:
         frame.unpersist()
@@ -331,6 +339,22 @@ def _pair_coverage(frame: Any) -> dict[str, int]:
     return {"rule_pairs": pairs.covered, "rule_pairs_possible": pairs.possible}
 
 
+def _variety(frame: Any, totals: dict[str, Any]) -> dict[str, Any]:
+    """Runs per profile and crash mode, and rule pairs met per profile (variety.py's cycles)."""
+    profiles = _counts(frame.fillna({"kafka_version": "unrecorded"}), "kafka_version")
+    by_profile = []
+    for profile in natural_sorted(profiles):
+        rows = frame.where(frame.kafka_version == profile).select("rules").distinct().collect()
+        pairs = rule_pairs(row.rules or () for row in rows)
+        by_profile.append((profile, pairs.covered, pairs.possible))
+    return {
+        "profiles": profiles,
+        "crash_modes": _counts(frame.fillna({"crash_mode": "unrecorded"}), "crash_mode"),
+        "crash_in_load": totals["crash_in_load"],
+        "rule_pairs_by_profile": tuple(by_profile),
+    }
+
+
 def _never_exercised(rules: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     """The spec's rule IDs (specs/log.md, read on the driver) that no run exercised."""
     known = all_rule_ids()
@@ -349,6 +373,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         F.sum("crash_images").alias("crash_images"),
         F.sum("crash_s").alias("crash_s"),
         F.sum("crash_idempotence").alias("crash_idempotence"),
+        F.sum("crash_in_load").alias("crash_in_load"),
         (F.unix_micros(F.max("finished_at")) - F.unix_micros(F.min("started_at"))).alias("span"),
     ).first()
     return {
@@ -359,6 +384,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         "crash_images": int(row.crash_images or 0),
         "crash_s": float(row.crash_s or 0.0),
         "crash_idempotence": int(row.crash_idempotence or 0),
+        "crash_in_load": int(row.crash_in_load or 0),
     }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from kafkalog.conformance.campaign.aggregate import CampaignSummary, natural_key, natural_sorted
 from kafkalog.conformance.campaign.counterexample import counterexample, render_lines
 from kafkalog.conformance.campaign.counterexample import render_html as render_counterexample
+from kafkalog.conformance.check.coverage import UNREACHABLE_BY_GENERATION
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -210,13 +211,29 @@ def render_terminal(
     rules = ", ".join(natural_sorted(rule for rule, _ in summary.rules)) or "none"
     console.print(Text(f"spec rules exercised ({len(summary.rules)}): {rules}"), soft_wrap=True)
     if summary.rules_known:
-        never = ", ".join(summary.rules_never) or "none"
-        line = f"spec rules never exercised ({len(summary.rules_never)} of {summary.rules_known}): "
-        console.print(Text(line + never), soft_wrap=True)
+        _print_never_exercised(console, summary)
     if summary.rule_pairs_possible:
         share = 100.0 * summary.rule_pairs / summary.rule_pairs_possible
         console.print(Text(f"rule pairs met in one run: {summary.rule_pairs} of "
                            f"{summary.rule_pairs_possible} ({share:.1f}%)"))
+    for profile, covered, possible in summary.rule_pairs_by_profile:
+        share = 100.0 * covered / possible if possible else 0.0
+        console.print(Text(f"  profile {profile} ({summary.profiles.get(profile, 0)} runs): "
+                           f"{covered} of {possible} ({share:.1f}%)"))
+    if summary.crash_modes:
+        modes = ", ".join(f"{mode} {runs}" for mode, runs in sorted(summary.crash_modes.items()))
+        console.print(Text(f"runs per crash mode: {modes}; crash points inside loads: "
+                           f"{summary.crash_in_load:,}"))
+
+
+def _print_never_exercised(console: Console, summary: CampaignSummary) -> None:
+    """The rules no run exercised, each with the reason when no generated input can reach it."""
+    line = (f"spec rules never exercised ({len(summary.rules_never)} of "
+            f"{summary.rules_known}): {', '.join(summary.rules_never) or 'none'}")
+    console.print(Text(line), soft_wrap=True)
+    for rule in summary.rules_never:
+        reason = UNREACHABLE_BY_GENERATION.get(rule, "not met by these runs: run more seeds")
+        console.print(Text(f"  {rule}: {reason}"), soft_wrap=True)
 
 
 def _buckets_table(summary: CampaignSummary) -> Table:

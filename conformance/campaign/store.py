@@ -273,7 +273,7 @@ def campaign_params(spec: Any) -> dict[str, Any]:
     fault model, a Kafka version profile, ...) is recorded and checked on resume with no change
     here. The run function is recorded by name (a `functools.partial` by its function's name).
     """
-    from dataclasses import fields
+    from dataclasses import asdict, fields, is_dataclass
 
     skipped = {"campaign_id", "commit", "grace_s"}
     params: dict[str, Any] = {}
@@ -283,6 +283,9 @@ def campaign_params(spec: Any) -> dict[str, Any]:
         value = getattr(spec, each.name)
         if each.name == "run_fn":
             value = _function_name(value)
+        elif is_dataclass(value):  # the variety: its cycles, as JSON lists
+            value = {key: list(item) if isinstance(item, tuple) else item
+                     for key, item in asdict(value).items()}
         params[each.name] = list(value) if isinstance(value, tuple) else value
     return params
 

@@ -26,6 +26,14 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import pyarrow as pa
+from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
+from kafkalog.conformance.campaign.variety import (
+    KAFKA,
+    RunVariant,
+    Variety,
+    fixed,
+    variant_for_seed,
+)
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.errors import UnknownConfigFamilyError
@@ -69,6 +77,8 @@ ARROW_SCHEMA = pa.schema(
         ("crash_images", pa.int32()),
         ("crash_s", pa.float64()),
         ("crash_idempotence", pa.int32()),
+        ("crash_mode", pa.string()),
+        ("crash_in_load", pa.int32()),
     ]
 )
 SPARK_DDL = (
@@ -78,7 +88,7 @@ SPARK_DDL = (
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
     "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
     "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE, "
-    "crash_idempotence INT"
+    "crash_idempotence INT, crash_mode STRING, crash_in_load INT"
 )
 
 
@@ -117,6 +127,8 @@ class TaskSpec:
     kafka_version: str = DEFAULT_PROFILE  # the Kafka profile checked against (KL-VERSION-1)
     crash_weight: int = 2  # copies of the crash rule in the machine (0 = no crashes)
     crash_sweep: bool = True  # every crash also loads every crash point of its action
+    # The profile and crash-mode cycles of each run (variety.py); None: kafka_version, strict.
+    variety: Variety | None = None
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -163,24 +175,23 @@ def family_for_seed(seed: int, families: Sequence[str]) -> str:
 def run_one(seed: int, spec: TaskSpec) -> dict[str, Any]:
     """Run one seed and return its row (ARROW_SCHEMA's columns). Never raises."""
     family = family_for_seed(seed, spec.families)
+    variant = variant_for_seed(seed, len(spec.families), spec.variety or fixed(spec.kafka_version))
     started = time.time()
     with scratch_scope():
-        row = _run_one(seed, spec, family, started)
-    row.update(_identity(seed, family, spec, started))
+        row = _run_one(seed, spec, family, variant, started)
+    row.update(_identity(seed, family, variant, spec, started))
     return row
 
 
-def _run_one(seed: int, spec: TaskSpec, family: str, started: float) -> dict[str, Any]:
+def _run_one(seed: int, spec: TaskSpec, family: str, variant: RunVariant,
+             started: float) -> dict[str, Any]:
     """The row of one run, from its outcome or from whatever stopped it.
 
     The scratch scope around it closes only after `_hard_time_limit` has disarmed its alarm,
     which re-fires every second and could otherwise interrupt the run's own cleanup.
     """
     try:
-        # Weight 0 is not passed, so run functions without crashes keep working.
-        extra: dict[str, Any] = {"crash_weight": spec.crash_weight} if spec.crash_weight else {}
-        if spec.crash_sweep and spec.crash_weight:
-            extra["crash_sweep"] = True
+        extra = _variant_options(spec, variant)
         with _hard_time_limit(spec.time_limit_s + spec.grace_s):
             outcome = _resolve(spec.run_fn)(
                 seed,
@@ -188,10 +199,6 @@ def _run_one(seed: int, spec: TaskSpec, family: str, started: float) -> dict[str
                 config_family=family,
                 adapter=spec.adapter,
                 time_limit_s=spec.time_limit_s,
-                broken=spec.broken,
-                # only when not the default, so run functions predating profiles still fit
-                **({} if spec.kafka_version == DEFAULT_PROFILE
-                   else {"kafka_version": spec.kafka_version}),
                 **extra,
             )
             row = _outcome_row(outcome, spec.adapter)
@@ -200,6 +207,26 @@ def _run_one(seed: int, spec: TaskSpec, family: str, started: float) -> dict[str
     finally:
         _kill_leftover_adapters()
     return row
+
+
+def _variant_options(spec: TaskSpec, variant: RunVariant) -> dict[str, Any]:
+    """run_seed's keyword options for one run: its broken implementation, profile and crashes.
+
+    Options at their defaults are left out, so run functions without profiles or crashes (the
+    pipeline's stand-ins) keep working. Kafka mode is the built-in implementation with Kafka's
+    fsync choices, which only a campaign without `--broken` and `--adapter` cycles into.
+    """
+    extra: dict[str, Any] = {"broken": KAFKA_DURABILITY if variant.crash_mode == KAFKA
+                             else spec.broken}
+    if variant.kafka_version != DEFAULT_PROFILE:
+        extra["kafka_version"] = variant.kafka_version
+    if spec.crash_weight:
+        extra["crash_weight"] = spec.crash_weight
+        if spec.crash_sweep:
+            extra["crash_sweep"] = True
+            if variant.crash_in_load:
+                extra["crash_in_load"] = True
+    return extra
 
 
 def normalise_signature(signature: str | None, adapter: str | None = None) -> str | None:
@@ -318,6 +345,7 @@ def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]
         "crash_images": int(getattr(outcome, "crash_images", 0)),
         "crash_s": float(getattr(outcome, "crash_s", 0.0)),
         "crash_idempotence": int(getattr(outcome, "crash_idempotence", 0)),
+        "crash_in_load": int(getattr(outcome, "crash_in_load", 0)),
     }
 
 
@@ -339,10 +367,12 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "crash_images": 0,
         "crash_s": 0.0,
         "crash_idempotence": 0,
+        "crash_in_load": 0,
     }
 
 
-def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[str, Any]:
+def _identity(seed: int, family: str, variant: RunVariant, spec: TaskSpec,
+              started: float) -> dict[str, Any]:
     """The columns that name the run: campaign, seed, parameters, versions, times, worker."""
     return {
         "campaign_id": spec.campaign_id,
@@ -356,8 +386,9 @@ def _identity(seed: int, family: str, spec: TaskSpec, started: float) -> dict[st
         "started_at": datetime.fromtimestamp(started, UTC),
         "finished_at": datetime.now(UTC),
         "worker": f"{socket.gethostname()}:{os.getpid()}",
-        "kafka_version": spec.kafka_version,
+        "kafka_version": variant.kafka_version,
         "crash_weight": spec.crash_weight,
+        "crash_mode": variant.crash_mode,
     }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
-from kafkalog.conformance.check.observe import with_indexes
+from kafkalog.conformance.check.observe import with_indexes, with_snapshot_tables
 from kafkalog.conformance.check.scratch import new_scratch, remove_scratch, scratch_dir
 from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
@@ -309,8 +309,10 @@ class ImplSut:
     # --- observation ----------------------------------------------------------------------------
 
     def state(self) -> v.LogStateView:
-        """Log.state() plus each segment's exact index entries (observe.py)."""
-        return with_indexes(self.log.state(), self.log, self.fs)
+        """Log.state() plus each segment's exact index entries and what each producer snapshot
+        file holds (observe.py)."""
+        return with_snapshot_tables(with_indexes(self.log.state(), self.log, self.fs),
+                                    self.log, self.fs)
 
     def check(self) -> list[str]:
         """Log.check() plus what verify found in the directory at the last clean close."""
@@ -375,10 +377,12 @@ def _stamp_planted(root: Path, before: dict[Path, int], now_ms: int) -> None:
     file the plant created or changed carries the log's time, not the host's: a load reads a
     `.log`'s mtime as the last-modified time of a segment without timestamps, which time
     retention compares (a torn tail planted with the host's mtime, cut by a recovery that
-    Kafka does not fsync, would keep an empty segment from retention)."""
+    Kafka does not fsync, would keep an empty segment from retention). A `.swap` copy made
+    with its source's mtime keeps it (`swap_completed`)."""
     ns = now_ms * 1_000_000
     for path, mtime in _file_mtimes(root).items():
-        if before.get(path) != mtime:
+        copied = path.suffix == ".swap" and before.get(path.with_suffix("")) == mtime
+        if before.get(path) != mtime and not copied:
             os.utime(path, ns=(ns, ns))
 
 
@@ -414,6 +418,8 @@ def plant_leftover(partition_dir: Path, kind: str, seed: int,
         # with the `.cleaned` files (RCV-3).
         (partition_dir / f"{base:020d}.log.cleaned").write_bytes(last.read_bytes())
         (partition_dir / f"{base:020d}.log.swap").write_bytes(last.read_bytes())
+    elif kind == "swap_completed":
+        _plant_finished_swap(partition_dir, logs, rng)
     elif kind in ("zero_index", "garbage_index"):
         size = index.stat().st_size if index.exists() else 0
         size = max(size, 8 * rng.randrange(1, 8))
@@ -432,6 +438,22 @@ def plant_leftover(partition_dir: Path, kind: str, seed: int,
         root = partition_dir.parent
         (root / "recovery-point-offset-checkpoint.tmp").write_bytes(b"0\n1\nconformance 0 99")
         (partition_dir / "leader-epoch-checkpoint.tmp").write_bytes(rng.randbytes(9))
+
+
+def _plant_finished_swap(partition_dir: Path, logs: list[Path], rng: random.Random) -> None:
+    """A finished swap whose renames a crash interrupted (RCV-4): an earlier segment's files
+    (later segments present) copied to `.swap` names, no `.cleaned`. The load must delete the
+    files in the swap's range, that segment's and no later one's, and rename the copies
+    in: the same log, segment by segment. The copies keep their segment's mtime (a
+    timestamp-less segment's retention reads it, SEG-19); the caller restamps only files whose
+    mtime changed."""
+    if len(logs) < 2:
+        return
+    stem = logs[rng.randrange(len(logs) - 1)].name[: -len(".log")]
+    for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+        source = partition_dir / f"{stem}{suffix}"
+        if source.exists():
+            shutil.copy2(source, partition_dir / f"{stem}{suffix}.swap")
 
 
 def _offsets_back(log_bytes: bytes, base: int, index_interval_bytes: int) -> bytes:

@@ -17,7 +17,10 @@ from typing import Any
 
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log
+from kafkalog.impl.producer.snapshot import read_snapshot
 from kafkalog.model import values as v
+from kafkalog.model.errors import KafkalogError
+from kafkalog.model.producer.producer_entry import decrement_sequence
 
 _OFFSET_ENTRY = struct.Struct(">ii")  # FMT-10: relative offset, position
 _TIME_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
@@ -36,6 +39,32 @@ def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateVi
             for seen, segment in zip(view.segments, segments, strict=True)
         )
     return dataclasses.replace(view, segments=observed)
+
+
+def with_snapshot_tables(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateView:
+    """`view` with what each live `.snapshot` file holds, read from the file (PSF-4), so a
+    snapshot written wrong shows when it is written, not only when a reload reads it back."""
+    paths = log.producer_state.snapshots
+    tables = tuple(_snapshot_table(fs, paths[offset]) for offset in sorted(paths))
+    return dataclasses.replace(view, producer_snapshot_tables=tables)
+
+
+_UNREADABLE = (v.ProducerView(-1, -1, -1, -1, -1, ()),)
+
+
+def _snapshot_table(fs: FileSystem, path: Any) -> tuple[v.ProducerView, ...]:
+    try:
+        entries = read_snapshot(fs, path)
+    except (KafkalogError, OSError):
+        return _UNREADABLE
+    table = []
+    for e in sorted(entries, key=lambda e: e.producer_id):
+        batches = () if e.last_offset < 0 else (v.ProducerBatchView(
+            decrement_sequence(e.last_sequence, e.offset_delta), e.last_sequence,
+            e.last_offset - e.offset_delta, e.last_offset, e.timestamp),)
+        table.append(v.ProducerView(e.producer_id, e.epoch, e.coordinator_epoch, e.timestamp,
+                                    e.current_txn_first_offset, batches))
+    return tuple(table)
 
 
 def _offset_entries(segment: Any, fs: FileSystem) -> Entries:

@@ -25,6 +25,8 @@ def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogS
         model_state = replace(model_state, last_stable_offset=None)
     if impl_state.aborted_txns is None:
         model_state = replace(model_state, aborted_txns=None)
+    if impl_state.producer_snapshot_tables is None:
+        model_state = replace(model_state, producer_snapshot_tables=None)
     return model_state
 
 

@@ -128,7 +128,8 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     segment) from its batches. Kafka does the same, the model predicts both (KL-CRASH-5), the
     rebuild is the segment's own bytes', and CRP-12 promises batches, offsets and
     epochs, not index entries. Every other segment's indexes are compared."""
-    narrowed = replace(state, producers=None, producer_snapshots=None, pending_deletions=())
+    narrowed = replace(state, producers=None, producer_snapshots=None,
+                       producer_snapshot_tables=None, pending_deletions=())
     if state.recovery_point != state.log_end_offset or not state.segments:
         return narrowed
     *kept, last = state.segments

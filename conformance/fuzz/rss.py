@@ -74,6 +74,15 @@ def _adapter_huge_index(root: Path) -> list[str]:
     return ["serve-adapter"]
 
 
+def _sparse_snapshot(root: Path) -> list[str]:
+    """A producer snapshot grown to 1.5 GiB (a hole after its entries): its CRC covers every
+    byte, so the file is read through, a chunk at a time."""
+    build_log_dir(root)
+    snapshot = max((root / "t-0").glob("*.snapshot"))
+    sparse_file(snapshot, 3 * GIB // 2, snapshot.read_bytes())
+    return ["verify", str(root)]
+
+
 def _dump_garbage_index(root: Path) -> list[str]:
     """`dump --json` of a 4 MiB `.index` of random bytes: 512K rows, streamed."""
     build_log_dir(root)
@@ -87,6 +96,7 @@ SCENARIOS: dict[str, Callable[[Path], list[str]]] = {
     "verify, 1 GiB sparse .index": _sparse_index,
     "verify, 1.5 GiB legacy gzip wrapper (1.5 MB on disk)": _legacy_bomb,
     "verify --deep, 1.5 GiB v2 gzip batch": _v2_bomb,
+    "verify, 1.5 GiB sparse .snapshot": _sparse_snapshot,
     "dump --json, 4 MiB garbage .index (512K rows)": _dump_garbage_index,
     "serve-adapter, segment_index_bytes=2147483647, appends, reopen, verify": _adapter_huge_index,
 }

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from kafkalog.conformance.gen import picks
 from kafkalog.conformance.gen.machine import OFFSETS
-from kafkalog.conformance.gen.producers import PRODUCER_BASE, ProducerLogMachine
+from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS, ProducerLogMachine
 from kafkalog.model import values as v
 from kafkalog.model.producer.transaction_entry import marker_record
 
@@ -52,7 +52,7 @@ class TxnLogMachine(ProducerLogMachine):
         return 0
 
     @precondition(_uses_txn)
-    @rule(index=st.integers(0, 2), count=st.integers(1, 3))
+    @rule(index=PRODUCERS, count=st.integers(1, 3))
     def txn_produce(self, index: int, count: int) -> None:
         """The next transactional batch of a producer (PST-18: opens a transaction)."""
         pid, epoch, seq = self._producer(index)
@@ -62,7 +62,7 @@ class TxnLogMachine(ProducerLogMachine):
         self.sent.append((pid, epoch, seq, count))
 
     @precondition(_uses_txn)
-    @rule(index=st.integers(0, 2), commit=st.booleans(), epoch_delta=EPOCH_DELTAS,
+    @rule(index=PRODUCERS, commit=st.booleans(), epoch_delta=EPOCH_DELTAS,
           coordinator_delta=COORDINATOR_DELTAS)
     def end_txn(self, index: int, commit: bool, epoch_delta: int,
                 coordinator_delta: int) -> None:
@@ -75,7 +75,7 @@ class TxnLogMachine(ProducerLogMachine):
                 leader_epoch=self.epoch(("latest", 0, 0)))
 
     @precondition(lambda self: _uses_txn(self) and "follower_append" in self.session.features)
-    @rule(index=st.integers(0, 2), commit=st.booleans(), with_data=st.booleans(),
+    @rule(index=PRODUCERS, commit=st.booleans(), with_data=st.booleans(),
           epoch_delta=EPOCH_DELTAS)
     def replicate_txn(self, index: int, commit: bool, with_data: bool, epoch_delta: int) -> None:
         """A transactional batch and/or a marker as a follower append (PST-21: older epochs and
@@ -112,7 +112,7 @@ class TxnLogMachine(ProducerLogMachine):
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=min_one_message)
 
     @precondition(_uses_txn)
-    @rule(index=st.integers(0, 2), lag=st.integers(0, 2))
+    @rule(index=PRODUCERS, lag=st.integers(0, 2))
     def read_below_open_txn(self, index: int, lag: int) -> None:
         """Plain data, then a transaction opened above a lagging HW, then read_committed from
         the log start: the read stops at the HW, not at the FUO above it (TXN-9, KAFKA-9807)."""
@@ -124,8 +124,8 @@ class TxnLogMachine(ProducerLogMachine):
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
 
     @precondition(_uses_txn)
-    @rule(index=st.integers(0, 2), other=st.integers(0, 2), abort=st.booleans(),
-          keep=st.integers(0, 3))
+    @rule(index=PRODUCERS, other=PRODUCERS, abort=st.booleans(),
+          keep=st.integers(0, 5))
     def truncate_through_txn(self, index: int, other: int, abort: bool, keep: int) -> None:
         """Two producers' transactions, a marker, the HW to the LEO, then a truncation into them
         (PSF-10, PSR-10: the index is cut and transactions reopen) and a read_committed."""
@@ -137,6 +137,47 @@ class TxnLogMachine(ProducerLogMachine):
         self.do("truncate_to", offset=start + keep)
         self.do("read", start_offset=start, max_bytes=1 << 16,
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
+    @precondition(_uses_txn)
+    @rule(order=st.permutations(range(3)), ends=st.lists(st.booleans(), min_size=1, max_size=3),
+          lag=st.integers(0, 2), interleave=st.booleans())
+    def several_open_txns(self, order: list[int], ends: list[bool], lag: int,
+                          interleave: bool) -> None:
+        """Three producers' transactions open at once (each with two batches, interleaved or
+        one producer's after the other's), then markers one by one in `order`, each followed
+        by an HW move and a read_committed from the log start: the LSO is the first offset of
+        the oldest transaction still open below the HW and moves exactly when that one ends
+        (TXN-9, TXN-10, TXN-11)."""
+        batches = [*order, *order] if interleave else [i for i in order for _ in range(2)]
+        for index in batches:
+            self.txn_produce(index, 1)
+        for index, commit in zip(order, ends, strict=False):
+            self.end_txn(index, commit, 0, 0)
+            self.hw_near_leo(-lag)
+            self.do("read", start_offset=self.view().log_start_offset, max_bytes=1 << 16,
+                    isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
+    @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
+    @rule(indices=st.lists(PRODUCERS, min_size=2, max_size=3, unique=True),
+          abort=st.booleans(), keep=st.integers(0, 6), reload=st.booleans())
+    def truncate_across_markers(self, indices: list[int], abort: bool, keep: int,
+                                reload: bool) -> None:
+        """Transactions of several producers ended alternately by ABORT and COMMIT over a roll,
+        then a truncation to `keep` offsets past the start (through the markers and their
+        `.txnindex` entries, PSF-10), optionally a reload, then the same producers' next
+        transactional batches (PSR-10: the rebuilt state reopens what the cut left open)."""
+        start = self.view().log_end_offset
+        for n, index in enumerate(indices):
+            self.txn_produce(index, 1)
+            self.end_txn(index, (n % 2 == 0) != abort, 0, 0)
+            if n == 0:
+                self.do("roll", expected_next_offset=None)
+        self.hw_near_leo(0)
+        self.do("truncate_to", offset=start + keep)
+        if reload:
+            self.do("close_and_reopen")
+        for index in indices:
+            self.txn_produce(index, 1)
 
     @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
     @rule(index=PRODUCERS)

@@ -126,16 +126,19 @@ def build(version: str) -> Path:
     if (target / "stamp").exists() and (target / "stamp").read_text() == stamp and \
             (target / "kafka-adapter.jar").exists() and (target / "classpath.txt").exists():
         return target
+    # Maven builds inside the cache (not adapters/kafka/target), then the two files a run needs
+    # are copied beside it: a build never rewrites a jar that a running adapter has open.
+    out = target / "build"
     result = _run([mvn, "-q", "-B", "-f", str(project_dir() / "pom.xml"),
-                   f"-Dkafka.line={line}", f"-Dkafka.version={release}", "package"],
-                  timeout=_BUILD_TIMEOUT_S)
-    out = project_dir() / "target" / release
+                   f"-Dkafka.line={line}", f"-Dkafka.version={release}",
+                   f"-Dadapter.build.dir={out}", "package"], timeout=_BUILD_TIMEOUT_S)
     if result.returncode != 0 or not (out / "kafka-adapter.jar").exists():
         raise KafkaAdapterBuildError(f"building the Kafka {release} adapter failed: "
                                      f"{_last_line(result.stdout + result.stderr)}")
-    target.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(out / "kafka-adapter.jar", target / "kafka-adapter.jar")
-    shutil.copy2(out / "classpath.txt", target / "classpath.txt")
+    for name in ("kafka-adapter.jar", "classpath.txt"):
+        staged = target / f".{name}.new"
+        shutil.copy2(out / name, staged)
+        staged.replace(target / name)
     (target / "stamp").write_text(stamp)
     return target
 

@@ -28,6 +28,7 @@ from kafkalog.impl.bounds import (
 )
 from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.cleaner.plan import require_keys
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_loader import LogLoader
 from kafkalog.impl.log.deletion import LogDeletion
@@ -66,6 +67,8 @@ from kafkalog.impl.versions import (
     check_profile,
     follower_skips_newer_epochs,
     index_entry_per_batch,
+    leader_reports_last_offset,
+    max_timestamp_offset_of_3_6,
 )
 from kafkalog.model.errors import (
     IllegalArgumentError,
@@ -84,6 +87,7 @@ from kafkalog.model.values import (
     LogOffsetMetadata,
     LogStateView,
     SegmentView,
+    TimestampType,
 )
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
@@ -252,11 +256,11 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
     def append_as_leader(self, records: MemoryRecords, leader_epoch: int,
                          origin: AppendOrigin = AppendOrigin.CLIENT) -> LogAppendInfo:
         """Validate client batches, assign offsets from the LEO, stamp the epoch (LOG-14..24).
-        Origin COORDINATOR writes end-transaction markers (TXN-2): control batches allowed, no
+        AppendOrigin.COORDINATOR writes end-transaction markers (TXN-2): control batches allowed, no
         sequence checks or deduplication, coordinator epochs fenced (PST-21).
 
-        Raises InvalidRecordError (base offset != 0), RecordTooLargeError, CorruptRecordError,
-        RecordBatchTooLargeError, LogClosedError.
+        Raises InvalidRecordError (base offset != 0; a keyless record on a compacted log),
+        RecordTooLargeError, CorruptRecordError, RecordBatchTooLargeError, LogClosedError.
         """
         require_int32(leader_epoch, "leader epoch", "append_as_leader")
         analysis = analyze_and_validate(
@@ -265,6 +269,8 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
         )
         if analysis.valid_bytes <= 0:
             return EMPTY_APPEND
+        require_keys(MemoryRecords(records.buffer[: analysis.valid_bytes]).batches(),
+                     self.config)  # KL-CLEAN-12
         with self.lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
             # The caller's buffer is never modified: the stamps go beside it or into a copy.
@@ -273,14 +279,37 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
                     records.buffer[: analysis.valid_bytes], analysis.facts, self.log_end_offset,
                     leader_epoch, self.config.message_timestamp_type, self.time.milliseconds(),
                 )
-                return self._append_validated(valid, info, origin)
+                return self._append_validated(valid, self._reported(valid, info, origin), origin)
             copy = bytearray(records.buffer[: analysis.valid_bytes])
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
                 self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(records_copy, info, origin)
+            return self._append_validated(
+                records_copy, self._reported(records_copy, info, origin), origin)
+
+    def _reported(self, valid: MemoryRecords, info: LogAppendInfo,
+                  origin: AppendOrigin) -> LogAppendInfo:
+        """KL-VERSION-2: the offset of the max timestamp a client append reports before 3.8 (the
+        segment pairs it with the max timestamp, KL-VERSION-4 and 6); 3.8+ and the coordinator's
+        markers keep KL-APPEND-3's."""
+        version = self.config.kafka_version
+        reported = info.offset_of_max_timestamp
+        if origin is not AppendOrigin.CLIENT:
+            return info
+        if leader_reports_last_offset(version):
+            reported = info.last_offset
+        elif max_timestamp_offset_of_3_6(version):
+            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+                reported = info.last_offset
+            else:
+                best = NO_TIMESTAMP
+                reported = -1
+                for record in valid.records():
+                    if record.timestamp > best:
+                        best, reported = record.timestamp, record.offset
+        return replace(info, offset_of_max_timestamp=reported)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None

@@ -25,6 +25,8 @@ SNAPSHOT_VERSION = 1
 HEADER = struct.Struct(">hIi")  # version, crc, entry count: 10 bytes
 ENTRY = struct.Struct(">qhiqiqiq")  # 46 bytes
 assert HEADER.size == 10 and ENTRY.size == 46
+#: Bytes checked at a time while reading a snapshot (read_snapshot).
+_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -70,30 +72,44 @@ def encode(entries: Sequence[SnapshotEntry]) -> bytes:
 
 def decode(data: bytes, where: str) -> list[SnapshotEntry]:
     """PSF-5: version, then schema (count and size), then CRC; CorruptSnapshotError otherwise."""
-    if len(data) < HEADER.size:
+    count, stored = _check_header(data[: HEADER.size], len(data), where)
+    _check_crc(stored, crc32c(memoryview(data)[6:]), where)
+    return _entries(data, count)
+
+
+def _check_header(head: bytes, size: int, where: str) -> tuple[int, int]:
+    """(entry count, stored CRC) of a file of `size` bytes starting with `head`, once its
+    version and schema are valid (PSF-5); CorruptSnapshotError otherwise."""
+    if size < HEADER.size or len(head) < HEADER.size:
         raise CorruptSnapshotError(
-            f"Snapshot failed schema validation: {len(data)} bytes is shorter than the header",
+            f"Snapshot failed schema validation: {size} bytes is shorter than the header",
             where=where,
         )
-    version, crc, count = HEADER.unpack_from(data, 0)
+    version, crc, count = HEADER.unpack_from(head, 0)
     if version != SNAPSHOT_VERSION:
         raise CorruptSnapshotError(
             f"Snapshot failed schema validation: Snapshot contained an unknown file version "
             f"{version}",
             where=where,
         )
-    if count < 0 or len(data) < HEADER.size + count * ENTRY.size:
+    if count < 0 or size < HEADER.size + count * ENTRY.size:
         raise CorruptSnapshotError(
-            f"Snapshot failed schema validation: {count} entries do not fit in {len(data)} bytes",
+            f"Snapshot failed schema validation: {count} entries do not fit in {size} bytes",
             where=where,
         )
-    computed = crc32c(memoryview(data)[6:])
-    if computed != crc:
+    return count, crc
+
+
+def _check_crc(stored: int, computed: int, where: str) -> None:
+    if computed != stored:
         raise CorruptSnapshotError(
-            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {crc}. Computed crc: "
+            f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored}. Computed crc: "
             f"{computed}",
             where=where,
         )
+
+
+def _entries(data: bytes, count: int) -> list[SnapshotEntry]:
     return [SnapshotEntry(*ENTRY.unpack_from(data, HEADER.size + i * ENTRY.size))
             for i in range(count)]
 
@@ -111,8 +127,29 @@ def write_snapshot(fs: FileSystem, path: Path, entries: Sequence[SnapshotEntry],
 
 
 def read_snapshot(fs: FileSystem, path: Path) -> list[SnapshotEntry]:
-    """The entries of one snapshot file; CorruptSnapshotError for any PSF-5 failure."""
-    return decode(fs.read_file(path), str(path))
+    """The entries of one snapshot file; CorruptSnapshotError for any PSF-5 failure.
+
+    Kafka reads the whole file and checks its CRC over every byte after the version and CRC
+    fields, entries and anything after them. The same check here reads the file in chunks and
+    holds only the entries the header declares, once the CRC has passed: a damaged file grown
+    to gigabytes (a sparse extension) costs time in proportion to its size, never memory.
+    """
+    where = str(path)
+    handle = fs.open_file(path, writable=False)
+    try:
+        size = handle.size()
+        count, stored = _check_header(handle.pread(0, HEADER.size), size, where)
+        computed, at = 0, 6
+        while at < size:
+            chunk = handle.pread(at, min(_CHUNK, size - at))
+            if not chunk:  # the file shrank under us: what is left decides
+                break
+            computed = crc32c(chunk, computed)
+            at += len(chunk)
+        _check_crc(stored, computed, where)
+        return _entries(handle.pread(0, HEADER.size + count * ENTRY.size), count)
+    finally:
+        handle.close()
 
 
 def _java_long_hash(value: int) -> int:

@@ -90,6 +90,23 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     show_default=True,
     help="Directory (or Hadoop URI) for the Parquet rows and the report.",
 )
+@click.option(
+    "--kafka-version",
+    default="all",
+    show_default=True,
+    help="The Kafka profile runs are checked against (KL-VERSION-1), or 'all' to cycle every "
+    "profile by seed (the built-in implementation only; an adapter or --broken run checks the "
+    "newest release unless one is named).",
+)
+@click.option(
+    "--crash-mode",
+    type=click.Choice(["strict", "kafka", "both"]),
+    default="both",
+    show_default=True,
+    help="strict: kafkalog's promises; kafka: the built-in implementation with Kafka's fsync "
+    "choices against the model's kafka allowed set; both: one run in four in kafka mode and one "
+    "strict run in eight sweeping crashes inside loads (the built-in implementation only).",
+)
 @click.option("--campaign-id", default=None, help="Resume or extend this campaign.")
 @click.option(
     "--time-limit",
@@ -209,6 +226,42 @@ def report(
         _report(console, spark, runs_path, each, root)
 
 
+def _variety(options: dict[str, Any]) -> Any:
+    """The profile and crash-mode cycles of the campaign's runs (conformance/campaign/variety.py).
+
+    Only the built-in implementation cycles: an adapter or a broken implementation is checked
+    against one profile in strict mode, so a difference between profiles is not mistaken for
+    its bug. Raises CampaignOptionsError for an unknown profile or a mode it cannot run in.
+    """
+    from kafkalog.conformance.campaign.variety import (
+        IN_LOAD_EVERY,
+        KAFKA_MODE_EVERY,
+        Variety,
+    )
+    from kafkalog.model.errors import IllegalArgumentError
+    from kafkalog.model.versions import DEFAULT_PROFILE, PROFILES, check_profile
+
+    builtin = options["adapter"] is None and options["broken"] is None
+    version, mode = options["kafka_version"], options["crash_mode"]
+    if not builtin and mode != "both" and mode != "strict":
+        raise CampaignOptionsError("kafka crash mode runs the built-in implementation only",
+                                   where=f"--crash-mode {mode}")
+    if version == "all":
+        profiles = tuple(PROFILES) if builtin else (DEFAULT_PROFILE,)
+    else:
+        try:
+            check_profile(version)
+        except IllegalArgumentError as error:
+            raise CampaignOptionsError(str(error), where=f"--kafka-version {version}") from None
+        profiles = (version,)
+    if not builtin or mode == "strict":
+        return Variety(profiles)
+    if mode == "kafka":
+        return Variety(profiles, kafka_mode_every=1)
+    in_load = IN_LOAD_EVERY if options["crash_sweep"] and options["crash_weight"] else 0
+    return Variety(profiles, kafka_mode_every=KAFKA_MODE_EVERY, in_load_every=in_load)
+
+
 def _plan(options: dict[str, Any]) -> Any:
     """The campaign plan from the command's options; raises typed errors for bad ones."""
     from kafkalog.conformance.campaign.job import CampaignPlan, with_commit
@@ -234,6 +287,7 @@ def _plan(options: dict[str, Any]) -> Any:
         run_fn=run_fn,
         crash_weight=options["crash_weight"],
         crash_sweep=options["crash_sweep"],
+        variety=_variety(options),
     )
     return CampaignPlan(with_commit(spec), options["runs"], options["seed_base"], options["out"])
 

@@ -67,6 +67,9 @@ class ProducerBatch:
     max_timestamp: int
     is_transactional: bool = False
     marker: ControlMarker | None = None  # set for a control batch (TXN-1, TXN-3)
+    # CLN-44, TXN-4: a control batch the cleaner emptied; replaying it changes nothing but
+    # creates an empty entry for an unknown producer (Kafka's `prepareUpdate` copy).
+    empty_control: bool = False
 
     @property
     def last_sequence(self) -> int:

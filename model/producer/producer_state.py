@@ -193,6 +193,9 @@ def apply_append(producers: Producers, batches: Iterable[ProducerBatch],
         updated = working.get(batch.producer_id)
         if updated is None:
             updated = replace(stored or ProducerEntry(batch.producer_id), batches=())
+        if batch.empty_control:
+            working[batch.producer_id] = updated
+            continue
         check_epoch(updated, batch, origin)
         if batch.marker is not None:
             updated, done = end_txn(updated, batch, batch.marker, origin)

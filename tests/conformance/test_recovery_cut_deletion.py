@@ -187,9 +187,10 @@ def test_crash_states__power_loss_tearing_an_earlier_segment__allows_both_deleti
     assert whole == {()}  # nothing was cut: nothing is pending
 
 
-@pytest.mark.parametrize("version", ["3.6", "3.9", "trunk"])
+@pytest.mark.parametrize("version", ["3.6", "3.9", "4.0", "4.4", "trunk"])
 def test_load_unclean__every_profile__offers_kafkas_deferred_deletion(version: str) -> None:
-    """Spec: KL-ALLOW-5, KL-VERSION-1 (LogLoader.recoverLog defers in 3.6.2, 3.9 and trunk)."""
+    """Spec: KL-ALLOW-5, KL-VERSION-1 (LogLoader.recoverLog defers in 3.6.2, 3.9, 4.x and
+    trunk, the name older traces carry)."""
     seg0, seg1, seg2 = _segments()
     config = replace(CONFIG, kafka_version=version)
     pending = [o.value.deleted_files for o in outcomes(load_unclean, (seg0, seg1), Checkpoints(),

@@ -65,11 +65,11 @@ def test_export__covers_every_spec_rule_every_broken_impl_and_profile_difference
     assert spec <= covered
     assert {e["broken"] for e in manifest["vectors"] if e["kind"] == "broken"} == set(BROKEN)
     profiles = {e["id"] for e in manifest["vectors"] if e["kind"] == "profile"}
-    for rule in ("KL-VERSION-2", "KL-VERSION-3", "KL-VERSION-5", "KL-VERSION-6"):
+    for rule in ("KL-VERSION-2", "KL-VERSION-3", "KL-VERSION-5", "KL-VERSION-6", "KL-VERSION-7"):
         assert any(p.startswith(f"{rule}@") for p in profiles), rule
 
 
-@pytest.mark.parametrize("version", ["trunk", "3.6", "3.7", "3.9"])
+@pytest.mark.parametrize("version", ["4.4", "3.6", "3.7", "3.9", "4.1"])
 def test_run__model_against_itself__every_profile_passes_with_no_stale_vector(
     corpus: Any, version: str
 ) -> None:
@@ -78,7 +78,7 @@ def test_run__model_against_itself__every_profile_passes_with_no_stale_vector(
     assert report.ok and report.count("passed") > 50, [r for r in report.results if r.detail]
 
 
-def test_run__serve_adapter__passes_the_trunk_corpus(corpus: Any) -> None:
+def test_run__serve_adapter__passes_the_default_corpus(corpus: Any) -> None:
     """Spec: KL-ALLOW-1 (kafkalog's implementation passes its own corpus over the protocol)."""
     report = run(corpus[0], SERVE)
     assert report.ok and report.count("skipped") == 0, [r for r in report.results if r.detail]

@@ -1,6 +1,7 @@
 """Memory is bounded: `verify`'s peak RSS, measured in a child process, stays under
-100 MiB on a 1 GiB sparse index and on 1.5 GiB decompression bombs (legacy and v2), and so does
-the adapter driving a log with segment_index_bytes = Int.MAX through appends, reopen and verify."""
+100 MiB on a 1 GiB sparse index, a 1.5 GiB sparse producer snapshot and 1.5 GiB decompression
+bombs (legacy and v2), and so does the adapter driving a log with segment_index_bytes = Int.MAX
+through appends, reopen and verify."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_handshake__kafka_adapter__lists_the_features_it_implements(
     try:
         assert process.features == frozenset({"core", "follower_append", "hw_metadata",
                                               "leader_epochs", "timestamps", "reopen",
-                                              "producer_state"})
+                                              "producer_state", "transactions"})
     finally:
         process.close()
 

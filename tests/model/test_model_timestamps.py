@@ -20,9 +20,9 @@ def rec(ts: int) -> Record:
     return Record(None, b"test", ts)
 
 
-def sample() -> PartitionState:
+def sample(kafka_version: str = "4.4") -> PartitionState:
     """Segments [0: ts 10, 30, 20 in one batch], [3: ts 30, 40], epochs 1 then 2."""
-    s = log.empty_log(LogConfig())
+    s = log.empty_log(LogConfig(kafka_version=kafka_version))
     s, _ = log.append_as_leader(s, (rec(10), rec(30), rec(20)), 1)
     s, _ = log.roll(s)
     s, _ = log.append_as_leader(s, (rec(30),), 2)
@@ -82,11 +82,19 @@ def test_search__first_record_at_or_after_the_target_in_first_qualifying_segment
     assert log.fetch_offset_by_timestamp(s, 41)[1] is None
 
 
-def test_search__target_minus_6__is_searched_like_any_other_target() -> None:
-    """Spec: KL-TIME-4 (no -6 constant at trunk 1eb7644: `fetchOffsetByTimestamp`'s else branch)."""
-    s = sample()
+def test_search__target_minus_6_before_4_2__is_searched_like_any_other_target() -> None:
+    """Spec: KL-TIME-4, KL-VERSION-7 (no -6 constant up to 4.1: `fetchOffsetByTimestamp`'s else
+    branch)."""
+    s = sample("4.1")
     assert log.fetch_offset_by_timestamp(s, -6)[1] == TimestampAndOffset(10, 0, 1)
     assert log.fetch_offset_by_timestamp(s, -6) == log.fetch_offset_by_timestamp(s, 0)
+
+
+def test_earliest_pending_upload_from_4_2__without_remote_storage__answers_minus_ones() -> None:
+    """Spec: KL-VERSION-7 (`fetchEarliestPendingUploadOffset`: (-1, -1, -1) without remote
+    storage, like LATEST_TIERED)."""
+    s = sample("4.2")
+    assert log.fetch_offset_by_timestamp(s, -6)[1] == TimestampAndOffset(-1, -1, -1)
 
 
 def test_search__skips_records_below_the_log_start_offset() -> None:

@@ -68,7 +68,7 @@ final class ScalaUnifiedLog extends KafkaLogBase {
     @Override
     protected LogAppendInfo appendFollower(MemoryRecords records, int leaderEpoch) {
         try {
-            return log.appendAsFollower(records, leaderEpoch);
+            return log.appendAsFollower(records@follower.epoch@);
         } catch (UnexpectedAppendOffsetException e) {
             throw new LogError("UnexpectedAppendOffsetError", e.getMessage(),
                 Map.of("first_offset", e.firstOffset(), "last_offset", e.lastOffset()));
@@ -210,9 +210,9 @@ final class ScalaUnifiedLog extends KafkaLogBase {
         return log.producerStateManager();
     }
 
-    /** This release's LogAppendInfo has no offset of the max timestamp (3.9.0's had one). */
+    /** 3.9.0's LogAppendInfo reports it; 3.9.1 dropped the field (then -1 here). */
     @Override
     protected long offsetOfMaxTimestamp(LogAppendInfo info) {
-        return -1L;
+        return @offset.of.max.timestamp@;
     }
 }

@@ -1,0 +1,1 @@
+"""Log compaction (CLN-*): the cleaner's dirty range, decisions, passes and checkpoint."""

@@ -1,0 +1,67 @@
+"""The default campaign cycles profiles and crash modes by seed (campaign/variety.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
+from kafkalog.conformance.campaign.task import TaskSpec, _variant_options
+from kafkalog.conformance.campaign.variety import (
+    KAFKA,
+    STRICT,
+    RunVariant,
+    Variety,
+    fixed,
+    variant_for_seed,
+)
+
+PROFILES = ("3.8", "3.9", "4.0")
+DEFAULT_VARIETY = Variety(PROFILES, kafka_mode_every=4, in_load_every=8)
+
+
+def test_variant_for_seed__thousand_seeds__every_family_meets_every_profile_and_mode() -> None:
+    """Each (family, profile, crash mode) combination occurs among 1,000 consecutive seeds."""
+    families = 11
+    met = Counter((seed % families, variant_for_seed(seed, families, DEFAULT_VARIETY).kafka_version,
+                   variant_for_seed(seed, families, DEFAULT_VARIETY).crash_mode)
+                  for seed in range(1_000))
+    assert len(met) == families * len(PROFILES) * 2
+
+
+def test_variant_for_seed__shares__about_a_quarter_kafka_and_an_eighth_in_load() -> None:
+    """Kafka mode on about one run in four; crashes inside loads on strict runs only."""
+    variants = [variant_for_seed(seed, 11, DEFAULT_VARIETY) for seed in range(4_000)]
+    kafka = sum(v.crash_mode == KAFKA for v in variants)
+    in_load = [v for v in variants if v.crash_in_load]
+    assert 800 <= kafka <= 1_200
+    assert 300 <= len(in_load) <= 500
+    assert all(v.crash_mode == STRICT for v in in_load)
+
+
+def test_variant_for_seed__same_seed__same_variant() -> None:
+    """A run replays from its seed alone: the draw is a pure function of it."""
+    assert [variant_for_seed(s, 7, DEFAULT_VARIETY) for s in range(50)] == [
+        variant_for_seed(s, 7, DEFAULT_VARIETY) for s in range(50)]
+
+
+def test_fixed_variety__every_seed__one_profile_strict_no_in_load() -> None:
+    """A campaign given one profile (or an adapter) checks that profile in strict mode only."""
+    assert {variant_for_seed(s, 3, fixed("3.9")) for s in range(100)} == {
+        RunVariant("3.9", STRICT, False)}
+
+
+def test_variant_options__kafka_mode__runs_kafka_durability_with_the_profile() -> None:
+    """A kafka-mode run is the built-in implementation with Kafka's fsync choices."""
+    spec = TaskSpec(campaign_id="c", steps=10, families=("tiny",), crash_weight=2)
+    options = _variant_options(spec, RunVariant("3.8", KAFKA, False))
+    assert options["broken"] == KAFKA_DURABILITY
+    assert options["kafka_version"] == "3.8"
+    assert options["crash_sweep"] is True and "crash_in_load" not in options
+
+
+def test_variant_options__in_load_without_sweep__not_requested() -> None:
+    """Crashes inside loads ride on the sweep: without it the option is left out."""
+    spec = TaskSpec(campaign_id="c", steps=10, families=("tiny",), crash_weight=2,
+                    crash_sweep=False)
+    options = _variant_options(spec, RunVariant("3.8", STRICT, True))
+    assert "crash_in_load" not in options and options["broken"] is None
