@@ -34,6 +34,9 @@ CONFIG_BOUNDS: tuple[tuple[str, int, int | None], ...] = (
     ("file_delete_delay_ms", 64, 0),
     ("producer_id_expiration_ms", 32, 1),
     ("producer_id_expiration_check_interval_ms", 32, 1),
+    ("min_compaction_lag_ms", 64, 0),
+    ("max_compaction_lag_ms", 64, 1),
+    ("delete_retention_ms", 64, 0),
 )
 
 

@@ -4,8 +4,8 @@ The implementation keeps one code path per behaviour and switches only where a r
 line differs (KL-VERSION-2..7): the leader's offset of the max timestamp (3.6, 3.7), the
 stored MAX_TIMESTAMP answer (before 3.8), and the read's metadata offset, per-batch index
 decisions and the follower's epoch filter, which all arrived in 4.0 (4.0.2), and the special
-target -6 from 4.2. The profile names and their order are the spec's; `tests/conformance/test_versions.py`
-holds this table to the model's.
+target -6 from 4.2. The profile names and their order are the spec's;
+`tests/conformance/test_versions.py` holds this table to the model's.
 """
 
 from __future__ import annotations

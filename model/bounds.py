@@ -21,9 +21,10 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: Each integer config: the width of its Java type and the minimum of its validator (None: no
 #: validator). Kafka's `LogConfig.CONFIG` defines `segment.bytes`, `segment.index.bytes`,
 #: `index.interval.bytes` and `max.message.bytes` as INT, and `segment.ms`, `segment.jitter.ms`,
-#: `retention.ms`, `retention.bytes` and `file.delete.delay.ms` as LONG, with `atLeast(n)`
-#: ranges; the broker's `producer.id.expiration.ms` and `producer.id.expiration.check.interval.ms`
-#: are INT, `atLeast(1)`. Kafka's `segment.index.bytes` minimum is 4, but below 12 every time
+#: `retention.ms`, `retention.bytes`, `file.delete.delay.ms`, `min.compaction.lag.ms`,
+#: `max.compaction.lag.ms` and `delete.retention.ms` as LONG, with `atLeast(n)` ranges; the
+#: broker's `producer.id.expiration.ms` and `producer.id.expiration.check.interval.ms` are INT,
+#: `atLeast(1)`. Kafka's `segment.index.bytes` minimum is 4, but below 12 every time
 #: index fails to open (ERR-1), so kafkalog refuses those up front (KL-STATE-2).
 CONFIG_BOUNDS: tuple[tuple[str, int, int | None], ...] = (
     ("segment_bytes", 32, 14),
@@ -37,6 +38,9 @@ CONFIG_BOUNDS: tuple[tuple[str, int, int | None], ...] = (
     ("file_delete_delay_ms", 64, 0),
     ("producer_id_expiration_ms", 32, 1),
     ("producer_id_expiration_check_interval_ms", 32, 1),
+    ("min_compaction_lag_ms", 64, 0),
+    ("max_compaction_lag_ms", 64, 1),
+    ("delete_retention_ms", 64, 0),
 )
 
 

@@ -55,9 +55,11 @@ def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
     reset = replace(segment, batches=(), size=0, offset_index=(), time_index=(),
                     offset_index_max_entries=_UNBOUNDED, time_index_max_entries=_UNBOUNDED,
                     bytes_since_last_index_entry=0, max_so_far=None)
+    # A leader append's reported offset of the max timestamp (KL-VERSION-2, before 3.8) lives
+    # only in memory: recovery pairs each batch's max timestamp with its last offset (SEG-15).
+    batches = tuple(replace(b, reported_max_offset=None) for b in segment.batches)
     try:
-        filled = append_batches(reset, segment.batches, last_modified_ms,
-                                config.index_interval_bytes)
+        filled = append_batches(reset, batches, last_modified_ms, config.index_interval_bytes)
     except KafkalogError:
         return None
     return replace(become_inactive(filled), created_ms=now_ms, bytes_since_last_index_entry=0,

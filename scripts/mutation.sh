@@ -27,7 +27,7 @@ export PYTHONPATH="$SANDBOX/pkg"
 "$PY" -c "import kafkalog.impl, sys; assert kafkalog.impl.__file__.startswith('$SANDBOX'), kafkalog.impl.__file__"
 for module in ${MODULES[@]}; do
   config="$SANDBOX/$module.toml"
-  sed -e "s#^test-command = .*#test-command = \"$PY -m kafkalog.benchmarks.mutation\"#" \
+  sed -e "s#^test-command = \".venv/bin/python #test-command = \"$PY #" \
     -e "s#^module-path = \"#module-path = \"$SANDBOX/src/#" \
     "src/benchmarks/cosmic-ray-$module.toml" > "$config"
   "$BIN/cosmic-ray" init "$config" "$SANDBOX/$module.sqlite"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,13 @@ def kafka_fixtures() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"real Kafka fixtures not found at {FIXTURES} (../shared is absent)")
     return FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _no_scratch_left_behind() -> Iterator[None]:
+    """A test that fails before closing the logs it opened does not leave their directories in
+    the shared scratch root (/dev/shm); tests that count entries do so inside the test."""
+    from kafkalog.conformance.check.scratch import scratch_scope
+
+    with scratch_scope():
+        yield

@@ -143,6 +143,8 @@ ACTIONS: dict[str, ActionSpec] = {
         ),
         ActionSpec("advance_clock", (Param("ms", int),), int, "core"),
         ActionSpec("close_and_reopen", (), type(None), "reopen"),
+        # Feature `clean` (specs/adapter-protocol.md, "Compaction"): one cleaning pass.
+        ActionSpec("clean", (), v.CleanResult | None, "clean"),
         # Protocol version 2 (specs/adapter-protocol.md, "Crashes"): crash after `point`
         # operations of the last action under `fault`, then load; answers the operations lost.
         # `idempotence` (trace only, never sent: the checker strips it and drives the second
@@ -178,6 +180,7 @@ FEATURES: tuple[str, ...] = (
     "black_box",  # replaces `core` for a log reached through a broker's API (black_box.py)
     "crash",  # protocol 2: `crash` honours point, fault and seed
     "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
+    "clean",  # log compaction: the `clean` action and compacted batches in reads
 )
 
 #: Fault models of the `crash` action (model/crash/crash.py FaultModel,
@@ -198,11 +201,13 @@ OMIT_WHEN_DEFAULT: dict[type, frozenset[str]] = {
     v.BatchSpec: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional",
                             "is_control"}),
     v.LogConfig: frozenset({"producer_id_expiration_ms",
-                            "producer_id_expiration_check_interval_ms"}),
+                            "producer_id_expiration_check_interval_ms", "cleanup_policy",
+                            "min_cleanable_dirty_ratio", "min_compaction_lag_ms",
+                            "max_compaction_lag_ms", "delete_retention_ms"}),
     v.LogStateView: frozenset({"producers", "producer_snapshots", "last_stable_offset",
                                "aborted_txns", "producer_snapshot_tables"}),
     v.BatchView: frozenset({"producer_id", "producer_epoch", "base_sequence", "is_transactional",
-                            "is_control"}),
+                            "is_control", "record_offsets"}),
     v.FetchDataInfo: frozenset({"aborted_transactions"}),
 }
 

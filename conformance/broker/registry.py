@@ -103,3 +103,23 @@ def _librdkafka_mock(log_path: Path) -> RunningBroker:
 
 register(BrokerKind("librdkafka-mock", "librdkafka's mock cluster (confluent-kafka), one broker",
                     _librdkafka_mock))
+
+
+def _kfake(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.kfake import KfakeBroker
+
+    return KfakeBroker(log_path)
+
+
+def _register_kfake() -> None:
+    from kafkalog.conformance.broker.kfake import FRANZ_GO_VERSION, KFAKE_VERSION
+
+    # The topic prefix carries kfake's exact version into the adapter command line, which
+    # every trace header records.
+    register(BrokerKind("kfake", f"franz-go's kfake {KFAKE_VERSION} (franz-go "
+                                 f"{FRANZ_GO_VERSION}), one in-memory broker, built from "
+                                 "brokers/kfake", _kfake,
+                        adapter_options=("--topic-prefix", f"kafkalog-kfake-{KFAKE_VERSION}-")))
+
+
+_register_kfake()

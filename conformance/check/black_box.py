@@ -110,6 +110,42 @@ def become_leader(model: Any, log_start_offset: int) -> None:
     model.assign_epoch(FIRST_LEADER_EPOCH, log_start_offset)
 
 
+#: The answers a broker's background deletion of segments below the log start offset can change:
+#: a timestamp search starts at the first segment (KL-TIME-3, KL-TIME-4).
+BACKGROUND_DELETION_SHOWS: frozenset[str] = frozenset({"fetch_offset_by_timestamp"})
+#: The trace step's `choice` when the model matched the broker only after that deletion.
+BACKGROUND_DELETION = "broker_deleted_segments_below_log_start"
+
+
+def after_background_deletion(model: Any, action: str, args: dict[str, Any], before: Any,
+                              impl: Any) -> Any:
+    """The model's answer if the broker's retention thread has deleted the segments wholly
+    below the log start offset before this step and that explains `impl`; else None
+    (KL-WIRE-10). When it does, the model continues from the state without those segments.
+
+    Retention by time and size is off on the broker (KL-WIRE-5), but the log-start-offset part
+    of `deleteOldSegments` cannot be switched off: the broker runs it on its own schedule
+    (`log.initial.task.delay.ms`, then every `log.retention.check.interval.ms`), so after a
+    DeleteRecords a black box may or may not still hold those segments.
+    """
+    from kafkalog.conformance.check.sut import StepResult
+    from kafkalog.model import log
+
+    if action not in BACKGROUND_DELETION_SHOWS or not impl.ok:
+        return None
+    config = before.config
+    start_offset_only = dataclasses.replace(config, retention_ms=-1, retention_bytes=-1)
+    pruned, deleted = log.delete_old_segments(dataclasses.replace(before, config=start_offset_only))
+    if deleted == 0:
+        return None
+    pruned = dataclasses.replace(pruned, config=config)
+    after, value = getattr(log, action)(pruned, **args)
+    if project_result(value) != project_result(impl.value):
+        return None
+    model.partition_state = after
+    return StepResult(value=value)
+
+
 def view_invariants(state: v.LogStateView) -> list[str]:
     """The observable-state invariants a black-box view can check (LOG-2)."""
     if not 0 <= state.log_start_offset <= state.log_end_offset:

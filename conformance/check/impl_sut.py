@@ -30,6 +30,7 @@ from kafkalog.conformance.crash.sweep import (
     in_load_difference,
     parse_in_load,
 )
+from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log.log import Log
@@ -170,6 +171,10 @@ class ImplSut:
 
     def fetch_offset_by_timestamp(self, timestamp: int) -> v.TimestampAndOffset | None:
         return self.log.fetch_offset_by_timestamp(timestamp)
+
+    def clean(self) -> v.CleanResult | None:
+        """One cleaning pass (KL-CLEAN-*), with a map that never fills (KL-ALLOW-7)."""
+        return LogCleaner(self.log).clean()
 
     def advance_clock(self, ms: int) -> int:
         self.time.sleep(ms)
@@ -530,6 +535,7 @@ def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.B
     `with_producer` adds the header's producer fields (feature `producer_state`)."""
     producer = ((batch.producer_id, batch.producer_epoch, batch.base_sequence) if with_producer
                 else (-1, -1, -1))
+    decoded = list(batch.records())
     return v.BatchView(
         base_offset=batch.base_offset,
         last_offset=batch.last_offset,
@@ -537,7 +543,8 @@ def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.B
         max_timestamp=batch.max_timestamp,
         size_in_bytes=batch.size_in_bytes,
         position=slice_start + batch.position,
-        records=tuple(record.to_value() for record in batch.records()),
+        records=tuple(record.to_value() for record in decoded),
+        record_offsets=_record_offsets(batch, decoded),
         timestamp_type=batch.timestamp_type,
         producer_id=producer[0],
         producer_epoch=producer[1],
@@ -545,3 +552,11 @@ def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.B
         is_transactional=batch.is_transactional,
         is_control=batch.is_control_batch,
     )
+
+
+def _record_offsets(batch: Any, decoded: list[Any]) -> tuple[int, ...] | None:
+    """CLN-47: the records' offsets when cleaning left gaps in the batch, else None."""
+    offsets = tuple(record.offset for record in decoded)
+    if offsets == tuple(range(batch.base_offset, batch.last_offset + 1)):
+        return None
+    return offsets

@@ -127,6 +127,12 @@ class Lockstep:
                 model, choice = allowed
                 self._cover(action, before, model)
                 problem = self._compare(action, model, impl)
+        if problem is not None and problem[0] == "result" and \
+                black_box.is_black_box(self.sut.features):
+            pruned = black_box.after_background_deletion(self.model, action, args, before, impl)
+            if pruned is not None:  # the broker's retention thread ran (KL-WIRE-10)
+                model, choice = pruned, black_box.BACKGROUND_DELETION
+                problem = self._compare(action, model, impl)
         message = None if problem is None else problem[1]
         step = TraceStep(action, json_args, model.to_json(), impl.to_json(), message, choice)
         self.steps.append(step)

@@ -308,6 +308,9 @@ class ModelSut:
     def close_and_reopen(self) -> None:
         self._step("close_and_reopen")
 
+    def clean(self) -> v.CleanResult | None:
+        return self._step("clean")  # type: ignore[no-any-return]
+
     def state(self) -> v.LogStateView:
         return self._log.view(self.partition_state)  # type: ignore[no-any-return]
 

@@ -9,6 +9,7 @@ five such batches, a 48-byte offset index six entries, a 24-byte time index two 
 from __future__ import annotations
 
 from kafkalog.conformance.errors import UnknownConfigFamilyError
+from kafkalog.conformance.gen.compaction import COMPACT_FAMILIES
 from kafkalog.conformance.gen.producers import PRODUCER_FAMILIES
 from kafkalog.conformance.gen.transactions import TXN_FAMILIES
 from kafkalog.model.values import LogConfig, TimestampType
@@ -131,7 +132,7 @@ CONFIG_FAMILIES: dict[str, LogConfig] = {
 }
 
 def _producer_families() -> dict[str, LogConfig]:
-    return {**PRODUCER_FAMILIES, **TXN_FAMILIES}
+    return {**PRODUCER_FAMILIES, **TXN_FAMILIES, **COMPACT_FAMILIES}
 
 
 CONFIG_FAMILIES.update(_producer_families())

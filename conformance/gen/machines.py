@@ -1,7 +1,8 @@
 """`make_machine`: the conformance machine class for one run's session.
 
 The plain families get `LogMachine` (machine.py), the producer families `ProducerLogMachine`
-(producers.py) and the transaction family `TxnLogMachine` (transactions.py). The factory sits
+(producers.py), the transaction family `TxnLogMachine` (transactions.py) and the compaction
+family `CompactLogMachine` (compaction.py). The factory sits
 above all three so the subclasses can import their base without the base importing them back.
 """
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from hypothesis.stateful import RuleBasedStateMachine
 from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.gen.compaction import CompactLogMachine, is_compact_config
 from kafkalog.conformance.gen.machine import LogMachine, crash_rule
 from kafkalog.conformance.gen.producers import ProducerLogMachine, is_producer_config
 from kafkalog.conformance.gen.swarm import without_rules
@@ -27,7 +29,11 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
     extra: dict[str, Any] = {f"crash_{n}": crash_rule(n) for n in range(1, session.crash_weight)}
     if session.crash_weight == 0:
         extra["crash"] = None  # not even drawn: runs without crashes generate as before them
-    if {"producer_state", "transactions"} <= session.features and is_txn_config(session.config):
+    if {"producer_state", "transactions"} <= session.features and is_compact_config(
+            session.config):
+        machine = type("CompactLogMachine", (CompactLogMachine,), {"session": session, **extra})
+    elif {"producer_state", "transactions"} <= session.features and is_txn_config(
+            session.config):
         machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})
     elif "producer_state" in session.features and is_producer_config(session.config):
         machine = type("ProducerLogMachine", (ProducerLogMachine,), {"session": session, **extra})

@@ -9,7 +9,8 @@ last sequence), so the generator follows the producer through reloads, truncatio
 The kinds of batches a real client and a faulty network produce: the next batch in sequence;
 a retry of one of the last batches sent (a duplicate while it is cached, else
 OutOfOrderSequence); a re-batched retry; a gap; an epoch bump (sequence 0, or not); a stale
-epoch (fenced); a sequence near Int.MAX (wrap-around). Producer batches also arrive as follower
+epoch (fenced); a sequence near Int.MAX (wrap-around); an epoch at Short.MAX; a producer id
+without a sequence (-1). Producer batches also arrive as follower
 appends (replication accepts any sequence and older epochs), and the clock jumps past
 `producer_id_expiration_ms` (PST-22).
 """
@@ -29,7 +30,8 @@ PRODUCER_IDS = (1, 2, 2**40 + 7, 0, 2**63 - 1)
 PRODUCERS = st.integers(0, len(PRODUCER_IDS) - 1)
 INT32_MAX = 2**31 - 1
 EPOCH_MAX = 32767  # Short.MAX: the largest producer epoch (FMT-45)
-KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap", "epoch_max")
+KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap", "epoch_max",
+         "no_sequence")
 #: Clock jumps around producer expiry (PST-22): the expiration itself, one check interval, and
 #: both together, each a millisecond either side.
 EXPIRY_ANCHORS = ("expiration", "interval", "both")
@@ -96,6 +98,8 @@ class ProducerLogMachine(LogMachine):
             return pid, epoch, INT32_MAX - back % 3, count
         if kind == "epoch_max":  # the last epoch a producer can have, or the one below it
             return pid, EPOCH_MAX - back % 2, 0, count
+        if kind == "no_sequence":  # a producer id without a sequence: InvalidRecord (PST-7)
+            return pid, epoch, -1, count
         return pid, epoch, seq, count
 
     def _records(self, count: int, stamp: str) -> tuple[v.Record, ...]:

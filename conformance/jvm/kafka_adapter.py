@@ -84,7 +84,7 @@ def resolve_version(version: str) -> str:
     cached = cache_root() / "lines.json"
     known: dict[str, str] = json.loads(cached.read_text()) if cached.exists() else {}
     if line in known:
-        return known[line]
+        return str(known[line])
     _, mvn = require_tools()
     major, minor = line.split(".")
     upper = f"{major}.{int(minor) + 1}"
@@ -102,7 +102,19 @@ def resolve_version(version: str) -> str:
     known[line] = found[0]
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(known, indent=1, sort_keys=True))
-    return found[0]
+    return str(found[0])
+
+
+def model_profile(version: str) -> str:
+    """The model's Kafka profile (specs/log.md KL-VERSION-1) that fits a release best.
+
+    3.9.0 is the model's "3.9". Later 3.9 releases append and index as trunk does (no offset of
+    the max timestamp in the append result, one index decision per batch, the follower's epoch
+    filter: KL-VERSION-2, -4, -5) and keep only 3.9.0's read metadata (KL-VERSION-3), so they
+    and every 4.x release are held to "trunk".
+    """
+    line = kafka_line(version)
+    return "3.9" if line == "3.9" and version.strip() == "3.9.0" else "trunk"
 
 
 def _sources_stamp() -> str:

@@ -34,3 +34,15 @@ def validate_compaction_config(config: LogConfig) -> None:
                 problem = "min.compaction.lag.ms is above max.compaction.lag.ms"
     if problem is not None:
         raise IllegalArgumentError(problem, where="LogConfig")
+
+
+def is_compacted(config: LogConfig) -> bool:
+    """CLN-1: the policy contains `compact` (the cleaner takes the log)."""
+    flags = policy_flags(config.cleanup_policy)
+    return flags is not None and flags[0]
+
+
+def deletes(config: LogConfig) -> bool:
+    """CLN-1, LOG-32: the policy contains `delete` (size and time retention run)."""
+    flags = policy_flags(config.cleanup_policy)
+    return flags is None or flags[1]

@@ -17,19 +17,15 @@ log's lock, so appends wait for it (Kafka cleans without the lock and takes it f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
-from kafkalog.impl.checkpoint.checkpoint_file import OffsetCheckpointFile, read_offsets_or_empty
+from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
+from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.cleaner.filter import OffsetMap, PassFacts, TxnTracker, filter_batch
 from kafkalog.impl.cleaner.plan import (
     DirtyRange,
     SegmentFacts,
     dirty_range,
     group_lengths,
-    is_compacted,
 )
-from kafkalog.impl.load.log_dir import parse_partition_dir_name
 from kafkalog.impl.log.log import Log
 from kafkalog.impl.producer.rebuild import producer_views
 from kafkalog.impl.records.memory_records import MemoryRecords
@@ -38,33 +34,7 @@ from kafkalog.impl.segment.log_segment import CLEANED_FILE_SUFFIX, SWAP_FILE_SUF
 from kafkalog.impl.versions import at_least, index_entry_per_batch
 from kafkalog.model.values import AbortedTxnEntry, CleanResult
 
-CLEANER_CHECKPOINT_FILENAME = "cleaner-offset-checkpoint"  # FMT-9, CLN-21
 READ_BUFFER_BYTES = 512 * 1024 // 2  # CLN-7: io.buffer.size / threads / 2 (one thread)
-
-
-@dataclass
-class CleanerCheckpoint:
-    """`cleaner-offset-checkpoint` of the log directory holding `log` (CLN-21)."""
-
-    log: Log
-
-    @property
-    def path(self) -> Path:
-        return self.log.dir.parent / CLEANER_CHECKPOINT_FILENAME
-
-    def _key(self) -> tuple[str, int]:
-        tp = parse_partition_dir_name(self.log.dir.name).topic_partition
-        return tp.topic, tp.partition
-
-    def read(self) -> int | None:
-        return read_offsets_or_empty(self.log.local_log.fs, self.path).get(self._key())
-
-    def write(self, offset: int) -> None:
-        """Reread, replace this partition's entry, rewrite atomically (tmp, fsync, rename)."""
-        fs = self.log.local_log.fs
-        offsets = read_offsets_or_empty(fs, self.path)
-        offsets[self._key()] = offset
-        OffsetCheckpointFile(fs, self.path).write(offsets)
 
 
 def _facts(segment: LogSegment) -> SegmentFacts:
@@ -78,7 +48,7 @@ class LogCleaner:
 
     def __init__(self, log: Log, map_capacity: int | None = None) -> None:
         self.log = log
-        self.checkpoint = CleanerCheckpoint(log)
+        self.checkpoint = CleanerCheckpoint(log.local_log.fs, log.dir)
         self.map_capacity = map_capacity  # CLN-26 entries; None = never full (KL-ALLOW-7)
 
     # --- selection --------------------------------------------------------------------------

@@ -7,15 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafkalog.impl.cleaner.config import policy_flags
+from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.records.record_batch import RecordBatch
 from kafkalog.model.errors import InvalidRecordError
 from kafkalog.model.values import INT32_MAX, LogConfig
-
-
-def is_compacted(config: LogConfig) -> bool:
-    flags = policy_flags(config.cleanup_policy)
-    return flags is not None and flags[0]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from typing import Any
 
 from kafkalog.impl.bounds import require_int64
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
+from kafkalog.impl.cleaner.config import deletes, is_compacted
 from kafkalog.impl.log.local_log import LocalLog
 from kafkalog.impl.log.retention import (
     Predicate,
@@ -40,6 +42,8 @@ class LogDeletion:
     def delete_old_segments(self) -> int:
         """Log-start, then size, then time retention; returns segments deleted (LOG-32..38)."""
         with self.lock:
+            if not deletes(self.config):  # LOG-32, CLN-20 (KAFKA-7400): KL-CLEAN-14
+                return self._delete_log_start_offset_breached_segments()
             return (
                 self._delete_log_start_offset_breached_segments()
                 + self._delete_retention_size_breached_segments()
@@ -113,6 +117,7 @@ class LogDeletion:
             if first is not None and first > target_offset:
                 self._truncate_fully_and_start_at(target_offset)
                 return True
+            below_active = target_offset < self.local_log.segments.active_segment().base_offset
             removed = self.local_log.truncate_to(target_offset)
             self.producer_state.delete_snapshots_async(s.base_offset for s in removed)
             self.leader_epoch_cache.truncate_from_end(target_offset)
@@ -121,8 +126,17 @@ class LogDeletion:
             self._snapshot_removals_durable()
             if self.high_watermark >= self.log_end_offset:
                 self.update_high_watermark(self.log_end_offset_metadata)
+            if below_active:
+                self._lower_cleaner_checkpoint()
             self._truncated()
             return True
+
+    def _lower_cleaner_checkpoint(self) -> None:
+        """CLN-68: LogManager lowers a compacted log's cleaner checkpoint after a truncation
+        below the active base. KL-CLEAN-13."""
+        if is_compacted(self.config):
+            CleanerCheckpoint(self.local_log.fs, self.dir).lower_to(
+                self.local_log.segments.active_segment().base_offset, self.config)
 
     def _truncated(self) -> None:
         """DUR-26: the lowered recovery point reaches its checkpoint before the caller goes on."""
@@ -150,4 +164,5 @@ class LogDeletion:
         self._log_start_offset = new_offset
         self._rebuild_producer_state(new_offset)
         self.update_high_watermark(self.log_end_offset_metadata)
+        self._lower_cleaner_checkpoint()
         self._truncated()

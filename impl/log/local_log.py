@@ -110,11 +110,14 @@ class LocalLog:
 
     # --- append and read --------------------------------------------------------------------
 
-    def append(self, last_offset: int, records: MemoryRecords) -> None:
+    def append(self, last_offset: int, records: MemoryRecords,
+               offset_of_max_timestamp: int | None = None) -> None:
         """Append to the active segment, then publish LEO = last_offset + 1 (LOC-3 [TRUNK]);
-        the index decisions per batch or per append follow the profile (KL-VERSION-4)."""
+        the index decisions per batch or per append follow the profile (KL-VERSION-4), the
+        latter pairing the max timestamp with the append's reported offset (KL-VERSION-2)."""
         self.segments.active_segment().append(
-            last_offset, records, index_entry_per_batch(self.config.kafka_version))
+            last_offset, records, index_entry_per_batch(self.config.kafka_version),
+            offset_of_max_timestamp)
         self.update_log_end_offset(last_offset + 1)
 
     def read(

@@ -386,7 +386,9 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
                            last_offset=duplicate.last_offset, log_append_time=duplicate.timestamp)
         scanned = (valid if isinstance(valid, ScannedRecords)
                    else ScannedRecords(valid.buffer, facts))
-        self.local_log.append(info.last_offset, scanned)
+        # A client append's reported offset pairs with its max timestamp (KL-VERSION-2, 4).
+        self.local_log.append(info.last_offset, scanned, info.offset_of_max_timestamp
+                              if origin is AppendOrigin.CLIENT else None)
         for epoch, base in starts:
             self.leader_epoch_cache.assign(epoch, base)
         self._update_high_watermark_with_log_end_offset()  # PST-9 step 2

@@ -6,7 +6,10 @@ from __future__ import annotations
 from kafkalog.impl.bounds import require_int64
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
 from kafkalog.impl.log.local_log import LocalLog
-from kafkalog.impl.versions import earliest_pending_upload_is_special
+from kafkalog.impl.versions import (
+    earliest_pending_upload_is_special,
+    max_timestamp_searches_records,
+)
 from kafkalog.model.values import (
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -65,6 +68,11 @@ class LogTimestamps:
             if segment.max_timestamp_so_far() > best.max_timestamp_so_far():
                 best = segment
         max_ts, shallow = best.max_timestamp_and_offset_so_far
+        if not max_timestamp_searches_records(self.config.kafka_version):
+            # KL-VERSION-6: before 3.8 the stored pair answers, with the latest epoch; a segment
+            # without timestamps answers its empty time index's last entry (-1, base offset).
+            offset = best.base_offset if max_ts == NO_TIMESTAMP else shallow
+            return TimestampAndOffset(max_ts, offset, self.leader_epoch_cache.latest_epoch)
         position = best.offset_index.lookup(shallow).position
         for batch in best.log.batches(position):
             if batch.max_timestamp == max_ts:

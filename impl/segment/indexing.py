@@ -76,12 +76,15 @@ def append_unit_max(batches: list[BatchFacts]) -> tuple[int, int]:
 
 
 def per_append_decisions(batches: list[BatchFacts], position: int, interval: int, since: int,
-                         max_ts: int, max_off: int) -> Decisions:
+                         max_ts: int, max_off: int, reported: int | None = None) -> Decisions:
     """SEG-4 (Kafka before 4.0, KL-VERSION-4): one decision for the whole append at `position`:
     the max so far takes the append's (max timestamp, its offset) when greater; then, when more
     than `interval` bytes came since the last entry, one offset-index entry (the append's last
-    offset, its first batch's position) and a time-index call for the max so far."""
+    offset, its first batch's position) and a time-index call for the max so far. `reported` is
+    the offset the append's result names (KL-VERSION-2), when the caller knows it."""
     unit_ts, unit_off = append_unit_max(batches)
+    if reported is not None:
+        unit_off = reported
     if unit_ts > max_ts:
         max_ts, max_off = unit_ts, unit_off
     offsets: list[int] = []

@@ -243,11 +243,13 @@ class LogSegment(SegmentFiles):
 
     # --- append -----------------------------------------------------------------------------
 
-    def append(self, largest_offset: int, records: Any, per_batch: bool = True) -> None:
+    def append(self, largest_offset: int, records: Any, per_batch: bool = True,
+               reported: int | None = None) -> None:
         """Append whole batches (a MemoryRecords) ending at `largest_offset`; SEG-3 [TRUNK].
 
         One write of the given bytes, then index bookkeeping per batch from header fields only;
-        with `per_batch` False one decision for the whole append (SEG-4, KL-VERSION-4).
+        with `per_batch` False one decision for the whole append, its max timestamp paired with
+        `reported`, the offset the append's result names (SEG-4, KL-VERSION-2, KL-VERSION-4).
         Raises LogSegmentOffsetOverflowError (ERR-14) before writing anything.
         """
         self.recovered_batches = None
@@ -263,10 +265,14 @@ class LogSegment(SegmentFiles):
         self.last_modified_ms = self.time.milliseconds()
         max_ts, max_off = self.max_timestamp_and_offset_so_far
         # SEG-3's decisions on header facts alone, then the entries in one bulk store each.
-        offsets, positions, timed, since, max_ts, max_off = (
-            index_decisions if per_batch else per_append_decisions)(
-            batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
-            max_ts, max_off)
+        if per_batch:
+            offsets, positions, timed, since, max_ts, max_off = index_decisions(
+                batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
+                max_ts, max_off)
+        else:
+            offsets, positions, timed, since, max_ts, max_off = per_append_decisions(
+                batches, position, self.index_interval_bytes, self.bytes_since_last_index_entry,
+                max_ts, max_off, reported)
         if offsets:
             self._append_index_entries(offsets, positions, timed, position, batches)
         if (max_ts, max_off) != self._max_ts_and_offset:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from .. import errors
+from ..coverage.compaction import compaction_rules
 from ..coverage.producers import producer_rules
 from ..coverage.transactions import txn_rules
 from ..helpers import (
@@ -261,7 +262,8 @@ def rules_exercised(action: str, before: PartitionState, after: PartitionState,
     """
     return frozenset(_rules(action, before, after, result_or_error, args)
                      | producer_rules(action, before, after, result_or_error)
-                     | txn_rules(action, before, after, result_or_error))
+                     | txn_rules(action, before, after, result_or_error)
+                     | compaction_rules(action, before, after, result_or_error))
 
 
 def _rules(action: str, before: PartitionState, after: PartitionState, result_or_error: object,

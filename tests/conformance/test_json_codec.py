@@ -99,12 +99,14 @@ def test_decode_args__defaults_fill_omitted_optional_arguments() -> None:
 def test_action_names__outside_the_vocabulary__raise_unknown_action() -> None:
     """An unknown action is UnknownActionError, an adapter-level error."""
     with pytest.raises(UnknownActionError):
-        decode_args("compact", {})
+        decode_args("compaction", {})
 
 
 def test_encode_args__covers_every_parameter_of_every_action() -> None:
-    """docs/design.md's 17 actions plus `crash` (protocol 2), every argument encoded."""
-    assert len(ACTIONS) == 18 and ACTIONS["crash"].feature == "crash"
+    """docs/design.md's 17 actions plus `crash` (protocol 2) and `clean` (feature `clean`),
+    every argument encoded."""
+    assert len(ACTIONS) == 19 and ACTIONS["crash"].feature == "crash"
+    assert ACTIONS["clean"].feature == "clean"
     encoded = encode_args("append_as_follower", {"batches": ()})
     assert encoded == {"batches": [], "leader_epoch": None}
 

@@ -45,14 +45,18 @@ def test_transactions_family__over_serve_adapter_with_crash_weight__crashes_and_
 ) -> None:
     """The serve-adapter path (which speaks `crash`) crashes in this family too."""
     adapter = f"{shlex.quote(str(Path(sys.executable).parent / 'kafkalog'))} serve-adapter"
-    outcome = run_seed(0, steps=60, config_family="transactions", adapter=adapter,
+    # Seed 1 draws crashes among the family's rules (seed 0 no longer does since the
+    # transaction machine has more rules to draw from).
+    outcome = run_seed(1, steps=60, config_family="transactions", adapter=adapter,
                        time_limit_s=60, crash_weight=5)
     assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
     assert sum(outcome.crashes.values()) > 0
 
 
 @pytest.mark.parametrize("family", sorted(CONFIG_FAMILIES))
-def test_crash_modelled__is_on_for_every_family(family: str) -> None:
+def test_crash_modelled__is_on_for_every_family_but_compaction(family: str) -> None:
     """The crash rule's gate: on for every family, producers (KL-CRASH-11) and transactions
-    (KL-CRASH-12) included."""
-    assert crash_modelled(CONFIG_FAMILIES[family])
+    (KL-CRASH-12) included; off for compacted logs, whose cleaning pass the crash model does
+    not cover yet (specs/log.md §13c)."""
+    compacted = "compact" in CONFIG_FAMILIES[family].cleanup_policy
+    assert crash_modelled(CONFIG_FAMILIES[family]) is not compacted

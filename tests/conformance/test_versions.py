@@ -126,3 +126,22 @@ def test_check_cli__unknown_kafka_version__is_a_usage_error() -> None:
     """Spec: KL-VERSION-1"""
     result = CliRunner().invoke(check, ["--kafka-version", "2.8", "--examples", "1"])
     assert result.exit_code == 2 and "2.8" in result.output
+
+
+@pytest.mark.parametrize("version", ["3.6", "3.7", "3.8", "4.4"])
+def test_max_timestamp__builtin_impl__reports_and_answers_as_the_profile(version: str) -> None:
+    """Spec: KL-VERSION-2, KL-VERSION-6 (3.6: the first record with the max; 3.7: the last
+    offset; before 3.8 MAX_TIMESTAMP answers that stored pair with the latest epoch)."""
+    def records(*timestamps: int) -> tuple[Record, ...]:
+        return tuple(Record(None, b"test", START_MS + t) for t in timestamps)
+
+    calls: list[Call] = [
+        ("append_as_leader", {"records": records(5, 9, 9, 7), "leader_epoch": 0}),
+        ("append_as_leader", {"records": records(1), "leader_epoch": 2}),
+        ("fetch_offset_by_timestamp", {"timestamp": -3})]
+    answers = _answers(version, calls)
+    found = answers[2]["ok"]
+    reported = {"3.6": 1, "3.7": 3, "3.8": 3, "4.4": 3}[version]
+    assert answers[0]["ok"]["offset_of_max_timestamp"] == reported
+    assert (found["offset"], found["leader_epoch"]) == {
+        "3.6": (1, 2), "3.7": (3, 2), "3.8": (1, 0), "4.4": (1, 0)}[version]

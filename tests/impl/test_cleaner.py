@@ -164,6 +164,8 @@ STEP = st.one_of(
     st.just(("seal",)),
     st.just(("clean",)),
     st.tuples(st.just("clock"), st.integers(0, 600)),
+    st.tuples(st.just("trunc"), st.integers(0, 6)),
+    st.just(("retain",)),
 )
 
 
@@ -171,7 +173,8 @@ STEP = st.one_of(
 @given(st.lists(STEP, max_size=25), st.sampled_from(["3.9", "4.4"]))
 def test_clean__random_histories__impl_matches_model(steps: list[tuple[Any, ...]],
                                                      version: str) -> None:
-    """Spec: KL-CLEAN-2, KL-CLEAN-4, KL-CLEAN-5, KL-CLEAN-6, KL-CLEAN-7, KL-CLEAN-8."""
+    """Truncations and retention between passes too. Spec: KL-CLEAN-2, KL-CLEAN-4,
+    KL-CLEAN-5, KL-CLEAN-6, KL-CLEAN-7, KL-CLEAN-8, KL-CLEAN-13, KL-CLEAN-14."""
     pair = Pair(replace(COMPACT, kafka_version=version))
     seqs: dict[int, int] = {}
     try:
@@ -191,6 +194,12 @@ def test_clean__random_histories__impl_matches_model(steps: list[tuple[Any, ...]
                 pair.seal()
             elif kind == "clock":
                 pair.step("advance_clock", step[1])
+            elif kind == "trunc":
+                pair.step("truncate_to", max(0, pair.model.log_end_offset - step[1]))
+                pair.compare()
+            elif kind == "retain":
+                pair.step("delete_old_segments")
+                pair.compare()
             else:
                 pair.clean()
     finally:

@@ -12,7 +12,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from kafkalog.impl.cleaner.log_cleaner import CLEANER_CHECKPOINT_FILENAME, LogCleaner
+from kafkalog.impl.cleaner.checkpoint import CLEANER_CHECKPOINT_FILENAME
+from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
 from kafkalog.impl.records.memory_records import MemoryRecords

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from crc32c import crc32c as py_crc32c
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkalog.impl.index.offset_index import py_pack_entries
 from kafkalog.impl.log.validator import py_stamp_headers

@@ -144,3 +144,16 @@ def test_earliest_pending_upload__special_target_from_4_2(version: str, special:
     assert found is not None
     expected = (-1, -1, -1) if special else (T, 0, 3)
     assert (found.timestamp, found.offset, found.leader_epoch) == expected
+
+
+def test_recovery_on_3_6__pairs_the_max_with_the_batch_last_offset_not_the_reported_one() -> None:
+    """Spec: KL-VERSION-2 (the reported offset is not on disk: SEG-15 re-derives the batch's last
+    offset), KL-CRASH-5."""
+    from kafkalog.model.recovery import rebuilt_segment
+
+    config = cfg("3.6")
+    s, info = log.append_as_leader(log.empty_log(config), (rec(5), rec(9), rec(9), rec(7)), 0)
+    assert info.offset_of_max_timestamp == 1
+    assert s.active.max_timestamp_and_offset == (9, 1)
+    rebuilt = rebuilt_segment(s.active, config, 0, 0)
+    assert rebuilt is not None and rebuilt.max_timestamp_and_offset == (9, 3)

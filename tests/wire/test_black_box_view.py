@@ -3,6 +3,7 @@ compared."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 from hypothesis import seed as hypothesis_seed
@@ -110,3 +111,37 @@ def test_machine__against_a_black_box__follows_every_append_with_the_brokers_hw(
             if action == "append_as_leader" and ok:
                 assert steps[i + 1][0] == "update_high_watermark", steps
     assert "black_box" in FEATURES
+
+
+class _BrokerAfterRetentionThread(_BlackBoxModel):
+    """A broker whose retention thread ran before the lookup: segments wholly below the log
+    start offset are gone (time and size retention are off on wire topics, KL-WIRE-5)."""
+
+    def fetch_offset_by_timestamp(self, timestamp: int) -> v.TimestampAndOffset | None:
+        from kafkalog.model import log
+
+        state = self.partition_state
+        off = dataclasses.replace(state.config, retention_ms=-1, retention_bytes=-1)
+        pruned, _ = log.delete_old_segments(dataclasses.replace(state, config=off))
+        self.partition_state = dataclasses.replace(pruned, config=state.config)
+        return super().fetch_offset_by_timestamp(timestamp)
+
+
+def test_lockstep__lookup_after_the_brokers_retention_thread__is_the_choice_it_made() -> None:
+    """After DeleteRecords the broker deletes the segments below the log start offset on its
+    own schedule; a by-time lookup that then starts at a later segment conforms as that choice,
+    and the model continues without those segments (KL-WIRE-10; kafka-3.9 seed 2003)."""
+    session = Session(config_family("hw_retention"), _BrokerAfterRetentionThread, WIRE_FEATURES,
+                      max_steps=40)
+    lockstep = session.start()
+    ts = 1_700_000_000_000
+    for count in (1, 3, 3, 3, 2):
+        lockstep.step("append_as_leader", {
+            "records": tuple(v.Record(None, b"test", ts) for _ in range(count)), "leader_epoch": 0})
+        lockstep.step("update_high_watermark",
+                      {"offset": lockstep.model.state().log_end_offset})
+    lockstep.step("maybe_increment_log_start_offset", {"offset": 10})
+    model, broker = lockstep.step("fetch_offset_by_timestamp", {"timestamp": ts})
+    assert broker.value == model.value == v.TimestampAndOffset(ts, 10, 0)
+    assert lockstep.steps[-1].choice == black_box.BACKGROUND_DELETION
+    assert lockstep.model.state().segments[0].base_offset == 10

@@ -11,8 +11,8 @@ import java.util.Map;
 /**
  * A small strict JSON reader and writer for the adapter protocol: objects become
  * LinkedHashMap, arrays ArrayList, integers Long, strings String, booleans Boolean, null null.
- * Fractions and integers outside 64 bits are kept as Double or refused; the protocol has
- * neither, and a Double fails every integer field, which the caller reports as WireFormatError.
+ * Fractions become Double, which fails every integer field (WireFormatError); an integer
+ * beyond 64 bits is a ProtocolError, as the protocol asks for numbers past a language's limits.
  * Kept here rather than pulling a JSON library, because the adapter must not change the
  * versions of the libraries Kafka itself depends on.
  */
@@ -224,12 +224,11 @@ public final class Json {
             }
             return Long.parseLong(digits);
         } catch (NumberFormatException ex) {
-            if (!fraction && digits.length() > 1) {
-                // An integer JSON can spell but 64 bits cannot hold: no field of the protocol
-                // takes one, so it is refused as a value of the wrong type.
-                return Double.valueOf(digits.length());
-            }
             pos = start;
+            if (!fraction && digits.matches("-?[0-9]+")) {
+                throw new ProtocolException("not readable JSON: the integer at column "
+                    + (start + 1) + " does not fit in 64 bits");
+            }
             throw fail("bad number");
         }
     }

@@ -191,6 +191,46 @@ public abstract class KafkaLogBase implements PartitionLog {
 
     @Override
     public Object handle(String action, Map<String, Object> a) throws Exception {
+        if (action.equals("state") || action.equals("read")) {
+            return act(action, a);
+        }
+        try {
+            return act(action, a);
+        } finally {
+            stampWrites();
+        }
+    }
+
+    /** Modification times this adapter gave the segment files, by path. */
+    private final Map<String, Long> stamped = new HashMap<>();
+
+    /**
+     * Kafka takes a segment's last-modified time from its `.log` file (LogSegment.lastModified,
+     * used by time retention when no batch has a timestamp), which the OS sets from the wall
+     * clock on every write. The adapter keeps that file time on the model's clock instead: a
+     * `.log` file whose time is not the one last given here was written by this action, and
+     * gets the clock's reading, as an OS on that clock would have given it.
+     */
+    private void stampWrites() {
+        File[] files = dir.listFiles();
+        if (files == null) {
+            return;
+        }
+        long now = clock.milliseconds();
+        for (File f : files) {
+            if (!f.getName().endsWith(".log")) {
+                continue;
+            }
+            Long given = stamped.get(f.getName());
+            if (given == null || f.lastModified() != given) {
+                if (f.setLastModified(now)) {
+                    stamped.put(f.getName(), f.lastModified());
+                }
+            }
+        }
+    }
+
+    private Object act(String action, Map<String, Object> a) throws Exception {
         switch (action) {
             case "append_as_leader": return appendAsLeader(a);
             case "append_marker": return appendMarker(a);

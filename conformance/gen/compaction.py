@@ -1,0 +1,78 @@
+"""Compacted logs as generated runs: the `compact` family and its machine.
+
+`CompactLogMachine` is the transaction machine (conformance/gen/transactions.py) on a log whose
+`cleanup.policy` is `compact`: every record it writes carries a key from a small key space (so
+compaction has duplicates to remove), some are tombstones, and a `clean` rule runs a cleaning
+pass (specs/log.md KL-CLEAN-*) between appends, rolls, HW moves, truncations, clock steps and
+reopens. A keyless record still reaches the log now and then through the plain rules, which
+both sides must refuse (KL-CLEAN-12). Crashes are off for the family: the crash model does not
+cover a pass yet (`machine.crash_modelled`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+from kafkalog.conformance.gen.producers import PRODUCER_BASE
+from kafkalog.conformance.gen.transactions import TxnLogMachine
+from kafkalog.model import values as v
+
+KEYS = 4  # the key space: b"k0" .. b"k3"
+
+#: Config families with compaction (conformance/gen/configs.py registers them). A ratio of 0
+#: makes any dirty segment eligible; tombstones outlive a pass by two seconds of clock.
+COMPACT_FAMILIES: dict[str, v.LogConfig] = {
+    "compact": replace(PRODUCER_BASE, segment_bytes=500, cleanup_policy="compact",
+                       min_cleanable_dirty_ratio=0.0, delete_retention_ms=2_000),
+}
+
+
+def is_compact_config(config: v.LogConfig) -> bool:
+    """True for the configs of the compaction families."""
+    return any(config == c for c in COMPACT_FAMILIES.values())
+
+
+def _cleans(machine: TxnLogMachine) -> bool:
+    return "clean" in machine.session.features
+
+
+class CompactLogMachine(TxnLogMachine):
+    """TxnLogMachine with keyed records, tombstones and cleaning passes."""
+
+    key_cursor = 0
+
+    def _next_key(self) -> bytes:
+        self.key_cursor = (self.key_cursor + 1) % KEYS
+        return b"k%d" % self.key_cursor
+
+    def _records(self, count: int, stamp: str) -> tuple[v.Record, ...]:
+        """The producers' records, keyed round-robin over the key space."""
+        return tuple(replace(r, key=self._next_key()) for r in super()._records(count, stamp))
+
+    def records(self, specs: list[tuple[str, int, str, int, int]]) -> tuple[v.Record, ...]:
+        """The plain rules' records, keyed (shape 2 keeps its header and stays keyless, so
+        some appends meet KL-CLEAN-12)."""
+        return tuple(r if r.headers else replace(r, key=self._next_key())
+                     for r in super().records(specs))
+
+    @rule(key=st.integers(0, KEYS - 1), tombstone=st.booleans())
+    def put(self, key: int, tombstone: bool) -> None:
+        """One keyed record (or tombstone) at the current clock, in the latest epoch."""
+        record = v.Record(b"k%d" % key, None if tombstone else b"v", self.now_ms)
+        self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))
+
+    @precondition(_cleans)
+    @rule()
+    def clean(self) -> None:
+        """One cleaning pass (KL-CLEAN-2..11)."""
+        self.do("clean")
+
+    @precondition(_cleans)
+    @rule()
+    def seal_and_clean(self) -> None:
+        """Roll, move the HW to the LEO and clean: everything written so far is cleanable."""
+        self.do("roll")
+        self.do("update_high_watermark", offset=self.view().log_end_offset)
+        self.do("clean")
