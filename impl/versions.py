@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kafkalog.model.errors import IllegalArgumentError
 
-PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0", "4.1", "4.2", "4.3", "4.4")
 #: Older traces name `trunk`: the reference's trunk reading, which behaves as 4.0 here.
 ALIASES: dict[str, str] = {"trunk": "4.0"}
 
@@ -46,13 +46,14 @@ def read_reports_batch_base(version: str) -> bool:
 
 
 def index_entry_per_batch(version: str) -> bool:
-    """KL-VERSION-4: from 4.0 one index decision per batch, before one per append."""
-    return at_least(version, "4.0")
+    """KL-VERSION-4: from 3.9.2 and 4.0 one index decision per batch, before one per append."""
+    return at_least(version, "3.9.2")
 
 
 def follower_skips_newer_epochs(version: str) -> bool:
-    """KL-VERSION-5: from 4.0 a follower drops the batches from a newer leader epoch."""
-    return at_least(version, "4.0")
+    """KL-VERSION-5: from 3.9.2 and 4.0 a follower drops the batches from a newer leader
+    epoch."""
+    return at_least(version, "3.9.2")
 
 
 def check_profile(version: str) -> None:

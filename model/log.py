@@ -14,7 +14,7 @@ from dataclasses import replace
 from . import epochs as epoch_cache
 from .append import append_as_follower, append_as_leader, append_marker
 from .bounds import INT64_MAX, require_config, require_int32, require_int64
-from .cleaner.cleaner import clean, lower_checkpoint_on_truncation
+from .cleaner.cleaner import clean, is_compacted, lower_checkpoint_on_truncation
 from .cleaner.offsets import require_compaction_config
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .helpers import (
@@ -98,7 +98,7 @@ def validate_config(config: LogConfig) -> None:
     check_profile(config.kafka_version)
     problem = require_compaction_config(
         config.cleanup_policy, config.min_cleanable_dirty_ratio, config.min_compaction_lag_ms,
-        config.max_compaction_lag_ms, config.delete_retention_ms)
+        config.max_compaction_lag_ms)
     if problem is not None:
         raise IllegalArgumentError(problem, where="LogConfig")  # KL-CLEAN-1
 
@@ -402,4 +402,12 @@ def view(state: PartitionState) -> LogStateView:
         aborted_txns=aborted_txn_entries(state),
         producer_snapshot_tables=tuple(producer_views(table)
                                        for _, table in state.producer_state.snapshots),
+        cleaner_checkpoint=_checkpoint_view(state),
     )
+
+
+def _checkpoint_view(state: PartitionState) -> int | None:
+    """KL-CLEAN-11: the cleaner checkpoint of a compacted log (-1: no entry), else None."""
+    if not is_compacted(state):
+        return None
+    return -1 if state.cleaner_checkpoint is None else state.cleaner_checkpoint

@@ -60,8 +60,13 @@ def _max_timestamp(state: PartitionState) -> TimestampAndOffset | None:
                   if b.position >= position and b.max_timestamp == max_ts), None)
     if batch is None:
         return None
+    # `RecordBatch.offsetOfMaxTimestamp` finds no record in a batch the cleaner emptied
+    # (CLN-43 keeps its max timestamp): the answer is then empty.
+    offset = next((batch.record_offset(i) for i in range(len(batch.records))
+                   if batch.record_timestamp(i) == max_ts), None)
+    if offset is None:
+        return None
     epoch = batch.partition_leader_epoch
-    offset = batch.offset_of_max_timestamp()
     return TimestampAndOffset(max_ts, offset, epoch if epoch >= 0 else None)
 
 

@@ -55,8 +55,8 @@ class LogConfig:
     max_message_bytes: int = 1024 * 1024 + 12  # CFG-8; largest batch a leader accepts
     file_delete_delay_ms: int = 60_000  # CFG-9; delay before a `.deleted` file is removed
     message_timestamp_type: TimestampType = TimestampType.CREATE_TIME
-    # The Kafka release profile both sides behave as (KL-VERSION-1): "3.6" .. "3.9", "4.0" ..
-    # "4.4" (model/versions.py PROFILES); the default is the newest release.
+    # The Kafka release profile both sides behave as (KL-VERSION-1): "3.6" .. "3.9", "3.9.2",
+    # "4.0" .. "4.4" (model/versions.py PROFILES); the default is the newest release.
     kafka_version: str = "4.4"
     producer_id_expiration_ms: int = 86_400_000  # PST-22, PST-26 producer.id.expiration.ms
     # PST-22: period of the expiration check (an internal broker setting in Kafka).
@@ -299,6 +299,9 @@ class LogStateView:
     # feature); never compared then.
     last_stable_offset: int | None = None
     aborted_txns: tuple[AbortedTxnEntry, ...] | None = None
+    # KL-CLEAN-11: a compacted log's `cleaner-offset-checkpoint` entry, -1 without one. None =
+    # not reported (no `clean` feature) or a log that is not compacted; never compared then.
+    cleaner_checkpoint: int | None = None
     # What each live `.snapshot` file holds, in the order of `producer_snapshots` (PSF-4: a
     # producer's newest batch only, stamped with its last timestamp; a file that does not decode
     # is one entry with producer id -1). None = not reported; never compared then.

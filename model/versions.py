@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from .errors import IllegalArgumentError
 
-#: Oldest first. Each profile is one exact release (§19's table): "3.9" is 3.9.0 (the later 3.9.x
-#: backports are not modelled), "4.0" is 4.0.2.
-PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+#: Oldest first. Each profile is one exact release (§19's table): "3.9" is 3.9.0, "3.9.2" the
+#: newest 3.9 release (3.9.1's backports of KL-VERSION-2, 4 and 5 included), "4.0" is 4.0.2.
+PROFILES: tuple[str, ...] = ("3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0", "4.1", "4.2", "4.3", "4.4")
 DEFAULT_PROFILE = "4.4"
 
 #: Names older traces recorded, mapped to the profile with the same modelled behaviour. `trunk`
@@ -48,14 +48,15 @@ def read_reports_batch_base(version: str) -> bool:
 
 
 def index_entry_per_batch(version: str) -> bool:
-    """KL-VERSION-4 (KAFKA-806): one index decision per batch from 4.0 (4.0.2), else per
-    append."""
-    return at_least(version, "4.0")
+    """KL-VERSION-4 (KAFKA-806): one index decision per batch from 3.9.2 and 4.0 (4.0.2), else
+    per append."""
+    return at_least(version, "3.9.2")
 
 
 def follower_skips_newer_epochs(version: str) -> bool:
-    """KL-VERSION-5 (KAFKA-18723): a follower drops batches from newer epochs from 4.0 (4.0.2)."""
-    return at_least(version, "4.0")
+    """KL-VERSION-5 (KAFKA-18723): a follower drops batches from newer epochs from 3.9.2 and 4.0
+    (4.0.2)."""
+    return at_least(version, "3.9.2")
 
 
 def max_timestamp_searches_records(version: str) -> bool:
@@ -70,8 +71,9 @@ def earliest_pending_upload_is_special(version: str) -> bool:
 
 
 def append_reports_offset_of_max_timestamp(version: str) -> bool:
-    """KL-VERSION-2: from 4.0 (KAFKA-806) LogAppendInfo has no offset of the max timestamp."""
-    return not at_least(version, "4.0")
+    """KL-VERSION-2: from 3.9.2 and 4.0 (KAFKA-806) LogAppendInfo has no offset of the max
+    timestamp."""
+    return not at_least(version, "3.9.2")
 
 
 def unobserved_result_fields(version: str, action: str) -> frozenset[str]:
@@ -79,7 +81,7 @@ def unobserved_result_fields(version: str, action: str) -> frozenset[str]:
 
     Spec: KL-VERSION-2.
     """
-    if action in ("append_as_leader", "append_as_follower") and not (
+    if action in ("append_as_leader", "append_as_follower", "append_marker") and not (
         append_reports_offset_of_max_timestamp(version)
     ):
         return frozenset({"offset_of_max_timestamp"})

@@ -2,8 +2,8 @@
 // 127.0.0.1, so that `kafkalog check --wire-broker kfake` can check it over Kafka's protocol.
 //
 // It prints the bound address as one line, `HOST:PORT`, on stdout once the broker listens, and
-// runs until its stdin closes or it receives SIGTERM or SIGINT. kfake creates topics through
-// CreateTopics; -seed-topic creates one-partition topics up front for a client that does not.
+// runs until its stdin closes or it receives SIGTERM or SIGINT. Topics are created by the
+// checker through CreateTopics, which kfake serves, so none are seeded here.
 package main
 
 import (
@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -20,18 +19,9 @@ import (
 
 func main() {
 	port := flag.Int("port", 0, "loopback port to listen on (0: a free port)")
-	seed := flag.String("seed-topic", "", "comma-separated topics to create with one partition")
-	autoCreate := flag.Bool("auto-create", false, "create a topic on Metadata for an unknown name")
 	flag.Parse()
 
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(*port), kfake.DefaultNumPartitions(1)}
-	if *seed != "" {
-		opts = append(opts, kfake.SeedTopics(1, strings.Split(*seed, ",")...))
-	}
-	if *autoCreate {
-		opts = append(opts, kfake.AllowAutoTopicCreation())
-	}
-	cluster, err := kfake.NewCluster(opts...)
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(*port))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kfake: %v\n", err)
 		os.Exit(1)

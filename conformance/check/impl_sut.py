@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from kafkalog.conformance.crash.sweep import (
     in_load_difference,
     parse_in_load,
 )
+from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
+from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
@@ -316,8 +319,12 @@ class ImplSut:
     def state(self) -> v.LogStateView:
         """Log.state() plus each segment's exact index entries and what each producer snapshot
         file holds (observe.py)."""
-        return with_snapshot_tables(with_indexes(self.log.state(), self.log, self.fs),
+        view = with_snapshot_tables(with_indexes(self.log.state(), self.log, self.fs),
                                     self.log, self.fs)
+        if not is_compacted(self.config):
+            return view
+        checkpoint = CleanerCheckpoint(self.fs, self.log.dir).read()
+        return replace(view, cleaner_checkpoint=-1 if checkpoint is None else checkpoint)
 
     def check(self) -> list[str]:
         """Log.check() plus what verify found in the directory at the last clean close."""

@@ -27,6 +27,8 @@ def masked_to(model_state: v.LogStateView, impl_state: v.LogStateView) -> v.LogS
         model_state = replace(model_state, aborted_txns=None)
     if impl_state.producer_snapshot_tables is None:
         model_state = replace(model_state, producer_snapshot_tables=None)
+    if impl_state.cleaner_checkpoint is None:
+        model_state = replace(model_state, cleaner_checkpoint=None)
     return model_state
 
 

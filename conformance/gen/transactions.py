@@ -17,7 +17,8 @@ from dataclasses import replace
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 from kafkalog.conformance.gen import picks
-from kafkalog.conformance.gen.machine import OFFSETS
+from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS
+from kafkalog.conformance.gen.machine import CRASH_POINTS, CRASH_SEEDS, OFFSETS
 from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS, ProducerLogMachine
 from kafkalog.model import values as v
 from kafkalog.model.producer.transaction_entry import marker_record
@@ -139,6 +140,32 @@ class TxnLogMachine(ProducerLogMachine):
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
 
     @precondition(_uses_txn)
+    @rule(index=PRODUCERS, one_batch=st.booleans())
+    def abort_across_roll(self, index: int, one_batch: bool) -> None:
+        """A transaction opened in one segment and aborted in the next, then a read_committed
+        from its first offset: the read segment's `.txnindex` holds no entry for it, so the
+        aborted list needs the scan to go on into the next segment (TXN-15, TXN-16)."""
+        start = self.view().log_end_offset
+        self.txn_produce(index, 1)
+        self.do("roll", expected_next_offset=None)
+        self.txn_produce(index, 1)
+        self.end_txn(index, False, 0, 0)
+        self.hw_near_leo(0)
+        self.do("read", start_offset=start, max_bytes=72 if one_batch else 1 << 16,
+                isolation=v.Isolation.TXN_COMMITTED, min_one_message=True)
+
+    @precondition(_uses_txn)
+    @rule(index=PRODUCERS, first=st.booleans(), then=st.booleans())
+    def marker_without_txn(self, index: int, first: bool, then: bool) -> None:
+        """A coordinator's marker retried, or sent for a transaction that wrote nothing: the
+        producer's open transaction (if any) ends, then a second marker finds none open. It
+        bumps nothing and leaves no `.txnindex` entry nor an LSO hold behind (TXN-3,
+        KAFKA-10702)."""
+        self.end_txn(index, first, 0, 0)
+        self.end_txn(index, then, 0, 0)
+        self.hw_near_leo(0)
+
+    @precondition(_uses_txn)
     @rule(order=st.permutations(range(3)), ends=st.lists(st.booleans(), min_size=1, max_size=3),
           lag=st.integers(0, 2), interleave=st.booleans())
     def several_open_txns(self, order: list[int], ends: list[bool], lag: int,
@@ -159,18 +186,19 @@ class TxnLogMachine(ProducerLogMachine):
 
     @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
     @rule(indices=st.lists(PRODUCERS, min_size=2, max_size=3, unique=True),
-          abort=st.booleans(), keep=st.integers(0, 6), reload=st.booleans())
+          abort=st.booleans(), keep=st.integers(0, 6), reload=st.booleans(), roll=st.booleans())
     def truncate_across_markers(self, indices: list[int], abort: bool, keep: int,
-                                reload: bool) -> None:
-        """Transactions of several producers ended alternately by ABORT and COMMIT over a roll,
-        then a truncation to `keep` offsets past the start (through the markers and their
-        `.txnindex` entries, PSF-10), optionally a reload, then the same producers' next
+                                reload: bool, roll: bool) -> None:
+        """Transactions of several producers ended alternately by ABORT and COMMIT, over a roll
+        or in one segment, then a truncation to `keep` offsets past the start (through the
+        markers and their `.txnindex` entries, PSF-10: a cut between two entries of one index
+        keeps the first, on disk too), optionally a reload, then the same producers' next
         transactional batches (PSR-10: the rebuilt state reopens what the cut left open)."""
         start = self.view().log_end_offset
         for n, index in enumerate(indices):
             self.txn_produce(index, 1)
             self.end_txn(index, (n % 2 == 0) != abort, 0, 0)
-            if n == 0:
+            if n == 0 and roll:
                 self.do("roll", expected_next_offset=None)
         self.hw_near_leo(0)
         self.do("truncate_to", offset=start + keep)
@@ -178,6 +206,36 @@ class TxnLogMachine(ProducerLogMachine):
             self.do("close_and_reopen")
         for index in indices:
             self.txn_produce(index, 1)
+
+    @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
+    @rule(indices=st.lists(PRODUCERS, min_size=3, max_size=3, unique=True),
+          keep=st.integers(2, 5))
+    def cut_between_aborts(self, indices: list[int], keep: int) -> None:
+        """ABORT, COMMIT, ABORT of three producers in one segment, a truncation that keeps the
+        first `.txnindex` entry and drops the second (PSF-10), a clean reload that reads the
+        index back from its file, then a read_committed over them (TXN-15)."""
+        start = self.view().log_end_offset
+        for n, index in enumerate(indices):
+            self.txn_produce(index, 1)
+            self.end_txn(index, n == 1, 0, 0)
+        self.hw_near_leo(0)
+        self.do("truncate_to", offset=start + keep)
+        self.do("close_and_reopen")
+        self.do("read", start_offset=start, max_bytes=1 << 16,
+                isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
+    @precondition(lambda self: _uses_txn(self) and self.crash_enabled())
+    @rule(indices=st.lists(PRODUCERS, min_size=1, max_size=3, unique=True),
+          point=CRASH_POINTS, fault=st.sampled_from(CRASH_FAULTS), seed=CRASH_SEEDS)
+    def crash_over_aborts(self, indices: list[int], point: int, fault: str, seed: int) -> None:
+        """Transactions aborted, committed and left open, then a crash: the unclean load
+        rebuilds each recovered segment's `.txnindex` and the ongoing transactions from its
+        batches (KL-CRASH-12, PSR-7), which no other crash of the machine is sure to meet."""
+        for n, index in enumerate(indices):
+            self.txn_produce(index, 1)
+            if n < 2:
+                self.end_txn(index, n == 1, 0, 0)
+        self.crash_now(point, fault, "none", seed)
 
     @precondition(lambda self: _uses_txn(self) and "reopen" in self.session.features)
     @rule(index=PRODUCERS)

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.errors import AdapterError
+from kafkalog.model.versions import PROFILES
 
 #: Kafka lines the adapter has a source generation for (adapters/kafka/pom.xml profiles).
 KAFKA_LINES: tuple[str, ...] = ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
@@ -106,15 +107,19 @@ def resolve_version(version: str) -> str:
 
 
 def model_profile(version: str) -> str:
-    """The model's Kafka profile (specs/log.md KL-VERSION-1) that fits a release best.
+    """The model's Kafka profile (specs/log.md §19, KL-VERSION-1) a release is checked against.
 
-    3.9.0 is the model's "3.9". Later 3.9 releases append and index as trunk does (no offset of
-    the max timestamp in the append result, one index decision per batch, the follower's epoch
-    filter: KL-VERSION-2, -4, -5) and keep only 3.9.0's read metadata (KL-VERSION-3), so they
-    and every 4.x release are held to "trunk".
+    3.9.0 is the profile "3.9"; 3.9.1 and later 3.9 releases carry the backports of
+    KL-VERSION-2, -4 and -5 and are "3.9.2"; a 4.x release is its line's profile ("4.2" for
+    4.2.2). Raises KafkaAdapterBuildError for a line the model has no profile of.
     """
     line = kafka_line(version)
-    return "3.9" if line == "3.9" and version.strip() == "3.9.0" else "trunk"
+    if line == "3.9":
+        return "3.9" if version.strip() == "3.9.0" else "3.9.2"
+    if line not in PROFILES:
+        raise KafkaAdapterBuildError(
+            f"the model has no profile for Kafka {version} (profiles: {', '.join(PROFILES)})")
+    return line
 
 
 def _sources_stamp() -> str:

@@ -39,12 +39,26 @@ def minimise_trace(trace: Trace, signature: str, factory: SutFactory, features: 
         index = 0
         while index + width < len(steps) and time.monotonic() < deadline:
             candidate = steps[:index] + steps[index + width:]
+            if "black_box" in features and splits_append_from_hw(steps, index):
+                index += 1
+                continue
             replayed = _replay(trace, candidate, factory, features, verify)
             if replayed is not None and same_bug(signature, replayed[1]):
                 steps, best_signature = replayed
                 continue  # the steps now at `index` are new ones: try them too
             index += 1
     return dataclasses.replace(trace, steps=tuple(steps)), best_signature
+
+
+def splits_append_from_hw(steps: list[TraceStep], index: int) -> bool:
+    """Dropping steps from `index` on would drop the HW step of the append just before it.
+
+    Over the wire the HW follows the LEO (specs/wire.md KL-WIRE-2): the checker records an
+    `update_high_watermark` right after each append. A trace that keeps the append without it
+    asks for a state no broker can be in, so black-box minimising drops the pair together.
+    """
+    return (0 < index < len(steps) and steps[index - 1].action.startswith("append_")
+            and steps[index].action == "update_high_watermark")
 
 
 def _replay(trace: Trace, steps: list[TraceStep], factory: SutFactory,

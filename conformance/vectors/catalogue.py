@@ -89,10 +89,37 @@ _INVARIANT_RULES = ["KL-STATE-1", "KL-STATE-2", "KL-STATE-3"] + [f"KL-INV-{n}" f
                                                                    range(1, 18)]
 
 
+def _put(key: int, value: bytes | None, ts: int = T) -> Call:
+    return ("append_as_leader", {"records": (v.Record(b"k%d" % key, value, ts),),
+                                 "leader_epoch": 0})
+
+
+def _compaction() -> list[Call]:
+    """A compacted log (the `compact` family): duplicates, a tombstone, two passes around the
+    horizon, a refused keyless record, a read of the cleaned batches and retention."""
+    seal = [("roll", {"expected_next_offset": None})]
+    return [_put(0, b"a"), _put(1, b"b"), _put(0, b"c"), _put(1, None), *seal,
+            ("update_high_watermark", {"offset": 4}), ("clean", {}),
+            ("advance_clock", {"ms": 3_000}), _put(2, b"d"), *seal,
+            ("update_high_watermark", {"offset": 5}), ("clean", {}), _leader(T),
+            _read(0), ("delete_old_segments", {})]
+
+
+#: KL-CLEAN-*, the compaction invariants and the map-capacity choice share one vector; the
+#: checkpoint's lowering (KL-CLEAN-13) adds a full truncation, which keeps it apart from the
+#: truncation below the HW that a broken-implementation vector pins.
+_COMPACTION_RULES = ([f"KL-CLEAN-{n}" for n in range(1, 15) if n != 13] + ["KL-ALLOW-7"]
+                     + [f"KL-INV-{n}" for n in range(18, 23)])
+
+
 def hand_entries() -> dict[str, tuple[str, list[Call]]]:
     entries = dict(HAND)
     for rule in _INVARIANT_RULES:
         entries[rule] = ("tiny", _invariants())
+    for rule in _COMPACTION_RULES:
+        entries[rule] = ("compact", _compaction())
+    entries["KL-CLEAN-13"] = ("compact", [*_compaction(),
+                                          ("truncate_fully_and_start_at", {"offset": 2})])
     return entries
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from kafkalog.model.errors import IllegalArgumentError
-from kafkalog.model.values import INT64_MAX, LogConfig
+from kafkalog.model.values import LogConfig
 
 
 def policy_flags(policy: str) -> tuple[bool, bool] | None:
@@ -16,22 +16,15 @@ def policy_flags(policy: str) -> tuple[bool, bool] | None:
 
 
 def validate_compaction_config(config: LogConfig) -> None:
-    """CLN-1..CLN-3: IllegalArgumentError for a setting Kafka's `LogConfig` refuses."""
+    """CLN-1..CLN-3: IllegalArgumentError for a policy or ratio Kafka's `LogConfig` refuses, or
+    a minimum lag above the maximum (the lags' own ranges are `CONFIG_BOUNDS`, checked first)."""
     problem = None
     if policy_flags(config.cleanup_policy) is None:
         problem = f"cleanup.policy {config.cleanup_policy!r} is not a list of compact, delete"
     elif not 0.0 <= config.min_cleanable_dirty_ratio <= 1.0:
         problem = f"min.cleanable.dirty.ratio {config.min_cleanable_dirty_ratio} not in [0, 1]"
-    else:
-        for name, value, least in (("min.compaction.lag.ms", config.min_compaction_lag_ms, 0),
-                                   ("max.compaction.lag.ms", config.max_compaction_lag_ms, 1),
-                                   ("delete.retention.ms", config.delete_retention_ms, 0)):
-            if not least <= value <= INT64_MAX:
-                problem = f"{name} {value} is outside [{least}, Long.MAX]"
-                break
-        else:
-            if config.min_compaction_lag_ms > config.max_compaction_lag_ms:
-                problem = "min.compaction.lag.ms is above max.compaction.lag.ms"
+    elif config.min_compaction_lag_ms > config.max_compaction_lag_ms:
+        problem = "min.compaction.lag.ms is above max.compaction.lag.ms"
     if problem is not None:
         raise IllegalArgumentError(problem, where="LogConfig")
 

@@ -60,6 +60,9 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     help="Spark master (ignored under spark-submit, which sets its own).",
 )
 @click.option("--adapter", default=None, help="Adapter command (default: the built-in log).")
+@click.option("--kafka", "kafka_release", default=None, metavar="VERSION",
+              help="Check Apache Kafka's own log of this release or line through the JVM "
+                   "adapter (adapters/kafka/), against that release's model profile.")
 @click.option("--broken", default=None,
               help="Run against a broken implementation (broken/registry.py).")
 @click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True)
@@ -243,6 +246,8 @@ def _variety(options: dict[str, Any]) -> Any:
 
     builtin = options["adapter"] is None and options["broken"] is None
     version, mode = options["kafka_version"], options["crash_mode"]
+    if version == "all" and options.get("kafka_profile"):
+        version = options["kafka_profile"]
     if not builtin and mode != "both" and mode != "strict":
         raise CampaignOptionsError("kafka crash mode runs the built-in implementation only",
                                    where=f"--crash-mode {mode}")
@@ -275,6 +280,14 @@ def _plan(options: dict[str, Any]) -> Any:
             where=f"--campaign-id {campaign_id!r}",
         )
     check_campaign_id(campaign_id)
+    if options.get("kafka_release"):
+        if options["adapter"] is not None or options["broken"] is not None:
+            raise CampaignOptionsError("--kafka checks Kafka's own log through its JVM adapter; "
+                                       "it replaces --adapter and --broken",
+                                       where=f"--kafka {options['kafka_release']}")
+        from kafkalog.cli.conformance_cmds import kafka_adapter
+
+        options["adapter"], options["kafka_profile"] = kafka_adapter(options["kafka_release"])
     _check_broken(options["broken"], options["adapter"])
     run_fn, known, default_mix = _run_function(options["run_fn"], options["config_mix"])
     spec = TaskSpec(

@@ -53,10 +53,16 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
               help="Kafka version profile to check against (specs/log.md KL-VERSION-*; "
                    "default: the newest release, or the --wire-broker's release).")
+@click.option("--kafka", "kafka_release", default=None, metavar="VERSION",
+              help="Check Apache Kafka's own log (UnifiedLog) of this release or line (4.4.0, "
+                   "4.4, 3.9: a line's newest served release) through the JVM adapter in "
+                   "adapters/kafka/, built once with Maven, against the model profile of that "
+                   "release.")
 @click.option("--wire", default=None, metavar="HOST:PORT",
               help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
 @click.option("--wire-broker", default=None, metavar="NAME",
-              help="Start a registered broker (kafka-3.9, kafka-4.4, tansu: "
+              help="Start a registered broker (kafka-3.9, kafka-4.4, tansu, kfake, "
+                   "librdkafka-mock: "
                    "conformance/broker/registry.py) on a free loopback port, check it as "
                    "--wire does, and stop it; its log is OUT/NAME.log.")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -81,8 +87,8 @@ PROFILES: dict[str, dict[str, int]] = {
                    "kafka_durability.py).")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
-          max_failures: int, kafka_version: str | None, wire: str | None,
-          wire_broker: str | None, broker_log: Path | None,
+          max_failures: int, kafka_version: str | None, kafka_release: str | None,
+          wire: str | None, wire_broker: str | None, broker_log: Path | None,
           wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool,
           crash_in_load: bool, crash_mode: str) -> None:
     """Run the conformance state machine against an implementation."""
@@ -100,6 +106,12 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
         from kafkalog.conformance.broken.registry import broken_class
 
         broken_class(broken)  # a typed error for an unknown name, before any run starts
+    if kafka_release is not None:
+        if adapter is not None or broken is not None or wire is not None or wire_broker:
+            raise click.UsageError("--kafka checks Kafka's own log through its JVM adapter; it "
+                                   "replaces --adapter, --broken, --wire and --wire-broker")
+        adapter, profile = kafka_adapter(kafka_release)
+        kafka_version = kafka_version or profile
     if wire_broker is not None and (wire is not None or broker_log is not None):
         raise click.UsageError("--wire-broker starts its own broker: it replaces --wire and "
                                "--broker-log")
@@ -254,6 +266,24 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
         echo("[green]all runs conformed[/green]")
 
 
+def kafka_adapter(release: str) -> tuple[str, str]:
+    """The JVM adapter's command for a Kafka release or line, and the model profile of it.
+
+    Builds the adapter with Maven the first time (say so: it resolves Kafka's jars); raises
+    AdapterError subclasses (no java or mvn, an unknown release) that the CLI prints as one line.
+    """
+    from kafkalog.conformance.jvm.kafka_adapter import (
+        adapter_command,
+        model_profile,
+        resolve_version,
+    )
+
+    exact = resolve_version(release)
+    click.echo(f"Apache Kafka {exact}: building or reusing its adapter (adapters/kafka/)",
+               err=True)
+    return adapter_command(exact), model_profile(exact)
+
+
 @click.command()
 @click.argument("trace_file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--adapter", default=None, metavar="CMD", help="Replay against this adapter.")
@@ -263,13 +293,21 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
                    "broken one.")
 @click.option("--kafka-version", type=click.Choice(KAFKA_PROFILES), default=None,
               help="Check against this Kafka version profile instead of the trace's.")
+@click.option("--kafka", "kafka_release", default=None, metavar="VERSION",
+              help="Replay against Apache Kafka's own log of this release or line (the JVM "
+                   "adapter), held to that release's profile unless --kafka-version names one.")
 def replay(trace_file: Path, adapter: str | None, broken: str | None, builtin: bool,
-           kafka_version: str | None) -> None:
+           kafka_version: str | None, kafka_release: str | None) -> None:
     """Replay a trace step by step; exit 0 if it conforms, 1 at a divergence."""
     from kafkalog.conformance.traces.replay import print_replay, replay_trace
     from kafkalog.conformance.traces.trace import read_trace, with_kafka_version
 
     trace = read_trace(trace_file)
+    if kafka_release is not None:
+        if adapter is not None or broken is not None:
+            raise click.UsageError("--kafka replaces --adapter and --broken")
+        adapter, profile = kafka_adapter(kafka_release)
+        kafka_version = kafka_version or profile
     if kafka_version is not None:
         trace = with_kafka_version(trace, kafka_version)
     if builtin:

@@ -147,10 +147,10 @@ def clean_group(state: PartitionState, group: tuple[Segment, ...], ctx: PassCont
     base's) go. Spec: KL-CLEAN-5, KL-CLEAN-10."""
     cleaned = new_segment(group[0].base_offset, state.config, state.now_ms)
     txn_entries: list[AbortedTxnEntry] = []
+    bases = [s.base_offset for s in state.segments]
     for source in group:
-        index = state.segments.index(source)
-        upper = (state.segments[index + 1].base_offset if index + 1 < len(state.segments)
-                 else source.next_offset)
+        index = bases.index(source.base_offset)
+        upper = bases[index + 1] if index + 1 < len(bases) else source.next_offset
         tracker = add_aborted(tracker, collect_aborted(state, source.base_offset, upper))
         for chunk in _chunks(source.batches):
             output: list[Batch] = []
@@ -164,7 +164,7 @@ def clean_group(state: PartitionState, group: tuple[Segment, ...], ctx: PassCont
                 cleaned = _append_chunk(cleaned, output, state)
     cleaned = replace(become_inactive(cleaned), last_modified_ms=group[-1].last_modified_ms,
                       txn_index=tuple(txn_entries))
-    first = state.segments.index(group[0])
+    first = bases.index(group[0].base_offset)
     segments = (*state.segments[:first], cleaned, *state.segments[first + len(group):])
     state = schedule_deletion(replace(state, segments=segments), group)
     gone = [s.base_offset for s in group[1:]]

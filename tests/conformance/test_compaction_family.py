@@ -12,8 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.sut import ModelSut
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.impl.cleaner import filter as impl_filter
+from kafkalog.impl.cleaner.log_cleaner import LogCleaner
+from kafkalog.model import values as v
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -30,11 +36,45 @@ def test_compact_family__over_serve_adapter__conforms() -> None:
     assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
 
 
-def test_compact_family__cleaner_dropping_superseded_check__diverges(
+def _sealed_duplicates(lockstep: Lockstep) -> None:
+    """Keys k0..k3 written twice, rolled, the HW at the LEO: a pass has duplicates to remove."""
+    for i in range(8):
+        record = v.Record(b"k%d" % (i % 4), b"v", 0)
+        lockstep.step("append_as_leader", {"records": (record,), "leader_epoch": 0})
+    lockstep.step("roll", {})
+    lockstep.step("update_high_watermark", {"offset": 8})
+
+
+def test_lockstep__cleaner_without_dedupe__diverges_at_the_pass(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Negative control: a cleaner that keeps every record below the map's latest offset
-    (no dedupe, CLN-31 step 5) is caught within a few seeds."""
+    """Negative control: a cleaner that keeps every record below the map's latest offset (no
+    dedupe, CLN-31 step 5) diverges at its first pass."""
     monkeypatch.setattr(impl_filter, "_retain_record", lambda batch, record, facts: True)
-    outcomes = [run_seed(seed, steps=60, config_family="compact", time_limit_s=60).outcome
-                for seed in range(6)]
-    assert "diverged" in outcomes, outcomes
+    config = CONFIG_FAMILIES["compact"]
+    lockstep = Lockstep(ModelSut(config), ImplSut(config))
+    try:
+        _sealed_duplicates(lockstep)
+        with pytest.raises(DivergenceError):
+            lockstep.step("clean", {})
+    finally:
+        lockstep.sut.close()
+
+
+def test_lockstep__small_offset_map__is_accepted_as_another_kafka_choice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An implementation whose map holds two entries ends its pass early: the checker finds
+    that end offset among the model's outcomes, records the choice and continues from it
+    (KL-ALLOW-1, KL-ALLOW-7)."""
+    monkeypatch.setattr(ImplSut, "clean",
+                        lambda self: LogCleaner(self.log, map_capacity=2).clean())
+    config = CONFIG_FAMILIES["compact"]
+    lockstep = Lockstep(ModelSut(config), ImplSut(config))
+    try:
+        _sealed_duplicates(lockstep)
+        model, impl = lockstep.step("clean", {})
+        assert model == impl and impl.value.end_offset == 2
+        assert lockstep.steps[-1].choice == "clean_end_offset=2"
+        lockstep.step("clean", {})  # the next pass starts where the short one ended
+        assert lockstep.steps[-1].divergence is None
+    finally:
+        lockstep.sut.close()

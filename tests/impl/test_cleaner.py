@@ -15,6 +15,7 @@ from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model import log
+from kafkalog.model.choices import outcomes
 from kafkalog.model.errors import IllegalArgumentError, InvalidRecordError, KafkalogError
 from kafkalog.model.state import PartitionState
 from kafkalog.model.values import LogConfig, Record
@@ -202,5 +203,25 @@ def test_clean__random_histories__impl_matches_model(steps: list[tuple[Any, ...]
                 pair.compare()
             else:
                 pair.clean()
+    finally:
+        pair.close()
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 3, 5])
+def test_clean__bounded_offset_map__is_one_of_the_models_allowed_outcomes(capacity: int) -> None:
+    """A map of `capacity` entries ends the pass early (CLN-26, CLN-28); the result and state
+    are among the model's outcomes. Spec: KL-ALLOW-7, KL-CLEAN-4."""
+    pair = Pair(COMPACT)
+    try:
+        for i in range(12):
+            pair.put(i % 4, b"v%d" % i)
+        pair.seal()
+        got = LogCleaner(pair.impl.log, map_capacity=capacity).clean()
+        matches = [o for o in outcomes(log.clean, pair.model)
+                   if o.value[1] == got and log.view(o.value[0]) == pair.impl.state()]
+        assert len(matches) == 1, got
+        assert got is not None and (got.end_offset < 12) is (capacity < 4)
+        pair.model = matches[0].value[0]
+        pair.compare()
     finally:
         pair.close()

@@ -37,16 +37,18 @@ def build(config: LogConfig) -> ImplSut:
     return sut
 
 
-@pytest.mark.parametrize("fault", ["power_loss", "process_crash"])
-def test_clean__crash_at_every_point__keeps_newest_records(fault: str) -> None:
-    """Spec: KL-CLEAN-10 (the swap's order), KL-CLEAN-11 (the checkpoint is written last)."""
+@pytest.mark.parametrize(("fault", "stride"), [("power_loss", 2), ("process_crash", 4)])
+def test_clean__crash_at_every_point__keeps_newest_records(fault: str, stride: int) -> None:
+    """Every `stride`-th operation of the pass and its last (the CI budget: a point costs a
+    build and a load). Spec: KL-CLEAN-10 (the swap's order), KL-CLEAN-11 (the checkpoint is
+    written last)."""
     probe = build(COMPACT)
     before = rows(probe)
     assert LogCleaner(probe.log).clean() is not None
     ops = probe.fs.crash_points() - probe.action_mark
     probe.close()
     assert ops > 0
-    for point in range(ops + 1):
+    for point in sorted({*range(0, ops + 1, stride), ops}):
         sut = build(COMPACT)
         LogCleaner(sut.log).clean()
         sut.crash(point, fault, seed=point)

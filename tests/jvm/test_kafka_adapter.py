@@ -24,10 +24,9 @@ HAVE_JVM_TOOLS = shutil.which("java") is not None and shutil.which("mvn") is not
 needs_jvm = pytest.mark.skipif(not HAVE_JVM_TOOLS, reason="java or mvn is not installed: the "
                                                           "Kafka adapter cannot be built")
 
-#: (Kafka line, the model's profile for it, seeds that conform). 3.9's newest release (3.9.2)
-#: appends, indexes and answers appends as trunk does (KL-VERSION-2, -4, -5) but reads as 3.9.0
-#: (KL-VERSION-3): trunk fits it best, and these seeds read nowhere inside a batch.
-LINES = [("3.9", "trunk", (0, 1, 3)), ("4.4", "trunk", (0, 1, 2))]
+#: (Kafka line, the model's profile for it, seeds that conform): the line's newest release held
+#: to its own profile (3.9's newest, 3.9.2, is the profile "3.9.2").
+LINES = [("3.9", "3.9.2", (0, 1, 3)), ("4.4", "4.4", (0, 1, 2))]
 
 
 @pytest.fixture(scope="module", params=[line for line, _, _ in LINES])
@@ -44,10 +43,11 @@ def test_kafka_line__release_or_line__names_the_line() -> None:
     assert kafka_line("4.4") == "4.4"
 
 
-@pytest.mark.parametrize(("version", "profile"), [("3.9.0", "3.9"), ("3.9.2", "trunk"),
-                                                  ("3.9", "trunk"), ("4.4.0", "trunk")])
+@pytest.mark.parametrize(("version", "profile"), [("3.9.0", "3.9"), ("3.9.2", "3.9.2"),
+                                                  ("3.9.1", "3.9.2"), ("4.2.2", "4.2"),
+                                                  ("4.4.0", "4.4")])
 def test_model_profile__release__is_the_profile_that_fits_it(version: str, profile: str) -> None:
-    """3.9.0 is the model's 3.9 profile; later 3.9 releases and 4.x are held to trunk."""
+    """3.9.0 is the model's 3.9 profile, later 3.9 releases 3.9.2's, a 4.x release its line's."""
     assert model_profile(version) == profile
 
 

@@ -309,3 +309,17 @@ def test_clean__random_histories__every_outcome_keeps_every_invariant(
         except KafkalogError:
             continue
         assert check_all(s) == []
+
+
+def test_fetch_offset_by_timestamp__max_in_an_emptied_batch__answers_none() -> None:
+    """CLN-43 keeps an emptied batch's max timestamp; KAFKA-16310's search takes the first
+    batch carrying it and finds no record there. Spec: KL-TIME-3, KL-CLEAN-9."""
+    s = log.empty_log(replace(COMPACT, delete_retention_ms=2_000), now_ms=1_000)
+    s, _ = log.append_marker(s, 2**63 - 1, 1, True, 0, 0)
+    s = clean(seal(s))
+    s, _ = log.append_marker(s, 1, 0, True, 0, 0)
+    s, _ = log.advance_clock(s, 5_001)
+    s = clean(seal(s))
+    first = s.segments[0].batches[0]
+    assert (first.records, first.max_timestamp) == ((), 1_000)
+    assert log.fetch_offset_by_timestamp(s, -3)[1] is None

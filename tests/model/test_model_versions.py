@@ -23,7 +23,7 @@ def cfg(version: str, **kwargs: object) -> LogConfig:
 def test_kafka_version__unknown_profile__is_rejected_naming_the_known_ones() -> None:
     """Spec: KL-VERSION-1"""
     with pytest.raises(IllegalArgumentError,
-                       match="3.6, 3.7, 3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4"):
+                       match="3.6, 3.7, 3.8, 3.9, 3.9.2, 4.0, 4.1, 4.2, 4.3, 4.4"):
         log.empty_log(cfg("2.8"))
 
 
@@ -107,7 +107,7 @@ def test_max_timestamp__no_timestamps_on_3_7__answers_the_first_segment_base() -
 
 def test_profiles__ordered_oldest_first__default_is_the_newest_release() -> None:
     """Spec: KL-VERSION-1 (4.0..4.4 follow 3.9; LogConfig's default is 4.4)."""
-    assert versions.PROFILES == ("3.6", "3.7", "3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+    assert versions.PROFILES == ("3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0", "4.1", "4.2", "4.3", "4.4")
     assert LogConfig().kafka_version == versions.DEFAULT_PROFILE == versions.PROFILES[-1]
 
 
@@ -157,3 +157,18 @@ def test_recovery_on_3_6__pairs_the_max_with_the_batch_last_offset_not_the_repor
     assert s.active.max_timestamp_and_offset == (9, 1)
     rebuilt = rebuilt_segment(s.active, config, 0, 0)
     assert rebuilt is not None and rebuilt.max_timestamp_and_offset == (9, 3)
+
+
+@pytest.mark.parametrize(("version", "per_batch", "epoch_cut", "batch_base", "reports"), [
+    ("3.9", False, False, False, True),
+    ("3.9.2", True, True, False, False),
+    ("4.0", True, True, True, False),
+])
+def test_profile_3_9_2__backports__per_batch_index_epoch_cut_no_offset_but_start_offset_reads(
+        version: str, per_batch: bool, epoch_cut: bool, batch_base: bool, reports: bool) -> None:
+    """3.9.1+ carry KL-VERSION-2, 4 and 5's newer side, not KL-VERSION-3's. Spec: KL-VERSION-2,
+    KL-VERSION-3, KL-VERSION-4, KL-VERSION-5"""
+    assert versions.index_entry_per_batch(version) is per_batch
+    assert versions.follower_skips_newer_epochs(version) is epoch_cut
+    assert versions.read_reports_batch_base(version) is batch_base
+    assert versions.append_reports_offset_of_max_timestamp(version) is reports

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
 from kafkalog.conformance.check.lockstep import DivergenceError
-from kafkalog.conformance.check.runner import _factory, run_seed
+from kafkalog.conformance.check.runner import sut_factory, run_seed
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.conformance.traces.trace import (
@@ -100,7 +100,7 @@ def found(name: str, broker: TansuBroker) -> Trace | None:
 def scripted(name: str, broker: TansuBroker) -> Trace | None:
     family, steps = SCRIPTED[name]
     config = CONFIG_FAMILIES[family]
-    factory, features, process = _factory(
+    factory, features, process = sut_factory(
         wire_adapter_command(broker.address, broker_log=broker.log_path), None)
     try:
         session = Session(config, factory, features)

@@ -145,3 +145,16 @@ def test_lockstep__lookup_after_the_brokers_retention_thread__is_the_choice_it_m
     assert broker.value == model.value == v.TimestampAndOffset(ts, 10, 0)
     assert lockstep.steps[-1].choice == black_box.BACKGROUND_DELETION
     assert lockstep.model.state().segments[0].base_offset == 10
+
+
+def test_splits_append_from_hw__dropping_the_hw_step_of_an_append__refused() -> None:
+    """The minimiser never drops the HW step that follows an append in a black-box trace."""
+    from kafkalog.conformance.traces.minimise import splits_append_from_hw
+    from kafkalog.conformance.traces.trace import TraceStep
+
+    steps = [TraceStep(action=a, args={}) for a in
+             ("append_as_leader", "update_high_watermark", "read", "append_as_leader")]
+    assert splits_append_from_hw(steps, 1)
+    assert not splits_append_from_hw(steps, 0)
+    assert not splits_append_from_hw(steps, 2)
+    assert not splits_append_from_hw(steps, 3)

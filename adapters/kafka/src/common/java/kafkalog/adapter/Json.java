@@ -20,15 +20,25 @@ public final class Json {
     private static final int MAX_DEPTH = 200;
 
     private final String text;
+    private final boolean lenient;
     private int pos;
 
-    private Json(String text) {
+    private Json(String text, boolean lenient) {
         this.text = text;
+        this.lenient = lenient;
     }
 
     /** Parses one JSON value; raises ProtocolException naming what is wrong. */
     public static Object parse(String text) {
-        Json p = new Json(text);
+        return parse(text, false);
+    }
+
+    /**
+     * With `lenient`, an integer beyond 64 bits reads as a Double instead of failing, so the
+     * `id` of a request that is otherwise unreadable can still be found for its error reply.
+     */
+    public static Object parse(String text, boolean lenient) {
+        Json p = new Json(text, lenient);
         p.skipSpace();
         Object value = p.value(0);
         p.skipSpace();
@@ -226,6 +236,10 @@ public final class Json {
         } catch (NumberFormatException ex) {
             pos = start;
             if (!fraction && digits.matches("-?[0-9]+")) {
+                if (lenient) {
+                    pos = start + digits.length();
+                    return Double.valueOf(digits);
+                }
                 throw new ProtocolException("not readable JSON: the integer at column "
                     + (start + 1) + " does not fit in 64 bits");
             }

@@ -104,6 +104,9 @@ public final class Main {
             }
             body = dispatch(request, rawId);
         } catch (ProtocolException e) {
+            if (id == null) {
+                id = readableId(text);
+            }
             body = error(e.code(), e.getMessage());
         } catch (Throwable e) {
             Map<String, Object> err = Errors.toError(e);
@@ -225,7 +228,7 @@ public final class Main {
 
     private static Long readableId(String text) {
         try {
-            Object parsed = Json.parse(text);
+            Object parsed = Json.parse(text, true);
             if (parsed instanceof Map && ((Map<?, ?>) parsed).get("id") instanceof Long) {
                 return (Long) ((Map<?, ?>) parsed).get("id");
             }
