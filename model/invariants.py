@@ -243,12 +243,13 @@ def visible_records(s: PartitionState) -> list[tuple[int, bytes | None, bytes | 
 
 
 def cleaned_keys_unique(s: PartitionState) -> bool:
-    """KL-INV-19 (CLN-32, CLN-90 (2)): below the cleaner checkpoint each key has at most one
-    visible data record."""
+    """KL-INV-19 (CLN-32, CLN-90 (2)): between the log start offset and the cleaner checkpoint
+    each key has at most one visible data record (below the log start offset a reset checkpoint,
+    CLN-15, covers data no pass read)."""
     if s.cleaner_checkpoint is None:
         return True
     keys = [k for offset, k, _ in visible_records(s)
-            if k is not None and offset < s.cleaner_checkpoint]
+            if k is not None and s.log_start_offset <= offset < s.cleaner_checkpoint]
     return len(keys) == len(set(keys))
 
 

@@ -104,16 +104,20 @@ def roll_log(state: PartitionState, expected_next_offset: int | None) -> tuple[P
 
     kafkalog's flush is synchronous and advances the recovery point to min(new base, LEO) when
     higher (KL-FLUSH-3). Kafka schedules it: it may not have run yet, so the recovery point may
-    also stay where it was, with the flush pending (`fire_pending_flushes`).
+    also stay where it was, with the flush of the base pending (`fire_pending_flushes`) whenever
+    the base is above the recovery point, even above the LEO.
     """
     rolled, base = roll_local(state, expected_next_offset)
     # PSR-1 (KL-PROD-10): the producer snapshot named after the new base.
     rolled = replace(rolled, producer_state=on_roll(rolled.producer_state, base))
     rolled = update_high_watermark_with_log_end(rolled)
-    flushed_to = min(base, rolled.log_end_offset)
-    if flushed_to <= rolled.recovery_point:
+    if base <= rolled.recovery_point:
         return rolled, base
-    synchronous = replace(rolled, recovery_point=flushed_to)
+    synchronous = replace(rolled, recovery_point=max(rolled.recovery_point,
+                                                     min(base, rolled.log_end_offset)))
+    # A base above the LEO (a roll inside a follower append starting after a gap) stays
+    # pending too: Kafka's flush sets the recovery point to it, which the append's LEO
+    # then passes (the checker may run it right after the step, conformance/check/allowed.py).
     pending = replace(rolled, pending_flushes=(*rolled.pending_flushes, base))
     return choose("roll_flush", (synchronous, pending)), base
 

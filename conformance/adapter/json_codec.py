@@ -182,6 +182,10 @@ FEATURES: tuple[str, ...] = (
     "crash_kill",  # protocol 2: `crash` is a kill and reopen only (a process crash at the end)
     "clean",  # log compaction: the `clean` action and compacted batches in reads
 )
+#: Features only an adapter around another implementation lists (the checker's own servers never
+#: do): `kafka_loader` is the `load_image` request of the Kafka adapter (conformance/crash/
+#: kafka_loader.py).
+ADAPTER_FEATURES: tuple[str, ...] = ("kafka_loader",)
 
 #: Fault models of the `crash` action (model/crash/crash.py FaultModel,
 #: conformance/crash/fault_fs.py).

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from kafkalog.conformance.adapter.json_codec import (
     ACTIONS,
+    ADAPTER_FEATURES,
     FEATURES,
     Json,
     decode,
@@ -141,7 +142,7 @@ class AdapterProcess:
         name, features = body.get("implementation"), body.get("features")
         if not isinstance(name, str) or not isinstance(features, list):
             raise ProtocolError("handshake needs implementation and features", where=self.command)
-        unknown = set(features) - set(FEATURES)
+        unknown = set(features) - set(FEATURES) - set(ADAPTER_FEATURES)
         if version == 1:
             unknown |= set(features) & VERSION_2_FEATURES
         if not {"core", "black_box"} & set(features) or unknown:

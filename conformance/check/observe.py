@@ -17,7 +17,7 @@ from typing import Any
 
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log
-from kafkalog.impl.producer.snapshot import read_snapshot
+from kafkalog.impl.producer.snapshot import decode as decode_snapshot
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.producer.producer_entry import decrement_sequence
@@ -53,8 +53,8 @@ _UNREADABLE = (v.ProducerView(-1, -1, -1, -1, -1, ()),)
 
 
 def _snapshot_table(fs: FileSystem, path: Any) -> tuple[v.ProducerView, ...]:
-    try:
-        entries = read_snapshot(fs, path)
+    try:  # read_file, as for index files: no handle, so the crash journal sees nothing
+        entries = decode_snapshot(fs.read_file(path), str(path))
     except (KafkalogError, OSError):
         return _UNREADABLE
     table = []

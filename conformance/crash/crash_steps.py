@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from kafkalog.conformance.check.observe import comparable
 from kafkalog.conformance.check.sut import ModelSut, StepResult, Sut, execute
 from kafkalog.conformance.check.view_checks import first_difference, view_invariants
+from kafkalog.conformance.crash import kafka_loader
 from kafkalog.conformance.crash.kafka_gaps import (
     KAFKA_GAPS,
     diverse_first,
@@ -128,9 +129,15 @@ class CrashSteps:
         fails inside its load, else to the drawn one. Allowed sets are computed once per
         (fault, inside the action) and verdicts once per (image, fault, inside): equal images
         load alike."""
+        loader = kafka_loader.ACTIVE if str(self.model.mode) == "kafka" else None
+        sweeper = getattr(self.sut, "sweeper", None)
+        if loader is not None and sweeper is not None:
+            sweeper.keep_images = loader.pending  # Kafka's loader loads them too (below)
         points = self.sut.crash_sweep(  # type: ignore[attr-defined]
             sweep_plan(str(args["fault"]), int(args["seed"])))
         verdicts = _SweepVerdicts(self, alternatives)
+        if loader is not None and sweeper is not None:
+            self._kafka_loader(loader, sweeper, points, verdicts)
         # The sweeper crashed inside each distinct load when in-load checks are on.
         rules = {"KL-CRASH-14"} if self.in_load else set()
         not_idempotent = in_load = None
@@ -153,6 +160,15 @@ class CrashSteps:
                             "in_load": format_in_load(in_load.in_load)}, True, frozenset(rules))
         # The step's own image is among the swept ones unless it plants a leftover.
         return Planned(args, args.get("leftover", "none") == "none", frozenset(rules))
+
+    def _kafka_loader(self, loader: Any, sweeper: Any, points: list[SweepPoint],
+                      verdicts: _SweepVerdicts) -> None:
+        """Kafka's own loader on this sweep's new images, judged against the same allowed sets
+        (kafka_loader.py; counted there, never a divergence of this example)."""
+        sweeper.keep_images = None
+        with sweeper._scratch() as scratch:
+            loader.observe(points, verdicts._allowed_set, sweeper.config, sweeper.partition,
+                           scratch)
 
     def _count(self, point: SweepPoint) -> None:
         self.crashes[point.fault] += 1
@@ -360,9 +376,11 @@ def _crash_at(args: dict[str, Any], points: list[SweepPoint], point: SweepPoint)
 
 
 def _unindexed(state: v.LogStateView) -> v.LogStateView:
-    """A view without index entries, as a load reports it (Log.state())."""
-    return replace(state, segments=tuple(replace(s, offset_index=None, time_index=None)
-                                         for s in state.segments))
+    """A view without index entries and snapshot contents, as a load reports it
+    (Log.state(); the crash step itself compares both)."""
+    return replace(state, producer_snapshot_tables=None,
+                   segments=tuple(replace(s, offset_index=None, time_index=None)
+                                  for s in state.segments))
 
 
 def _allows(allowed: Allowed, recovered: Any) -> bool:

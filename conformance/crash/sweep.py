@@ -200,6 +200,9 @@ class Sweeper:
         #: images recur across examples (the empty log, the first appends). Never shared across
         #: implementations (a broken variant loads another way).
         self.in_load_verdicts: dict[tuple[bytes, int], InLoadFailure | None] = {}
+        #: Set by crash_steps.py when Kafka's loader also loads the images (kafka_loader.py):
+        #: every distinct image this sweeper loads is kept there by digest, with its clock.
+        self.keep_images: dict[bytes, tuple[CrashImage, int]] | None = None
 
     def sweep(self, fs: RecordingFileSystem, first: int, plan: Sequence[tuple[str, int]],
               now_ms: int) -> list[SweepPoint]:
@@ -225,6 +228,8 @@ class Sweeper:
                             done = done._replace(in_load=self._in_load_verdict(
                                 image, key, scratch, inner, done.recovered))
                         self.loaded[key] = done
+                        if self.keep_images is not None:
+                            self.keep_images[digest] = (image, now_ms)
                     done = self.loaded[key]
                     found.append(SweepPoint(end - point, fault, seed, digest, done.recovered,
                                             done.idempotent, done.in_load))

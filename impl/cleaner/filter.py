@@ -102,7 +102,7 @@ class PassFacts:
     delete_retention_ms: int
     active_producers: dict[int, tuple[int, int]]  # pid -> (last data offset or -1, epoch)
     first_uncleanable: int
-    keep_round_last: bool  # CLN-42 (4.0+)
+    keep_round_last: bool  # CLN-42, CLN-72 (3.9.2 and 4.0+)
 
 
 def _is_last_of_producer(batch: RecordBatch, facts: PassFacts) -> bool:

@@ -208,7 +208,7 @@ class LogCleaner:
             end_offset = offset_map.latest_offset + 1
             facts = PassFacts(offset_map, log.time.milliseconds(),
                               log.config.delete_retention_ms, self._active_producers(),
-                              plan.first_uncleanable, at_least(log.config.kafka_version, "4.0"))
+                              plan.first_uncleanable, at_least(log.config.kafka_version, "3.9.2"))
             listed = [s for s in log.local_log.segments.values() if s.base_offset < end_offset]
             lengths = group_lengths([_facts(s) for s in listed], plan.first_uncleanable,
                                     log.config.segment_bytes, log.config.segment_index_bytes)

@@ -85,18 +85,30 @@ PROFILES: dict[str, dict[str, int]] = {
               help="kafka: check the implementation with Kafka's fsync choices put back against "
                    "the model's kafka crash mode (KL-CRASH-1, conformance/broken/"
                    "kafka_durability.py).")
+@click.option("--kafka-loader", "kafka_loader", default=None, metavar="VERSION",
+              help="With --crash-mode kafka: also load every distinct image the sweep loads "
+                   "with Apache Kafka's own LogLoader of this release or line (the JVM adapter's "
+                   "load_image) and count the images whose state is outside the model's "
+                   "kafka-mode set (conformance/crash/kafka_loader.py); their images go to "
+                   "OUT/kafka-loader/.")
+@click.option("--kafka-loader-limit", type=click.IntRange(min=1), default=300,
+              show_default=True, help="Images loaded by Kafka's loader per check, at most.")
 def check(adapter: str | None, examples: int | None, steps: int | None, seed: int, profile: str,
           families: tuple[str, ...], broken: str | None, out: Path, time_limit: float,
           max_failures: int, kafka_version: str | None, kafka_release: str | None,
           wire: str | None, wire_broker: str | None, broker_log: Path | None,
           wire_exclude: tuple[str, ...], crash_weight: int, crash_sweep: bool,
-          crash_in_load: bool, crash_mode: str) -> None:
+          crash_in_load: bool, crash_mode: str, kafka_loader: str | None,
+          kafka_loader_limit: int) -> None:
     """Run the conformance state machine against an implementation."""
     from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
 
     if crash_in_load and not crash_sweep:
         raise click.UsageError("--crash-in-load crashes inside the loads a sweep runs; it "
                                "needs --crash-sweep")
+    if kafka_loader is not None and (crash_mode != "kafka" or not crash_sweep):
+        raise click.UsageError("--kafka-loader loads the images a kafka-mode sweep loads; it "
+                               "needs --crash-mode kafka and --crash-sweep")
     if crash_mode == "kafka":
         if broken is not None or adapter is not None or wire is not None or wire_broker:
             raise click.UsageError("--crash-mode kafka checks the built-in implementation with "
@@ -139,6 +151,11 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
             from kafkalog.conformance.campaign.preflight import check_adapter
 
             check_adapter(adapter)  # a bad adapter fails here once, not once per run
+        if kafka_loader is not None:
+            from kafkalog.conformance.crash import kafka_loader as loader_module
+
+            stack.enter_context(loader_module.activated(loader_module.for_kafka(
+                kafka_loader, kafka_loader_limit, out / "kafka-loader")))
         status = _run_check(adapter, runs=examples or PROFILES[profile]["examples"],
                             steps=steps or PROFILES[profile]["steps"], seed=seed, mix=mix,
                             out=out, time_limit=time_limit, broken=broken,
@@ -248,6 +265,17 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
     in_load = sum(getattr(o, "crash_in_load", 0) for o in outcomes)
     if in_load:
         echo(f"crash points inside loads: {in_load} (KL-CRASH-14, --crash-in-load)")
+    from kafkalog.conformance.crash import kafka_loader
+
+    loader = kafka_loader.ACTIVE
+    if loader is not None:
+        echo(f"kafka_loader_images: {loader.images}  kafka_loader_outside: {loader.outside}  "
+             f"(Kafka {loader.label}'s LogLoader on the sweep's images, against the kafka-mode "
+             f"set; {loader.load_s:.1f} s in Kafka loads"
+             + (f"; {loader.skipped} past the limit" if loader.skipped else "") + ")")
+        for fault, inside, verdict in loader.outside_images.values():
+            echo(f"  outside ({fault}, {'inside' if inside else 'after'} the action): "
+                 f"{verdict.describe()}")
     known = all_rule_ids()
     never = sorted(known - rules)
     echo(f"spec rules exercised: {len(rules & known) if known else len(rules)}"

@@ -218,7 +218,7 @@ def clean(state: PartitionState) -> tuple[PartitionState, CleanResult | None]:
                                   end_offset)
     ctx = PassContext(offset_map, state.now_ms, state.config.delete_retention_ms,
                       _active_producers(state), dirty.first_uncleanable,
-                      at_least(state.config.kafka_version, "4.0"))
+                      at_least(state.config.kafka_version, "3.9.2"))
     tracker = TxnTracker()
     bases: list[int] = []
     for group in _groups(state, end_offset, dirty.first_uncleanable):

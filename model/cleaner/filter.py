@@ -32,7 +32,7 @@ class PassContext:
     # CLN-41: producer id -> (last data offset or -1, producer epoch) of each active producer.
     active_producers: tuple[tuple[int, tuple[int, int]], ...]
     first_uncleanable: int  # CLN-42's upper bound of the round
-    keep_round_last: bool  # CLN-42, CLN-72: the profile keeps the round's last batch
+    keep_round_last: bool  # CLN-42, CLN-72: 3.9.2 and 4.0+ keep the round's last batch
 
 
 def _is_last_of_producer(batch: Batch, ctx: PassContext) -> bool:

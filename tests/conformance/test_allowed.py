@@ -8,6 +8,7 @@ other Kafka-legal choice must conform, and one whose choices contradict each oth
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,8 +23,8 @@ from kafkalog.conformance.traces.scripted import run_calls
 from kafkalog.impl.segment import log_segment
 from kafkalog.model import log
 from kafkalog.model.choices import outcomes
-from kafkalog.model.local_log import fire_pending_flushes
-from kafkalog.model.values import LogConfig, LogOffsetMetadata, Record
+from kafkalog.model.local_log import complete_pending_flushes, fire_pending_flushes
+from kafkalog.model.values import BatchSpec, LogConfig, LogOffsetMetadata, Record
 
 TIME_ROLL = config_family("time_roll")  # segment_ms 1000, jitter 300: Kafka draws in [0, 300)
 
@@ -54,6 +55,26 @@ def test_time_roll__impl_with_another_jitter_draw__conforms_by_a_recorded_choice
     assert signature is None, lockstep.steps[-1].divergence
     assert lockstep.steps[1].choice == "roll_jitter=1"
     assert len(lockstep.model.state().segments) == 3
+
+
+class _NoSnapshotTablesSut(ImplSut):
+    """The built-in log reporting no producer snapshot tables, as Kafka's own log (the JVM
+    adapter) does: the checker must leave them out of an allowed outcome's state too."""
+
+    def state(self) -> Any:
+        return replace(super().state(), producer_snapshot_tables=None)
+
+
+def test_time_roll__another_jitter_draw_on_an_adapter_without_snapshot_tables__conforms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spec: KL-ALLOW-1, KL-ALLOW-2 (an allowed outcome is compared as every step is: without
+    what the implementation does not report)."""
+    monkeypatch.setattr(log_segment, "roll_jitter_ms", lambda config, base: 299)
+    calls = [leader(START_MS), leader(START_MS + 800)]
+    lockstep, signature = run_calls(TIME_ROLL, calls, factory=_NoSnapshotTablesSut)
+    assert signature is None, lockstep.steps[-1].divergence
+    assert lockstep.steps[1].choice == "roll_jitter=1"
 
 
 def test_time_roll__decisions_on_one_segment__narrow_the_jitters_kafka_may_have_drawn() -> None:
@@ -167,3 +188,40 @@ def test_roll_flush__pending__runs_at_the_latest_when_the_clock_moves() -> None:
     moved, _ = log.advance_clock(lagging, 1)
     assert (moved.recovery_point, moved.pending_flushes) == (2, ())
     assert {o.value[0].recovery_point for o in outcomes(log.advance_clock, lagging, 1)} == {2}
+
+
+class _SchedulerRunsFlushesAtOnce(ModelSut):
+    """The model with Kafka's roll flush scheduled and run as soon as the step is done (a
+    `MockScheduler`, or a fast background thread): never kafkalog's synchronous clamp."""
+
+    name = "model-flush-after-step"
+
+    def _step(self, action: str, *args: Any) -> Any:
+        function = getattr(self._log, action)
+        every = list(outcomes(function, self.partition_state, *args))
+        chosen = next((o for o in every if o.choices == ("roll_flush=1",)), every[0])
+        if chosen.error is not None:
+            raise chosen.error
+        state, result = chosen.value
+        self.partition_state = complete_pending_flushes(state)
+        return result
+
+
+def _far_follower(base: int) -> tuple[str, dict[str, Any]]:
+    return ("append_as_follower", {"batches": (BatchSpec(base, 0, (rec(START_MS),)),)})
+
+
+@pytest.mark.parametrize("calls", [
+    [_far_follower(2**31 + 1)],  # the offset overflows the empty segment at 0: roll to the base
+    [leader(START_MS), ("roll", {"expected_next_offset": None}),
+     ("append_as_leader", {"records": (rec(START_MS),), "leader_epoch": 0}),
+     ("flush", {"offset": None}), _far_follower(2**31 + 5)],
+], ids=["empty-log", "after-a-flush"])
+def test_roll_inside_follower_append__base_above_leo__flush_of_the_base_is_allowed(
+    calls: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """Spec: KL-ALLOW-3 (the roll's flush of a base above the LEO sets the recovery point to the
+    base once the append has passed it)."""
+    lockstep, signature = run_calls(LogConfig(), calls, factory=_SchedulerRunsFlushesAtOnce)
+    assert signature is None, lockstep.steps[-1].divergence
+    assert lockstep.model.state().recovery_point == calls[-1][1]["batches"][0].base_offset

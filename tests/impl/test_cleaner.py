@@ -171,7 +171,7 @@ STEP = st.one_of(
 
 
 @settings(max_examples=25)
-@given(st.lists(STEP, max_size=25), st.sampled_from(["3.9", "4.4"]))
+@given(st.lists(STEP, max_size=25), st.sampled_from(["3.9", "3.9.2", "4.4"]))
 def test_clean__random_histories__impl_matches_model(steps: list[tuple[Any, ...]],
                                                      version: str) -> None:
     """Truncations and retention between passes too. Spec: KL-CLEAN-2, KL-CLEAN-4,

@@ -28,7 +28,9 @@ public final class Main {
         "end_offset_for_epoch", "fetch_offset_by_timestamp", "advance_clock", "close_and_reopen",
         "crash");
     private static final Set<String> SESSION_ACTIONS =
-        Set.of("handshake", "open", "state", "check", "verify", "close");
+        Set.of("handshake", "open", "load_image", "state", "check", "verify", "close");
+    /** Features of every generation: `kafka_loader` is the `load_image` session request. */
+    private static final Set<String> COMMON_FEATURES = Set.of("kafka_loader");
 
     private final PrintStream out;
     private final Set<String> features = new TreeSet<>(Generation.FEATURES);
@@ -37,6 +39,7 @@ public final class Main {
 
     private Main(PrintStream out) {
         this.out = out;
+        features.addAll(COMMON_FEATURES);
     }
 
     public static void main(String[] argv) throws IOException {
@@ -158,6 +161,14 @@ public final class Main {
             log = Generation.open(Args.map(args, "config"), Args.lng(args, "now_ms", 0L),
                 Args.lng(args, "log_start_offset", 0L));
             return ok(null);
+        }
+        if (action.equals("load_image")) {
+            closeLog();
+            log = Generation.loadImage(Args.map(args, "config"), Args.lng(args, "now_ms", 0L),
+                Args.str(args, "dir", null), Args.lng(args, "recovery_point"),
+                Args.lng(args, "log_start_offset"), Args.lng(args, "high_watermark", 0L),
+                Args.bool(args, "clean_shutdown", false));
+            return ok(log.handle("state", Map.of()));
         }
         if (log == null) {
             throw new ProtocolException(action + " before open");

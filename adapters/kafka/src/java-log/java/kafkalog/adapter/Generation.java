@@ -17,4 +17,13 @@ public final class Generation {
             throws IOException {
         return new JavaUnifiedLog(config, nowMs, logStartOffset);
     }
+
+    /** The log Kafka's LogLoader recovers from a copy of the partition directory `dir`
+     * (specs/adapter-protocol.md, `load_image`). */
+    public static PartitionLog loadImage(Map<String, Object> config, long nowMs, String dir,
+            long recoveryPoint, long logStartOffset, long highWatermark, boolean clean)
+            throws IOException {
+        return new JavaUnifiedLog(config, nowMs, dir, recoveryPoint, logStartOffset, highWatermark,
+            clean);
+    }
 }

@@ -42,6 +42,21 @@ final class JavaUnifiedLog extends KafkaLogBase {
         load(logStartOffset, logStartOffset, true);
     }
 
+    /** A copy of the image `image` loaded as a broker's startup does (LogManager.loadLog, then
+     * Partition's high watermark from its checkpoint). */
+    JavaUnifiedLog(Map<String, Object> config, long nowMs, String image, long recoveryPoint,
+            long logStartOffset, long highWatermark, boolean clean) throws IOException {
+        super(config, nowMs, true);
+        try {
+            copyImage(image);
+            load(logStartOffset, recoveryPoint, clean);
+            updateHighWatermark(highWatermark);
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
     @Override
     protected void load(long logStartOffset, long recoveryPoint, boolean clean)
             throws IOException {

@@ -325,6 +325,30 @@ public abstract class KafkaLogBase implements PartitionLog {
         updateHighWatermark(hw);
     }
 
+    /**
+     * Copies the partition directory `image` (files only, with their modification times) into
+     * this log's directory, which must not exist yet; the image itself is never touched.
+     */
+    protected void copyImage(String image) throws IOException {
+        if (image == null || !new File(image).isDirectory()) {
+            throw new ProtocolException("load_image: dir " + image + " is not a directory");
+        }
+        Files.createDirectories(dir.toPath());
+        File[] files = new File(image).listFiles();
+        if (files == null) {
+            return;
+        }
+        for (File f : files) {
+            if (f.isFile()) {
+                Path target = dir.toPath().resolve(f.getName());
+                Files.copy(f.toPath(), target,
+                    java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                target.toFile().setLastModified(f.lastModified());
+                stamped.put(f.getName(), target.toFile().lastModified());
+            }
+        }
+    }
+
     /** The recovery point the last clean close reached (what LogManager checkpoints). */
     protected long recoveryPointAfterClose;
 

@@ -46,6 +46,21 @@ final class ScalaUnifiedLog extends KafkaLogBase {
         load(logStartOffset, logStartOffset, true);
     }
 
+    /** A copy of the image `image` loaded as a broker's startup does (LogManager.loadLog, then
+     * Partition's high watermark from its checkpoint). */
+    ScalaUnifiedLog(Map<String, Object> config, long nowMs, String image, long recoveryPoint,
+            long logStartOffset, long highWatermark, boolean clean) throws IOException {
+        super(config, nowMs, false);
+        try {
+            copyImage(image);
+            load(logStartOffset, recoveryPoint, clean);
+            updateHighWatermark(highWatermark);
+        } catch (IOException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
     @Override
     protected void load(long logStartOffset, long recoveryPoint, boolean clean)
             throws IOException {

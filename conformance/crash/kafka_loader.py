@@ -1,0 +1,286 @@
+"""Kafka's own loader on crash images: is what Kafka recovers in the model's kafka-mode set?
+
+The crash sweep (sweep.py) loads every crash image of kafkalog's implementation with kafkalog's
+loader. With `kafkalog check --crash-mode kafka --kafka-loader 4.4`, each distinct image a sweep
+loads is also handed to the JVM adapter around Apache Kafka's real UnifiedLog
+(adapters/kafka/, the `load_image` request of specs/adapter-protocol.md, feature
+`kafka_loader`): the adapter copies the partition directory and opens it as a broker's startup
+does (LogManager.loadLog with the image's checkpointed recovery point and log start offset,
+lastShutdownClean from the clean-shutdown marker; then Partition's high watermark from the
+replication-offset checkpoint). Kafka's recovered state must be a member of the model's
+kafka-mode allowed set for that crash (KL-CRASH-1); a state outside it is either a hole in the
+set (the model lacks an outcome Kafka reaches) or a Kafka recovery bug.
+
+The comparison is the sweep's (crash_steps.py `_allows`): views without index entries (a load's
+rebuilt indexes are not part of KL-CRASH-1's promise), and without the fields the adapter does
+not report. Verdicts are memoised by image digest (a load is deterministic in the tree); at most
+`limit` images are loaded by Kafka per run (a JVM load costs tens of ms).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+from kafkalog.conformance.adapter.json_codec import decode, encode
+from kafkalog.conformance.check.view_checks import first_difference
+from kafkalog.conformance.errors import AdapterCrashedError, AdapterTimeoutError
+from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.load.log_dir import (
+    CLEAN_SHUTDOWN_FILE_NAME,
+    TopicPartition,
+    read_root_checkpoints,
+)
+from kafkalog.model import values as v
+from kafkalog.model.errors import KafkalogError
+
+#: (members' views, the same without index entries, error codes of allowed failed loads): the
+#: allowed set of one (fault, inside the action) as crash_steps.py's sweep computes it.
+Allowed = tuple[list[Any], frozenset[Any], frozenset[str]]
+FEATURE = "kafka_loader"
+DEFAULT_LIMIT = 300  # images loaded by Kafka per run, at most
+
+
+class Requester(Protocol):
+    """What the loader needs of an adapter process (AdapterProcess, or a fake in tests)."""
+
+    features: frozenset[str]
+
+    def request(self, action: str, args: dict[str, Any]) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class LoaderVerdict(NamedTuple):
+    """Kafka's load of one image held against one allowed set: `member`, Kafka's state (or its
+    load error "<code>: <message>"), and where the closest allowed state differs
+    (`where` "-" for a member; `model` / `kafka` the two values there)."""
+
+    member: bool
+    kafka: v.LogStateView | str
+    where: str = "-"
+    model: Any = None
+    theirs: Any = None
+
+    def describe(self) -> str:
+        if self.member:
+            return "Kafka's loaded state is in the kafka-mode set"
+        if isinstance(self.kafka, str):
+            return f"Kafka's load failed outside the kafka-mode set: {self.kafka}"
+        return (f"Kafka's loaded state is outside the kafka-mode set; closest allowed state "
+                f"differs at {self.where}: model {self.model!r} | kafka {self.theirs!r}")
+
+
+def image_request(root: Path, config: v.LogConfig, now_ms: int,
+                  partition: TopicPartition) -> dict[str, Any]:
+    """The `load_image` arguments of the crash image at `root` (a log directory): what a broker's
+    LogManager reads there (a corrupt recovery-point or log-start checkpoint reads as empty, a
+    missing entry as 0; a stale `.tmp` is never read)."""
+    checkpoints = read_root_checkpoints(FileSystem(), root, strict_high_watermarks=False)
+    return {
+        "dir": str(root / str(partition)),
+        "config": encode(config),
+        "now_ms": now_ms,
+        "recovery_point": checkpoints.recovery_points.get(partition, 0),
+        "log_start_offset": checkpoints.log_start_offsets.get(partition, 0),
+        "high_watermark": checkpoints.high_watermarks.get(partition, 0),
+        "clean_shutdown": (root / CLEAN_SHUTDOWN_FILE_NAME).exists(),
+    }
+
+
+def judge(kafka: v.LogStateView | str, allowed: Allowed) -> LoaderVerdict:
+    """Kafka's load (state or error) against an allowed set, compared as the sweep compares."""
+    members, _, failures = allowed
+    if isinstance(kafka, str):
+        member = kafka.split(":", 1)[0] in failures
+        return LoaderVerdict(member, kafka, "-" if member else "load", sorted(failures), kafka)
+    ours = _unindexed(kafka)
+    narrowed = [_unindexed(_like(member, kafka)) for member in members]
+    if ours in narrowed:
+        return LoaderVerdict(True, kafka)
+    if not narrowed:
+        return LoaderVerdict(False, kafka, "load", sorted(failures), "loaded")
+    closest = min(narrowed, key=lambda m: (abs(m.log_end_offset - ours.log_end_offset),
+                                           _distance(m, ours)))
+    where = first_difference(closest, ours)
+    return LoaderVerdict(False, kafka, where[0], where[1], where[2])
+
+
+def _unindexed(state: v.LogStateView) -> v.LogStateView:
+    return dataclasses.replace(state, producer_snapshot_tables=None, segments=tuple(
+        dataclasses.replace(s, offset_index=None, time_index=None) for s in state.segments))
+
+
+def _like(member: v.LogStateView, kafka: v.LogStateView) -> v.LogStateView:
+    """`member` without the top-level fields the adapter left out of Kafka's view (None)."""
+    blanks = {f.name: None for f in dataclasses.fields(kafka)
+              if getattr(kafka, f.name) is None and getattr(member, f.name) is not None}
+    return dataclasses.replace(member, **blanks) if blanks else member
+
+
+def _distance(a: Any, b: Any) -> int:
+    """How many leaf fields differ (ties of the closest member): a segment of another size
+    is further than one epoch entry more."""
+    if a == b:
+        return 0
+    if dataclasses.is_dataclass(a) and type(a) is type(b):
+        return sum(_distance(getattr(a, f.name), getattr(b, f.name))
+                   for f in dataclasses.fields(a))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return (sum(_distance(x, y) for x, y in zip(a, b, strict=False))
+                + abs(len(a) - len(b)))
+    return 1
+
+
+class KafkaLoader:
+    """Loads crash images with Kafka's LogLoader through the JVM adapter; counts and keeps the
+    verdicts. `start` makes the adapter process (lazily, once; again after it died)."""
+
+    def __init__(self, start: Callable[[], Requester], limit: int = DEFAULT_LIMIT,
+                 save_dir: Path | None = None, label: str = "kafka") -> None:
+        self._start = start
+        self._process: Requester | None = None
+        self.limit = limit
+        self.save_dir = save_dir  # images outside the set are copied here with their verdict
+        self.label = label
+        self.loaded: dict[bytes, v.LogStateView | str] = {}  # Kafka's load by image digest
+        self.judged: dict[tuple[bytes, str, bool], LoaderVerdict] = {}
+        self.outside_images: dict[bytes, tuple[str, bool, LoaderVerdict]] = {}
+        self.pending: dict[bytes, tuple[Any, int]] = {}  # sweep.py fills: digest -> (image, now)
+        self.skipped = 0  # images past the limit
+        self.load_s = 0.0
+
+    @property
+    def images(self) -> int:
+        return len(self.loaded)
+
+    @property
+    def outside(self) -> int:
+        return len(self.outside_images)
+
+    def process(self) -> Requester:
+        if self._process is None:
+            self._process = self._start()
+            if FEATURE not in self._process.features:
+                self._process.close()
+                self._process = None
+                raise AdapterCrashedError(f"the adapter does not list the {FEATURE} feature")
+        return self._process
+
+    def load(self, root: Path, config: v.LogConfig, now_ms: int,
+             partition: TopicPartition) -> v.LogStateView | str:
+        """Kafka's state after loading (a copy of) the image at `root`, or its error."""
+        import time
+
+        started = time.monotonic()
+        try:
+            body = self.process().request("load_image",
+                                          image_request(root, config, now_ms, partition))
+            return decode(v.LogStateView, body, "load_image")  # type: ignore[no-any-return]
+        except (AdapterCrashedError, AdapterTimeoutError):
+            if self._process is not None:
+                self._process.close()
+            self._process = None
+            raise
+        except KafkalogError as error:
+            return f"{type(error).__name__}: {error}"
+        finally:
+            self.load_s += time.monotonic() - started
+
+    def observe(self, points: Sequence[Any], allowed: Callable[[Any, bool], Allowed],
+                config: v.LogConfig, partition: TopicPartition, scratch: Path) -> None:
+        """Judge Kafka's load of every swept point's image (its digest in `pending` or already
+        loaded) against the point's allowed set (`allowed(point, inside)`)."""
+        fresh: dict[bytes, tuple[Any, int]] = {}
+        for point in points:
+            digest = point.image
+            if digest not in self.loaded:
+                if digest not in self.pending:
+                    continue
+                if len(self.loaded) >= self.limit:
+                    self.skipped += 1
+                    self.pending.pop(digest)
+                    continue
+                image, now_ms = fresh[digest] = self.pending.pop(digest)
+                _clear(scratch)
+                image.write(scratch)
+                self.loaded[digest] = self.load(scratch, config, now_ms, partition)
+            inside = point.ops_lost > 0
+            key = (digest, point.fault, inside)
+            if key in self.judged:
+                continue
+            verdict = judge(self.loaded[digest], allowed(point, inside))
+            self.judged[key] = verdict
+            if not verdict.member and digest not in self.outside_images:
+                self.outside_images[digest] = (point.fault, inside, verdict)
+                self._save(digest, point, inside, verdict, scratch, config, partition,
+                           fresh.get(digest))
+        self.pending.clear()
+
+    def _save(self, digest: bytes, point: Any, inside: bool, verdict: LoaderVerdict,
+              scratch: Path, config: v.LogConfig, partition: TopicPartition,
+              kept: tuple[Any, int] | None) -> None:
+        """The image (when this observe loaded it) and its verdict under `save_dir`."""
+        if self.save_dir is None:
+            return
+        image, now_ms = kept if kept is not None else (None, 0)
+        target = self.save_dir / digest.hex()[:16]
+        target.mkdir(parents=True, exist_ok=True)
+        if image is not None:
+            _clear(scratch)
+            image.write(scratch)
+            shutil.copytree(scratch, target / "image", dirs_exist_ok=True)
+        (target / "verdict.json").write_text(json.dumps({
+            "fault": point.fault, "seed": point.seed, "ops_lost": point.ops_lost,
+            "inside_action": inside, "where": verdict.where, "model": repr(verdict.model),
+            "kafka": repr(verdict.theirs), "describe": verdict.describe(),
+            "request": image_request(target / "image", config, now_ms, partition),
+            "kafka_state": encode(verdict.kafka) if not isinstance(verdict.kafka, str)
+            else verdict.kafka,
+        }, indent=1, default=str))
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+
+
+#: The loader of the running `kafkalog check` (None: off). The check runs its seeds in this
+#: process, one after another; crash_steps.py asks here at every sweep in kafka mode.
+ACTIVE: KafkaLoader | None = None
+
+
+@contextmanager
+def activated(loader: KafkaLoader) -> Iterator[KafkaLoader]:
+    """Make `loader` the active one for the duration (then close its adapter)."""
+    global ACTIVE
+    previous, ACTIVE = ACTIVE, loader
+    try:
+        yield loader
+    finally:
+        ACTIVE = previous
+        loader.close()
+
+
+def for_kafka(version: str, limit: int = DEFAULT_LIMIT,
+              save_dir: Path | None = None) -> KafkaLoader:
+    """A loader around the JVM adapter of a Kafka release or line (built on first use)."""
+    from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
+    from kafkalog.conformance.jvm.kafka_adapter import adapter_command
+
+    command = adapter_command(version)
+    return KafkaLoader(lambda: AdapterProcess(command), limit, save_dir, label=version)
+
+
+def _clear(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for entry in list(directory.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)

@@ -1,0 +1,143 @@
+"""The Python side of Kafka's loader on crash images (conformance/crash/kafka_loader.py), with a
+fake adapter: the `load_image` request it sends, the verdict against an allowed set, and the
+counting and memoising of `observe`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance.adapter.json_codec import encode
+from kafkalog.conformance.crash.crash_image import CrashImage, FileImage
+from kafkalog.conformance.crash.kafka_loader import KafkaLoader, image_request, judge
+from kafkalog.conformance.crash.sweep import SweepPoint
+from kafkalog.impl.load.log_dir import TopicPartition
+from kafkalog.model import values as v
+from kafkalog.model.log import empty_log, view
+
+PARTITION = TopicPartition("conformance", 0)
+CONFIG = v.LogConfig()
+
+
+def _state(leo: int, index: tuple[Any, ...] = ()) -> v.LogStateView:
+    base = view(empty_log(CONFIG))
+    segment = dataclasses.replace(base.segments[0], next_offset=leo, size_in_bytes=70 * leo,
+                                  offset_index=index)
+    return dataclasses.replace(base, log_end_offset=leo, recovery_point=leo, high_watermark=0,
+                               segments=(segment,))
+
+
+def _allowed(*members: v.LogStateView, failures: frozenset[str] = frozenset()) -> Any:
+    return list(members), frozenset(), failures
+
+
+class FakeAdapter:
+    """Answers `load_image` with a fixed state (or error) and records the requests."""
+
+    features = frozenset({"core", "kafka_loader"})
+
+    def __init__(self, answer: v.LogStateView) -> None:
+        self.answer = answer
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.closed = False
+
+    def request(self, action: str, args: dict[str, Any]) -> Any:
+        self.requests.append((action, args))
+        return json.loads(json.dumps(encode(self.answer)))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _image(recovery_point: int) -> CrashImage:
+    checkpoint = f"0\n1\nconformance 0 {recovery_point}\n".encode()
+    return CrashImage(("", "conformance-0"), (
+        ("recovery-point-offset-checkpoint", FileImage(checkpoint, len(checkpoint), 0)),
+        ("conformance-0/00000000000000000000.log", FileImage(b"", 0, 0)),
+    ))
+
+
+def test_judge__member_modulo_index_entries__is_a_member() -> None:
+    """The sweep's comparison: index entries are not part of the verdict."""
+    verdict = judge(_state(3, index=((1, 70),)), _allowed(_state(1), _state(3)))
+    assert verdict.member
+    assert "in the kafka-mode set" in verdict.describe()
+
+
+def test_judge__state_outside__names_the_closest_difference() -> None:
+    """Outside the set: the first field where the closest member (by LEO) differs."""
+    verdict = judge(_state(4), _allowed(_state(0), _state(3)))
+    assert not verdict.member
+    assert verdict.where == "log_end_offset"
+    assert (verdict.model, verdict.theirs) == (3, 4)
+
+
+def test_judge__fields_kafka_does_not_report__are_not_compared() -> None:
+    """A field the adapter leaves out (None) is left out of the members too."""
+    kafka = dataclasses.replace(_state(2), producers=None)
+    assert judge(kafka, _allowed(_state(2))).member
+
+
+def test_judge__failed_load__is_a_member_only_with_the_same_error_type() -> None:
+    """KL-CRASH-13: a failed load is allowed when the set has a failed load of its type."""
+    assert judge("CorruptRecordError: bad", _allowed(failures=frozenset({"CorruptRecordError"}))
+                 ).member
+    assert not judge("KafkaStorageError: x", _allowed(_state(0))).member
+
+
+def test_image_request__reads_the_checkpoints_and_the_marker(tmp_path: Path) -> None:
+    """The recovery point comes from the image's checkpoint; a missing one reads as 0."""
+    _image(5).write(tmp_path)
+    request = image_request(tmp_path, CONFIG, 1000, PARTITION)
+    assert request["dir"] == str(tmp_path / "conformance-0")
+    assert (request["recovery_point"], request["log_start_offset"]) == (5, 0)
+    assert request["high_watermark"] == 0 and request["clean_shutdown"] is False
+    assert request["now_ms"] == 1000
+
+
+def test_observe__loads_each_new_image_once_and_counts_the_outside_ones(tmp_path: Path) -> None:
+    """Two points of one image, judged against their sets; a second observe reuses the load."""
+    fake = FakeAdapter(_state(4))
+    loader = KafkaLoader(lambda: fake, save_dir=tmp_path / "saved")
+    image = _image(2)
+    digest = image.digest()
+    points = [SweepPoint(0, "power_loss", 0, digest, _state(2)),
+              SweepPoint(1, "power_loss", 0, digest, _state(2))]
+    loader.pending[digest] = (image, 0)
+
+    def allowed(point: SweepPoint, inside: bool) -> Any:
+        return _allowed(_state(4)) if inside else _allowed(_state(2))
+
+    loader.observe(points, allowed, CONFIG, PARTITION, tmp_path / "scratch")
+    assert [a for a, _ in fake.requests] == ["load_image"]
+    assert fake.requests[0][1]["recovery_point"] == 2
+    assert (loader.images, loader.outside) == (1, 1)
+    assert (tmp_path / "saved" / digest.hex()[:16] / "verdict.json").exists()
+    loader.observe(points, allowed, CONFIG, PARTITION, tmp_path / "scratch")
+    assert len(fake.requests) == 1
+    loader.close()
+    assert fake.closed
+
+
+def test_observe__past_the_limit__skips_the_image(tmp_path: Path) -> None:
+    """At most `limit` images are loaded by Kafka; the rest are counted as skipped."""
+    fake = FakeAdapter(_state(0))
+    loader = KafkaLoader(lambda: fake, limit=1)
+    first, second = _image(0), _image(1)
+    for image in (first, second):
+        loader.pending[image.digest()] = (image, 0)
+    points = [SweepPoint(0, "process_crash", 0, i.digest(), _state(0)) for i in (first, second)]
+    loader.observe(points, lambda p, inside: _allowed(_state(0)), CONFIG, PARTITION,
+                   tmp_path / "scratch")
+    assert (loader.images, loader.outside, loader.skipped) == (1, 0, 1)
+
+
+def test_judge__closest_member__is_the_one_with_fewest_differing_fields() -> None:
+    """Among members of Kafka's LEO, the reported difference is the smallest one."""
+    kafka = dataclasses.replace(_state(1), epoch_entries=(v.EpochEntry(0, 0),))
+    other_size = dataclasses.replace(_state(1), segments=(dataclasses.replace(
+        _state(1).segments[0], size_in_bytes=129, base_offset=0),))
+    verdict = judge(kafka, _allowed(other_size, _state(1)))
+    assert verdict.where.startswith("epoch_entries")
