@@ -25,3 +25,16 @@ def test_mypy_strict__model__is_clean() -> None:
     """The oracle type-checks under `mypy --strict`."""
     result = run_tool("mypy", "--strict", "model/")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pyproject__packages__lists_every_package_folder() -> None:
+    """A new sub-package is declared for the wheel (package-dir maps folders, find does not)."""
+    import tomllib
+
+    folders = {"kafkalog": "kafkalog", "model": "kafkalog.model", "impl": "kafkalog.impl",
+               "conformance": "kafkalog.conformance", "benchmarks": "kafkalog.benchmarks"}
+    on_disk = {".".join([name, *init.parent.relative_to(ROOT / folder).parts])
+               for folder, name in folders.items() for init in (ROOT / folder).rglob("__init__.py")}
+    declared = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                   ["packages"])
+    assert on_disk - declared == set()

@@ -16,9 +16,9 @@ from kafkalog.impl.index.abstract_index import AbstractIndex, round_down
 from kafkalog.impl.index.offset_index import OffsetIndex
 from kafkalog.impl.log.local_log import LocalLog
 from kafkalog.impl.log.log import Log
-from kafkalog.impl.records.memory_records import MemoryRecords
+from kafkalog.impl.records.memory_records import BatchFacts, MemoryRecords
 from kafkalog.impl.segment import log_segment
-from kafkalog.impl.segment.indexing import per_append_decisions, py_index_decisions
+from kafkalog.impl.segment.indexing import Decisions, per_append_decisions, py_index_decisions
 from kafkalog.impl.segment.log_segment import FetchDataInfo, LogSegment
 from kafkalog.model import values as v
 
@@ -118,6 +118,12 @@ _FOLLOWER_OFFSET_CHECK = """\
                 )
 """
 
+def _decisions_per_append(batches: list[BatchFacts], position: int, interval: int, since: int,
+                          max_ts: int, max_off: int) -> Decisions:
+    """`index_decisions` taken per append, as Kafka before 4.0 does (the step's own signature)."""
+    return per_append_decisions(batches, position, interval, since, max_ts, max_off)
+
+
 KAFKA_BUGS: tuple[Broken, ...] = (
     # The log: retention, truncation, the high watermark, offsets by timestamp.
     Broken("retention_ignores_hw", "BUG-36", "LOG-33",
@@ -193,8 +199,8 @@ KAFKA_BUGS: tuple[Broken, ...] = (
     # Segments: appends, truncation, rolling, reads.
     Broken("index_per_append", "BUG-10", "SEG-3",
            "one index decision per append instead of per batch",
-           # The decision Kafka before 4.0 makes (SEG-4), taken where trunk decides per batch.
-           log_segment, "index_decisions", per_append_decisions),
+           # The decision Kafka before 4.0 makes (SEG-4), taken where 4.0+ decides per batch.
+           log_segment, "index_decisions", _decisions_per_append),
     Broken("time_index_pairs_current_batch", "BUG-11", "FMT-19",
            "a time-index entry pairs the max timestamp with the current batch's offset",
            log_segment, "index_decisions",

@@ -21,39 +21,29 @@ from pathlib import Path
 
 from kafkalog import __version__
 
-# Every Python package of the distribution (pyproject.toml [tool.setuptools] packages).
-PACKAGES = (
-    "kafkalog",
-    "kafkalog.cli",
-    "kafkalog.model",
-    "kafkalog.model.coverage",
-    "kafkalog.model.crash",
-    "kafkalog.model.producer",
-    "kafkalog.model.replication",
-    "kafkalog.impl",
-    "kafkalog.impl.checkpoint",
-    "kafkalog.impl.fs",
-    "kafkalog.impl.index",
-    "kafkalog.impl.load",
-    "kafkalog.impl.log",
-    "kafkalog.impl.producer",
-    "kafkalog.impl.records",
-    "kafkalog.impl.segment",
-    "kafkalog.impl.verify",
-    "kafkalog.conformance",
-    "kafkalog.conformance.adapter",
-    "kafkalog.conformance.audit",
-    "kafkalog.conformance.broken",
-    "kafkalog.conformance.broker",
-    "kafkalog.conformance.campaign",
-    "kafkalog.conformance.check",
-    "kafkalog.conformance.crash",
-    "kafkalog.conformance.fuzz",
-    "kafkalog.conformance.gen",
-    "kafkalog.conformance.traces",
-    "kafkalog.conformance.vectors",
-    "kafkalog.benchmarks",
-)
+# The distribution's top packages; every folder below them with an `__init__.py` ships too
+# (pyproject.toml [tool.setuptools] packages lists the same set, which a test checks).
+ROOTS = ("kafkalog", "kafkalog.model", "kafkalog.impl", "kafkalog.conformance",
+         "kafkalog.benchmarks")
+
+
+def packages() -> tuple[str, ...]:
+    """Every package of the distribution, found on disk (not imported), roots first."""
+    found: list[str] = []
+    for root in ROOTS:
+        folder = _folder(root)
+        found.append(root)
+        found.extend(".".join([root, *init.parent.relative_to(folder).parts])
+                     for init in sorted(folder.rglob("*/__init__.py")))
+    return tuple(dict.fromkeys(found))
+
+
+def _folder(package: str) -> Path:
+    # Found, not imported: packaging the CLI must not run it (nor import it here).
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations is not None, package
+    return Path(list(spec.submodule_search_locations)[0])
+
 
 LAUNCHER = '''\
 """spark-submit entry point for `kafkalog campaign` (written by kafkalog.conformance.campaign.ship).
@@ -79,11 +69,8 @@ def build_zip(dest: Path) -> tuple[Path, Path]:
     dest.mkdir(parents=True, exist_ok=True)
     archive = dest / f"kafkalog-{__version__}.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
-        for package in PACKAGES:
-            # Found, not imported: packaging the CLI must not run it (nor import it here).
-            spec = importlib.util.find_spec(package)
-            assert spec is not None and spec.submodule_search_locations is not None, package
-            folder = Path(list(spec.submodule_search_locations)[0])
+        for package in packages():
+            folder = _folder(package)
             target = package.replace(".", "/")
             for source in sorted(folder.glob("*.py")):
                 info = zipfile.ZipInfo(f"{target}/{source.name}", date_time=(1980, 1, 1, 0, 0, 0))

@@ -99,6 +99,10 @@ class ImplSut:
         self.leftover_in_load: InLoadFailure | None = None  # KL-CRASH-14, `_check_planted`
         self.crash_points = 0  # crash points explored (journal operations reachable)
         self.sweeper = Sweeper(config, TOPIC_PARTITION, scratch_dir())
+        # A copy of the next crash's image with its planted leftover, taken when keep_planted is
+        # set (crash_steps.py, for Kafka's loader); whoever takes it removes it.
+        self.keep_planted = False
+        self.planted_image: Path | None = None
 
     def begin_action(self) -> None:
         """A new "last action" starts: the operations a following `crash` may cut.
@@ -236,6 +240,9 @@ class ImplSut:
         plant_leftover(new_root / str(TOPIC_PARTITION), leftover, seed,
                        self.config.index_interval_bytes)
         _stamp_planted(new_root, before, self.time.milliseconds())
+        if leftover != "none" and self.keep_planted:  # for Kafka's loader (kafka_loader.py)
+            self.planted_image = _new_root()
+            shutil.copytree(new_root, self.planted_image, dirs_exist_ok=True)
         planted = None
         if leftover != "none" and not in_load and self.sweeper.in_load:
             planted = _new_root()  # KL-CRASH-14 for the image with its leftover (see below)

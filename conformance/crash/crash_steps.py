@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from kafkalog.conformance.check.observe import comparable
+from kafkalog.conformance.check.scratch import remove_scratch
 from kafkalog.conformance.check.sut import ModelSut, StepResult, Sut, execute
 from kafkalog.conformance.check.view_checks import first_difference, view_invariants
 from kafkalog.conformance.crash import kafka_loader
@@ -113,6 +114,10 @@ class CrashSteps:
     def plan(self, args: dict[str, Any], alternatives: list[Any]) -> Planned:
         """The crash to make: `args` itself, or (with sweeps on) the first swept point that
         fails; `alternatives` are the model states an earlier crash left possible."""
+        if hasattr(self.sut, "keep_planted"):  # Kafka's loader also loads a planted image
+            self.sut.keep_planted = (kafka_loader.ACTIVE is not None
+                                     and str(self.model.mode) == "kafka"
+                                     and args.get("leftover", "none") != "none")
         if not (self.sweep and hasattr(self.sut, "crash_sweep")):
             return Planned(args)
         sweeper = getattr(self.sut, "sweeper", None)
@@ -168,7 +173,7 @@ class CrashSteps:
         sweeper.keep_images = None
         with sweeper._scratch() as scratch:
             loader.observe(points, verdicts._allowed_set, sweeper.config, sweeper.partition,
-                           scratch)
+                           scratch, self._kafka_gap)
 
     def _count(self, point: SweepPoint) -> None:
         self.crashes[point.fault] += 1
@@ -186,6 +191,7 @@ class CrashSteps:
         if not covered:
             self.crashes[str(args["fault"])] += 1
             self.unhashed_images += 1
+        self._kafka_loads_planted(args, impl, alternatives)
         model = StepResult(value=impl.value) if impl.ok else StepResult(value=0)
         if not impl.ok and args.get("in_load"):  # KL-CRASH-14: the reload inside failed
             return Verdict(model, ("crash.in_load.load", (
@@ -202,6 +208,34 @@ class CrashSteps:
             # model's set as well, but what the step shows is that it differs from the load's.
             return Verdict(model, (f"crash.in_load.{found[0]}", found[1]), alternatives)
         return self._recovered(args, impl, alternatives, model)
+
+    def _kafka_loads_planted(self, args: dict[str, Any], impl: StepResult,
+                             alternatives: list[Any]) -> None:
+        """Kafka's own loader on this crash's image with its planted leftover (sweeps load
+        none), judged against the model's set for the crash (kafka_loader.py; counted there)."""
+        image = getattr(self.sut, "planted_image", None)
+        if image is None:
+            return
+        self.sut.planted_image = None  # type: ignore[attr-defined]
+        loader = kafka_loader.ACTIVE
+        try:
+            if loader is None:
+                return
+            leftover = str(args.get("leftover", "none"))
+            ops_lost = int(impl.value) if impl.ok and isinstance(impl.value, int) else 0
+            outcomes = self._all_outcomes(str(args["fault"]), ops_lost, alternatives, leftover)
+            members = [view(o[0]) for o in loaded_outcomes(outcomes)]
+            sweeper = self.sut.sweeper  # type: ignore[attr-defined]
+            now_ms = self.sut.time.milliseconds()  # type: ignore[attr-defined]
+            loader.judge_dir(image, (members, frozenset(), load_failures(outcomes)),
+                             sweeper.config, sweeper.partition, now_ms,
+                             f"{leftover}:{args['fault']}:{args['seed']}", self._kafka_gap)
+        finally:
+            remove_scratch(image)
+
+    def _kafka_gap(self, members: list[Any], recovered: v.LogStateView) -> str | None:
+        """The known kafka-mode gap of a state outside the set (as `_not_allowed` classifies)."""
+        return kafka_gap(self.model.mode, members, recovered, self.at_risk)
 
     def _recovered(self, args: dict[str, Any], impl: StepResult, alternatives: list[Any],
                    model: StepResult) -> Verdict:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Protocol
 
 from kafkalog.conformance.adapter.json_codec import decode, encode
 from kafkalog.conformance.check.view_checks import first_difference
-from kafkalog.conformance.errors import AdapterCrashedError, AdapterTimeoutError
+from kafkalog.conformance.errors import AdapterCrashedError, AdapterError
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import (
     CLEAN_SHUTDOWN_FILE_NAME,
@@ -39,11 +39,21 @@ from kafkalog.impl.load.log_dir import (
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
+#: Classes of Kafka states outside the kafka-mode set already triaged (not Kafka bugs).
+KNOWN_GAPS: dict[str, str] = {
+    "epoch_recovery": "equal to an allowed state but for the epoch cache: Kafka's RCV-10 keeps "
+                      "the checkpointed entries at or above the recovery point (trimmed at the "
+                      "LEO only) and adds none for a batch whose epoch is not above the latest; "
+                      "the model re-derives them from the recovery point on (KL-CRASH-6, "
+                      "kafkalog's narrowing, used in kafka mode too)",
+}
+
 #: (members' views, the same without index entries, error codes of allowed failed loads): the
 #: allowed set of one (fault, inside the action) as crash_steps.py's sweep computes it.
 Allowed = tuple[list[Any], frozenset[Any], frozenset[str]]
 FEATURE = "kafka_loader"
 DEFAULT_LIMIT = 300  # images loaded by Kafka per run, at most
+_MAX_ERRORS = 3  # adapter failures after which the loader gives up for the run
 
 
 class Requester(Protocol):
@@ -66,8 +76,18 @@ class LoaderVerdict(NamedTuple):
     where: str = "-"
     model: Any = None
     theirs: Any = None
+    closest: v.LogStateView | None = None  # the closest allowed state (without index entries)
+    alike: tuple[v.LogStateView, ...] = ()  # allowed states of Kafka's LEO (a few, for triage)
+    gap: str = ""  # a known class of difference (KNOWN_GAPS), else ""
 
     def describe(self) -> str:
+        from kafkalog.conformance.crash.kafka_gaps import KAFKA_GAPS
+
+        text = KNOWN_GAPS.get(self.gap) or KAFKA_GAPS.get(self.gap, "")
+        known = f" [{self.gap}: {text}]" if self.gap else ""
+        return self._describe() + known
+
+    def _describe(self) -> str:
         if self.member:
             return "Kafka's loaded state is in the kafka-mode set"
         if isinstance(self.kafka, str):
@@ -93,8 +113,16 @@ def image_request(root: Path, config: v.LogConfig, now_ms: int,
     }
 
 
-def judge(kafka: v.LogStateView | str, allowed: Allowed) -> LoaderVerdict:
-    """Kafka's load (state or error) against an allowed set, compared as the sweep compares."""
+#: The crash checks' own classifier of known kafka-mode gaps (kafka_gaps.kafka_gap with the
+#: example's leftovers at risk): (allowed views, Kafka's view) -> gap name or None.
+Classify = Callable[[list[v.LogStateView], v.LogStateView], "str | None"]
+
+
+def judge(kafka: v.LogStateView | str, allowed: Allowed,
+          classify: Classify | None = None) -> LoaderVerdict:
+    """Kafka's load (state or error) against an allowed set, compared as the sweep compares; an
+    outside state is put in a known class when one explains it (`epoch_recovery`, else the
+    kafka-mode gaps the crash checks know, `classify`)."""
     members, _, failures = allowed
     if isinstance(kafka, str):
         member = kafka.split(":", 1)[0] in failures
@@ -108,7 +136,11 @@ def judge(kafka: v.LogStateView | str, allowed: Allowed) -> LoaderVerdict:
     closest = min(narrowed, key=lambda m: (abs(m.log_end_offset - ours.log_end_offset),
                                            _distance(m, ours)))
     where = first_difference(closest, ours)
-    return LoaderVerdict(False, kafka, where[0], where[1], where[2])
+    gap = ("epoch_recovery" if any(dataclasses.replace(m, epoch_entries=ours.epoch_entries)
+                                   == ours for m in narrowed)
+           else (classify(narrowed, ours) if classify is not None else None) or "")
+    alike = tuple(m for m in narrowed if m.log_end_offset == ours.log_end_offset)[:8]
+    return LoaderVerdict(False, kafka, where[0], where[1], where[2], closest, alike, gap)
 
 
 def _unindexed(state: v.LogStateView) -> v.LogStateView:
@@ -153,6 +185,8 @@ class KafkaLoader:
         self.outside_images: dict[bytes, tuple[str, bool, LoaderVerdict]] = {}
         self.pending: dict[bytes, tuple[Any, int]] = {}  # sweep.py fills: digest -> (image, now)
         self.skipped = 0  # images past the limit
+        self.planted = 0  # of the images, crash steps' own ones with a planted leftover
+        self.errors: list[str] = []  # failures of the adapter itself (no verdict)
         self.load_s = 0.0
 
     @property
@@ -173,27 +207,32 @@ class KafkaLoader:
         return self._process
 
     def load(self, root: Path, config: v.LogConfig, now_ms: int,
-             partition: TopicPartition) -> v.LogStateView | str:
-        """Kafka's state after loading (a copy of) the image at `root`, or its error."""
+             partition: TopicPartition) -> v.LogStateView | str | None:
+        """Kafka's state after loading (a copy of) the image at `root`, or its error; None when
+        the adapter itself failed (kept in `errors`, the image is not counted)."""
         import time
 
+        if len(self.errors) >= _MAX_ERRORS:  # the adapter keeps failing: stop asking it
+            return None
         started = time.monotonic()
         try:
             body = self.process().request("load_image",
                                           image_request(root, config, now_ms, partition))
             return decode(v.LogStateView, body, "load_image")  # type: ignore[no-any-return]
-        except (AdapterCrashedError, AdapterTimeoutError):
+        except AdapterError as error:  # the adapter failed, not Kafka's load: never a verdict
             if self._process is not None:
                 self._process.close()
-            self._process = None
-            raise
+            self._process = None  # started again for the next image
+            self.errors.append(f"{type(error).__name__}: {error}")
+            return None
         except KafkalogError as error:
             return f"{type(error).__name__}: {error}"
         finally:
             self.load_s += time.monotonic() - started
 
     def observe(self, points: Sequence[Any], allowed: Callable[[Any, bool], Allowed],
-                config: v.LogConfig, partition: TopicPartition, scratch: Path) -> None:
+                config: v.LogConfig, partition: TopicPartition, scratch: Path,
+                classify: Classify | None = None) -> None:
         """Judge Kafka's load of every swept point's image (its digest in `pending` or already
         loaded) against the point's allowed set (`allowed(point, inside)`)."""
         fresh: dict[bytes, tuple[Any, int]] = {}
@@ -209,18 +248,49 @@ class KafkaLoader:
                 image, now_ms = fresh[digest] = self.pending.pop(digest)
                 _clear(scratch)
                 image.write(scratch)
-                self.loaded[digest] = self.load(scratch, config, now_ms, partition)
+                loaded = self.load(scratch, config, now_ms, partition)
+                if loaded is None:
+                    continue
+                self.loaded[digest] = loaded
             inside = point.ops_lost > 0
             key = (digest, point.fault, inside)
             if key in self.judged:
                 continue
-            verdict = judge(self.loaded[digest], allowed(point, inside))
+            verdict = judge(self.loaded[digest], allowed(point, inside), classify)
             self.judged[key] = verdict
             if not verdict.member and digest not in self.outside_images:
                 self.outside_images[digest] = (point.fault, inside, verdict)
                 self._save(digest, point, inside, verdict, scratch, config, partition,
                            fresh.get(digest))
         self.pending.clear()
+
+    def judge_dir(self, root: Path, allowed: Allowed, config: v.LogConfig,
+                  partition: TopicPartition, now_ms: int, label: str,
+                  classify: Classify | None = None) -> LoaderVerdict | None:
+        """Kafka's load of the image at `root` (a crash step's image with a planted leftover,
+        which no sweep loads) against its allowed set; None past the limit. `label` names it
+        ("leftover:fault:seed")."""
+        import hashlib
+
+        key = hashlib.blake2b(f"planted:{self.images}:{label}".encode(), digest_size=20).digest()
+        if len(self.loaded) >= self.limit:
+            self.skipped += 1
+            return None
+        loaded = self.load(root, config, now_ms, partition)
+        if loaded is None:
+            return None
+        self.loaded[key] = loaded
+        self.planted += 1
+        verdict = judge(self.loaded[key], allowed, classify)
+        self.judged[key, label, False] = verdict
+        if not verdict.member:
+            self.outside_images[key] = (label, False, verdict)
+            if self.save_dir is not None:
+                target = self.save_dir / key.hex()[:16]
+                shutil.copytree(root, target / "image", dirs_exist_ok=True)
+                self._write_verdict(target, {"planted": label}, verdict,
+                                    image_request(target / "image", config, now_ms, partition))
+        return verdict
 
     def _save(self, digest: bytes, point: Any, inside: bool, verdict: LoaderVerdict,
               scratch: Path, config: v.LogConfig, partition: TopicPartition,
@@ -235,11 +305,19 @@ class KafkaLoader:
             _clear(scratch)
             image.write(scratch)
             shutil.copytree(scratch, target / "image", dirs_exist_ok=True)
+        self._write_verdict(target, {"fault": point.fault, "seed": point.seed,
+                                     "ops_lost": point.ops_lost, "inside_action": inside},
+                            verdict, image_request(target / "image", config, now_ms, partition))
+
+    @staticmethod
+    def _write_verdict(target: Path, where: dict[str, Any], verdict: LoaderVerdict,
+                       request: dict[str, Any]) -> None:
         (target / "verdict.json").write_text(json.dumps({
-            "fault": point.fault, "seed": point.seed, "ops_lost": point.ops_lost,
-            "inside_action": inside, "where": verdict.where, "model": repr(verdict.model),
-            "kafka": repr(verdict.theirs), "describe": verdict.describe(),
-            "request": image_request(target / "image", config, now_ms, partition),
+            **where, "where": verdict.where, "model": repr(verdict.model),
+            "kafka": repr(verdict.theirs), "gap": verdict.gap, "describe": verdict.describe(),
+            "request": request,
+            "closest": encode(verdict.closest) if verdict.closest is not None else None,
+            "allowed_at_kafka_leo": [encode(m) for m in verdict.alike],
             "kafka_state": encode(verdict.kafka) if not isinstance(verdict.kafka, str)
             else verdict.kafka,
         }, indent=1, default=str))

@@ -2,12 +2,15 @@
 
 `TxnLogMachine` is the producer machine (conformance/gen/producers.py) plus transaction rules;
 `make_machine` picks it for the `transactions` family when the adapter lists the `transactions`
-feature. What it generates: transactional batches of the three producers (interleaved with their
+feature. What it generates: transactional batches of the five producers (interleaved with their
 own and others' idempotent and plain batches, which are InvalidTxnState inside an open
 transaction), COMMIT/ABORT markers from the coordinator with the stored, a bumped or a stale
 producer epoch and coordinator epoch, markers and transactional batches arriving as follower
 appends, HW moves past markers, read_committed reads, and truncation through an open or just
-aborted transaction.
+aborted transaction; and the scenarios where transaction state is richest: several
+transactions open at once and ended in any order, a marker with none open, an abort in the
+segment after its transaction's start, truncation across and between markers (with a reload
+that reads the `.txnindex` back), and a crash over aborted, committed and open transactions.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from kafkalog.conformance.gen import picks
 from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS
+from kafkalog.conformance.gen import picks
 from kafkalog.conformance.gen.machine import CRASH_POINTS, CRASH_SEEDS, OFFSETS
 from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS, ProducerLogMachine
 from kafkalog.model import values as v

@@ -230,7 +230,8 @@ def report(
 
 
 def _variety(options: dict[str, Any]) -> Any:
-    """The profile and crash-mode cycles of the campaign's runs (conformance/campaign/variety.py).
+    """The profile and crash-mode cycles of the campaign's runs (conformance/campaign/variety.py),
+    or None for a stand-in run function.
 
     Only the built-in implementation cycles: an adapter or a broken implementation is checked
     against one profile in strict mode, so a difference between profiles is not mistaken for
@@ -244,6 +245,8 @@ def _variety(options: dict[str, Any]) -> Any:
     from kafkalog.model.errors import IllegalArgumentError
     from kafkalog.model.versions import DEFAULT_PROFILE, PROFILES, check_profile
 
+    if options["run_fn"]:  # a stand-in run function (pipeline tests) has no profiles or modes
+        return None
     builtin = options["adapter"] is None and options["broken"] is None
     version, mode = options["kafka_version"], options["crash_mode"]
     if version == "all" and options.get("kafka_profile"):

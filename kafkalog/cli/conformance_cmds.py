@@ -270,10 +270,23 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
     loader = kafka_loader.ACTIVE
     if loader is not None:
         echo(f"kafka_loader_images: {loader.images}  kafka_loader_outside: {loader.outside}  "
-             f"(Kafka {loader.label}'s LogLoader on the sweep's images, against the kafka-mode "
-             f"set; {loader.load_s:.1f} s in Kafka loads"
+             f"(Kafka {loader.label}'s LogLoader on the sweep's images and {loader.planted} "
+             f"with a planted leftover, against the kafka-mode set; {loader.load_s:.1f} s in "
+             f"Kafka loads"
              + (f"; {loader.skipped} past the limit" if loader.skipped else "") + ")")
+        if loader.errors:
+            echo(f"  adapter failures (no verdict): {len(loader.errors)}; first: "
+                 f"{loader.errors[0]}")
+        classes = Counter(verdict.gap or "unknown" for _, _, verdict in
+                          loader.outside_images.values())
+        if classes:
+            echo("  outside by class: " + "  ".join(f"{k}: {n}" for k, n in
+                                                  sorted(classes.items())))
+        shown: set[str] = set()
         for fault, inside, verdict in loader.outside_images.values():
+            if verdict.where in shown:  # one line per kind of difference
+                continue
+            shown.add(verdict.where)
             echo(f"  outside ({fault}, {'inside' if inside else 'after'} the action): "
                  f"{verdict.describe()}")
     known = all_rule_ids()

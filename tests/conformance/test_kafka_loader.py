@@ -141,3 +141,35 @@ def test_judge__closest_member__is_the_one_with_fewest_differing_fields() -> Non
         _state(1).segments[0], size_in_bytes=129, base_offset=0),))
     verdict = judge(kafka, _allowed(other_size, _state(1)))
     assert verdict.where.startswith("epoch_entries")
+
+
+def test_judge__only_the_epoch_cache_differs__is_the_known_epoch_recovery_class() -> None:
+    """Kafka keeping a checkpointed entry the model re-derives away (RCV-10 vs KL-CRASH-6)."""
+    kafka = dataclasses.replace(_state(1), epoch_entries=(v.EpochEntry(0, 0),))
+    verdict = judge(kafka, _allowed(_state(1)))
+    assert not verdict.member
+    assert verdict.gap == "epoch_recovery"
+    assert "RCV-10" in verdict.describe()
+
+
+def test_load__adapter_failures__give_no_verdict_and_stop_after_a_few(tmp_path: Path) -> None:
+    """An adapter that dies is not Kafka's load failing: no verdict, and after a few failures
+    the loader stops starting it."""
+    from kafkalog.conformance.errors import AdapterCrashedError
+
+    starts = []
+
+    class Dying(FakeAdapter):
+        def request(self, action: str, args: dict[str, Any]) -> Any:
+            raise AdapterCrashedError("exited")
+
+    def start() -> FakeAdapter:
+        starts.append(1)
+        return Dying(_state(0))
+
+    loader = KafkaLoader(start)
+    _image(0).write(tmp_path)
+    for _ in range(5):
+        assert loader.load(tmp_path, CONFIG, 0, PARTITION) is None
+    assert len(loader.errors) == 3 and len(starts) == 3
+    assert loader.images == 0

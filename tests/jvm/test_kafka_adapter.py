@@ -75,7 +75,8 @@ def test_handshake__kafka_adapter__lists_the_features_it_implements(
     try:
         assert process.features == frozenset({"core", "follower_append", "hw_metadata",
                                               "leader_epochs", "timestamps", "reopen",
-                                              "producer_state", "transactions"})
+                                              "producer_state", "transactions",
+                                              "kafka_loader"})
     finally:
         process.close()
 

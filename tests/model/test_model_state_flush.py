@@ -21,7 +21,8 @@ def test_empty_log__one_empty_segment_and_all_offsets_at_the_start() -> None:
     s = log.empty_log(LogConfig(), now_ms=42, log_start_offset=7)
     assert log.view(s) == LogStateView(7, 7, 7, 7, (SegmentView(7, 0, 7, (), ()),), (), (),
                                       producers=(), producer_snapshots=(7,),
-                                      last_stable_offset=7, aborted_txns=())
+                                      last_stable_offset=7, aborted_txns=(),
+                                      producer_snapshot_tables=((),))
     assert s.high_watermark == LogOffsetMetadata(7)
     assert (s.active.created_ms, s.now_ms) == (42, 42)
 
@@ -58,6 +59,7 @@ def test_view__reports_segments_epochs_and_pending_deletions() -> None:
         (SegmentView(1, 72, 2, (), ((0, 1),)), SegmentView(2, 72, 3, (), ())),
         (EpochEntry(2, 1),), (0,),
         producers=(), producer_snapshots=(1, 2), last_stable_offset=3, aborted_txns=(),
+        producer_snapshot_tables=((), ()),
     )
 
 

@@ -107,7 +107,8 @@ def test_max_timestamp__no_timestamps_on_3_7__answers_the_first_segment_base() -
 
 def test_profiles__ordered_oldest_first__default_is_the_newest_release() -> None:
     """Spec: KL-VERSION-1 (4.0..4.4 follow 3.9; LogConfig's default is 4.4)."""
-    assert versions.PROFILES == ("3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0", "4.1", "4.2", "4.3", "4.4")
+    assert versions.PROFILES == ("3.6", "3.7", "3.8", "3.9", "3.9.2", "4.0", "4.1", "4.2",
+                                 "4.3", "4.4")
     assert LogConfig().kafka_version == versions.DEFAULT_PROFILE == versions.PROFILES[-1]
 
 

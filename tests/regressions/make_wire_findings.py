@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kafkalog.conformance.broker.process import TansuBroker, tansu_binary
 from kafkalog.conformance.check.lockstep import DivergenceError
-from kafkalog.conformance.check.runner import sut_factory, run_seed
+from kafkalog.conformance.check.runner import run_seed, sut_factory
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.conformance.traces.trace import (
