@@ -15,8 +15,8 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from types import TracebackType
 
+from kafkalog.conformance.broker.child import AddressPrintingBroker
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 #: The folder holding go.mod, go.sum and main.go (a source checkout's brokers/kfake).
@@ -90,50 +90,10 @@ def kfake_binary(timeout_s: float = 900.0) -> Path:
     return binary
 
 
-class KfakeBroker:
+class KfakeBroker(AddressPrintingBroker):
     """One kfake cluster of one broker in a child process; a context manager that stops it."""
 
+    name = "kfake"
+
     def __init__(self, log_path: Path, port: int = 0) -> None:
-        binary = kfake_binary()
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        self._proc = subprocess.Popen([str(binary), "-port", str(port)], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=self._log, text=True)
-        self.pid = self._proc.pid
-        assert self._proc.stdout is not None
-        try:
-            line = self._proc.stdout.readline().strip()
-        except BaseException:
-            self.stop()
-            raise
-        if not line:
-            self.stop()
-            tail = log_path.read_text("utf-8", "replace")[-300:]
-            raise BrokerUnavailableError(f"kfake did not start: {tail}", where="kfake")
-        self.address = line
-
-    @property
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
-    def stop(self, grace_s: float = 2.0) -> None:
-        """Close the child's stdin (it exits), then SIGKILL it after `grace_s`."""
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            try:
-                self._proc.stdin.close()
-                self._proc.wait(timeout=grace_s)
-            except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
-                self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        if not self._log.closed:
-            self._log.close()
-
-    def __enter__(self) -> KfakeBroker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+        super().__init__([str(kfake_binary()), "-port", str(port)], log_path)

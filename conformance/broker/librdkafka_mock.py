@@ -9,11 +9,10 @@ which makes it the reference for how `check --wire` treats a broker that lacks a
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
-from types import TracebackType
 
+from kafkalog.conformance.broker.child import AddressPrintingBroker
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 _CHILD = """
@@ -34,52 +33,13 @@ def mock_available() -> bool:
     return True
 
 
-class LibrdkafkaMockBroker:
+class LibrdkafkaMockBroker(AddressPrintingBroker):
     """One mock cluster of one broker in a child process; a context manager that stops it."""
 
-    def __init__(self, log_path: Path, start_timeout_s: float = 20.0) -> None:
+    name = "librdkafka-mock"
+
+    def __init__(self, log_path: Path) -> None:
         if not mock_available():
             raise BrokerUnavailableError("librdkafka's mock needs confluent-kafka "
                                          "(pip install confluent-kafka)", where="librdkafka-mock")
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        self._proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=self._log, text=True)
-        self.pid = self._proc.pid
-        assert self._proc.stdout is not None
-        try:
-            line = self._proc.stdout.readline().strip()
-        except BaseException:
-            self.stop()
-            raise
-        if not line:
-            self.stop()
-            tail = log_path.read_text("utf-8", "replace")[-300:]
-            raise BrokerUnavailableError(f"the mock did not start: {tail}",
-                                         where="librdkafka-mock")
-        self.address = line
-
-    @property
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
-    def stop(self, grace_s: float = 2.0) -> None:
-        """Close the child's stdin (it exits), then SIGKILL it after `grace_s`."""
-        if self._proc.poll() is None:
-            assert self._proc.stdin is not None
-            try:
-                self._proc.stdin.close()
-                self._proc.wait(timeout=grace_s)
-            except (OSError, subprocess.TimeoutExpired):
-                self._proc.kill()
-                self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        self._log.close()
-
-    def __enter__(self) -> LibrdkafkaMockBroker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+        super().__init__([sys.executable, "-c", _CHILD], log_path)
