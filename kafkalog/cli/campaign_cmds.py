@@ -108,7 +108,7 @@ _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
     show_default=True,
     help="strict: kafkalog's promises; kafka: the built-in implementation with Kafka's fsync "
     "choices against the model's kafka allowed set; both: one run in four in kafka mode and one "
-    "strict run in eight sweeping crashes inside loads (the built-in implementation only).",
+    "strict run in a hundred sweeping crashes inside loads (the built-in implementation only).",
 )
 @click.option("--campaign-id", default=None, help="Resume or extend this campaign.")
 @click.option(
