@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.records.record_batch import RecordBatch
 from kafkalog.model.errors import InvalidRecordError
 from kafkalog.model.values import INT32_MAX, LogConfig
@@ -88,11 +87,10 @@ def group_lengths(segments: list[SegmentFacts], first_uncleanable: int, max_size
     return groups
 
 
-def require_keys(batches: Iterable[RecordBatch], config: LogConfig) -> None:
+def require_keys(batches: Iterable[RecordBatch]) -> None:
     """CLN-9 (KAFKA-1755): a compacted log's leader refuses keyless records (Kafka's
-    `InvalidRecordException`); control batches are not checked."""
-    if not is_compacted(config):
-        return
+    `InvalidRecordException`); control batches are not checked. The caller asks only for a
+    compacted log (`is_compacted`), so a delete-only log never parses its records for this."""
     for batch in batches:
         if not batch.is_control_batch and any(r.key is None for r in batch.records()):
             raise InvalidRecordError("Compacted topic cannot accept message without key",

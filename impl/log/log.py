@@ -28,6 +28,7 @@ from kafkalog.impl.bounds import (
 )
 from kafkalog.impl.checkpoint.checkpoint_file import LeaderEpochCheckpointFile
 from kafkalog.impl.checkpoint.epoch_cache import LeaderEpochCache
+from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.cleaner.plan import require_keys
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_loader import LogLoader
@@ -269,8 +270,8 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
         )
         if analysis.valid_bytes <= 0:
             return EMPTY_APPEND
-        require_keys(MemoryRecords(records.buffer[: analysis.valid_bytes]).batches(),
-                     self.config)  # KL-CLEAN-12
+        if is_compacted(self.config):  # KL-CLEAN-12; no parse or copy on a delete-only log
+            require_keys(MemoryRecords(records.buffer[: analysis.valid_bytes]).batches())
         with self.lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
             # The caller's buffer is never modified: the stamps go beside it or into a copy.
@@ -296,8 +297,9 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
         markers keep KL-APPEND-3's."""
         version = self.config.kafka_version
         reported = info.offset_of_max_timestamp
-        if origin is not AppendOrigin.CLIENT:
-            return info
+        if origin is not AppendOrigin.CLIENT or not max_timestamp_offset_of_3_6(version) and not (
+                leader_reports_last_offset(version)):
+            return info  # 3.8+ and markers: KL-APPEND-3's offset, no copy of the result
         if leader_reports_last_offset(version):
             reported = info.last_offset
         elif max_timestamp_offset_of_3_6(version):
