@@ -42,7 +42,12 @@ from kafkalog.impl.log.transactions import (
     index_aborted,
     last_stable_offset_metadata,
 )
-from kafkalog.impl.log.validator import analyze_and_validate, assign_offsets, assign_offsets_scanned
+from kafkalog.impl.log.validator import (
+    analyze_and_validate,
+    assign_offsets,
+    assign_offsets_scanned,
+    reported_max_timestamp_offset,
+)
 from kafkalog.impl.producer.producer_state_manager import (
     AppendOrigin,
     ProducerStateManager,
@@ -68,8 +73,6 @@ from kafkalog.impl.versions import (
     check_profile,
     follower_skips_newer_epochs,
     index_entry_per_batch,
-    leader_reports_last_offset,
-    max_timestamp_offset_of_3_6,
 )
 from kafkalog.model.errors import (
     IllegalArgumentError,
@@ -88,7 +91,6 @@ from kafkalog.model.values import (
     LogOffsetMetadata,
     LogStateView,
     SegmentView,
-    TimestampType,
 )
 
 EMPTY_APPEND = LogAppendInfo(-1, -1, NO_TIMESTAMP, -1, NO_TIMESTAMP, 0, 0)
@@ -280,38 +282,18 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
                     records.buffer[: analysis.valid_bytes], analysis.facts, self.log_end_offset,
                     leader_epoch, self.config.message_timestamp_type, self.time.milliseconds(),
                 )
-                return self._append_validated(valid, self._reported(valid, info, origin), origin)
+                info = reported_max_timestamp_offset(valid, info, origin is AppendOrigin.CLIENT,
+                                                     self.config)
+                return self._append_validated(valid, info, origin)
             copy = bytearray(records.buffer[: analysis.valid_bytes])
             records_copy = MemoryRecords(copy)
             info = assign_offsets(
                 records_copy, self.log_end_offset, leader_epoch,
                 self.config.message_timestamp_type, self.time.milliseconds(),
             )
-            return self._append_validated(
-                records_copy, self._reported(records_copy, info, origin), origin)
-
-    def _reported(self, valid: MemoryRecords, info: LogAppendInfo,
-                  origin: AppendOrigin) -> LogAppendInfo:
-        """KL-VERSION-2: the offset of the max timestamp a client append reports before 3.8 (the
-        segment pairs it with the max timestamp, KL-VERSION-4 and 6); 3.8+ and the coordinator's
-        markers keep KL-APPEND-3's."""
-        version = self.config.kafka_version
-        reported = info.offset_of_max_timestamp
-        if origin is not AppendOrigin.CLIENT or not max_timestamp_offset_of_3_6(version) and not (
-                leader_reports_last_offset(version)):
-            return info  # 3.8+ and markers: KL-APPEND-3's offset, no copy of the result
-        if leader_reports_last_offset(version):
-            reported = info.last_offset
-        elif max_timestamp_offset_of_3_6(version):
-            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                reported = info.last_offset
-            else:
-                best = NO_TIMESTAMP
-                reported = -1
-                for record in valid.records():
-                    if record.timestamp > best:
-                        best, reported = record.timestamp, record.offset
-        return replace(info, offset_of_max_timestamp=reported)
+            info = reported_max_timestamp_offset(records_copy, info,
+                                                 origin is AppendOrigin.CLIENT, self.config)
+            return self._append_validated(records_copy, info, origin)
 
     def append_as_follower(
         self, records: MemoryRecords, leader_epoch: int | None = None

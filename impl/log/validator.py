@@ -11,7 +11,7 @@ timestamp is the last offset of the batch carrying it, as Kafka 3.8+ reports it 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kafkalog.impl.records.batch_scan import compiled_stamp_headers
@@ -24,13 +24,14 @@ from kafkalog.impl.records.memory_records import (
 )
 from kafkalog.impl.records.record_batch import LOG_OVERHEAD, RecordBatch
 from kafkalog.impl.records.stamped_records import STAMP_BYTES, StampedRecords
+from kafkalog.impl.versions import leader_reports_last_offset, max_timestamp_offset_of_3_6
 from kafkalog.model.errors import (
     CorruptRecordError,
     InvalidRecordError,
     OffsetsOutOfOrderError,
     RecordTooLargeError,
 )
-from kafkalog.model.values import NO_TIMESTAMP, LogAppendInfo, TimestampType
+from kafkalog.model.values import NO_TIMESTAMP, LogAppendInfo, LogConfig, TimestampType
 
 NO_PARTITION_LEADER_EPOCH = -1
 # baseOffset, batchLength, partitionLeaderEpoch: bytes [0, 16) of a v2 header (FMT-45).
@@ -335,3 +336,23 @@ def _shallow_offset_of_max_timestamp(batch: Any) -> int:
     strictly greater one); no record is iterated.
     """
     return -1 if batch is None else int(batch.last_offset)
+
+
+def reported_max_timestamp_offset(valid: MemoryRecords, info: LogAppendInfo, from_client: bool,
+                                  config: LogConfig) -> LogAppendInfo:
+    """KL-VERSION-2: the offset of the max timestamp a client append reports before 3.8 (the
+    segment pairs it with the max timestamp, KL-VERSION-4 and 6); 3.8+ and the coordinator's
+    markers keep KL-APPEND-3's, and `info` itself is returned. O(records) only on 3.6 CreateTime.
+    """
+    version = config.kafka_version
+    if not from_client or not (max_timestamp_offset_of_3_6(version)
+                               or leader_reports_last_offset(version)):
+        return info
+    if leader_reports_last_offset(version) or (
+            config.message_timestamp_type is TimestampType.LOG_APPEND_TIME):
+        return replace(info, offset_of_max_timestamp=info.last_offset)
+    best, reported = NO_TIMESTAMP, -1
+    for record in valid.records():
+        if record.timestamp > best:
+            best, reported = record.timestamp, record.offset
+    return replace(info, offset_of_max_timestamp=reported)
