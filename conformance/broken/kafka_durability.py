@@ -11,6 +11,10 @@ choices back, all at once:
 - DUR-29: producer snapshot files are never followed by a directory fsync (their removal by a
   load, a retention pass or a truncation may be undone by a power loss).
 
+It keeps the loader's sync of `.swap` files before it deletes what they replace: Kafka's loader
+has none, but Kafka's cleaner and split flush a segment before it is renamed `.swap`, while the
+checker's planted `swap_completed` leftovers are page cache.
+
 `kafkalog check --crash-mode kafka` runs it against the model in kafka mode: its recovered states
 must be members of the kafka-mode allowed set (the set is not too narrow), while the strict
 model rejects them (the two modes differ; `tests/conformance/test_kafka_mode.py`). Kafka-mode

@@ -41,8 +41,10 @@ from kafkalog.impl.producer.producer_state_manager import AppendOrigin
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.segment.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.time import MockTime
-from kafkalog.impl.verify.verifier import verify_log_dir
+from kafkalog.impl.verify.index import TRUNCATION_REMNANT
+from kafkalog.impl.verify.verifier import VerifyReport, verify_log_dir
 from kafkalog.model import values as v
+from kafkalog.model.versions import index_entry_per_batch
 from kafkalog.model.errors import KafkalogError
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
@@ -355,8 +357,7 @@ class ImplSut:
 
     def _verify_findings(self, last_base: int, live: bool) -> list[str]:
         report = verify_log_dir(self.fs, self.root)
-        last = f"{last_base:020d}."
-        return [str(f) for f in report.problems if not _expected(f.kind, f.path, last, live)]
+        return verify_problems(report, last_base, live, self.config.kafka_version)
 
     def close(self) -> None:
         try:
@@ -502,6 +503,17 @@ def _offsets_back(log_bytes: bytes, base: int, index_interval_bytes: int) -> byt
         return MemoryRecords.with_records((record,), base_offset=offset).to_bytes()
 
     return batch_at(next_offset) + batch_at(next_offset + 1) + batch_at(base)
+
+
+def verify_problems(report: VerifyReport, last_base: int, live: bool,
+                    kafka_version: str) -> list[str]:
+    """The verify findings that are divergences for a log written under `kafka_version`."""
+    last = f"{last_base:020d}."
+    problems = [f for f in report.problems if not _expected(f.kind, f.path, last, live)]
+    if index_entry_per_batch(kafka_version):
+        # Only per-append indexing leaves time-index entries past a truncation (KL-TRUNC-3).
+        problems += [f for f in report.all_findings() if f.kind == TRUNCATION_REMNANT]
+    return [str(f) for f in problems]
 
 
 def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> bool:

@@ -221,6 +221,7 @@ class LogLoader:
                 min_swap = min(min_swap, base)
                 max_swap = max(max_swap, self._next_offset_of_log(self.dir / name, base))
         if max_swap >= 0:
+            self._sync_swap_files(swap_files)
             for name in self._regular_files():
                 if name.endswith(SWAP_FILE_SUFFIX):
                     continue
@@ -232,6 +233,20 @@ class LogLoader:
                     self._delete(self.dir / name)
         for name in swap_files:
             self._rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
+
+    def _sync_swap_files(self, swap_files: list[str]) -> None:
+        """Strict, beyond Kafka (which renames without a sync): the segments a swap replaces
+        may be durable while the `.swap` copies are still in the page cache (a process crash
+        after the renames to `.swap`), so the copies' data is made durable before anything
+        they replace is deleted; a power loss after this load then keeps the swapped-in data
+        rather than empty files under the old names (KL-CRASH-1). The indexes too: an empty
+        index passes the load's sanity check, so a lost one would not be rebuilt."""
+        for name in swap_files:
+            handle = self.fs.open_file(self.dir / name)
+            try:
+                handle.fsync()
+            finally:
+                handle.close()
 
     def _next_offset_of_log(self, path: Path, base_offset: int) -> int:
         """SEG-12 by a plain scan, so no index file is created for a swap segment."""

@@ -213,7 +213,22 @@ def test_check_time_index__equal_timestamps__not_increasing() -> None:
 def test_check_time_index__offset_past_segment_end__outside_segment() -> None:
     """Spec: FMT-25"""
     scan = facts((0, 100, 0, 4, 50))
-    assert kinds(check_time_index([(50, 7)], scan, "t")) == ["time_index_entry_outside_segment"]
+    assert kinds(check_time_index([(40, 7)], scan, "t")) == ["time_index_entry_outside_segment"]
+    assert kinds(check_time_index([(60, 7), (70, 3)], scan, "t")) == [
+        "time_index_entry_outside_segment", "time_index_not_increasing",
+        "time_index_timestamp_mismatch"]
+
+
+def test_check_time_index__trailing_entries_past_a_truncation__one_note() -> None:
+    """Spec: KL-TRUNC-3: per-append indexing (before 3.9.2) pairs the max timestamp with its own
+    record's offset and LogSegment.truncateTo cuts the time index at the target, not at the
+    removed batch, so entries between the segment's new end and the target may stay."""
+    scan = facts((0, 100, 0, 4, 50))
+    findings = check_time_index([(50, 2), (60, 6), (70, 7)], scan, "t")
+    assert kinds(findings) == ["time_index_entry_past_truncation"]
+    assert findings[0].severity.value == "note"
+    emptied = facts()
+    assert kinds(check_time_index([(50, 0)], emptied, "t")) == ["time_index_entry_past_truncation"]
 
 
 def test_check_time_index__rolled_segment_without_final_entry__problem() -> None:
