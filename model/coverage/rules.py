@@ -13,6 +13,7 @@ from .. import errors
 from ..coverage.compaction import compaction_rules
 from ..coverage.producers import producer_rules
 from ..coverage.transactions import txn_rules
+from ..coverage.versions import version_rules
 from ..helpers import (
     relative_offset_fits,
     should_roll_for_size,
@@ -263,7 +264,8 @@ def rules_exercised(action: str, before: PartitionState, after: PartitionState,
     return frozenset(_rules(action, before, after, result_or_error, args)
                      | producer_rules(action, before, after, result_or_error)
                      | txn_rules(action, before, after, result_or_error)
-                     | compaction_rules(action, before, after, result_or_error))
+                     | compaction_rules(action, before, after, result_or_error)
+                     | version_rules(action, result_or_error, args))
 
 
 def _rules(action: str, before: PartitionState, after: PartitionState, result_or_error: object,

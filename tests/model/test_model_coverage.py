@@ -64,7 +64,24 @@ def test_rules_exercised__timestamp_targets_by_argument() -> None:
     for target, rule in ((-2, "KL-TIME-1"), (-1, "KL-TIME-2"), (-3, "KL-TIME-3"), (5, "KL-TIME-4")):
         _, result = log.fetch_offset_by_timestamp(s, target)
         got = rules_exercised("fetch_offset_by_timestamp", s, s, result, {"timestamp": target})
-        assert got == {rule}
+        assert {r for r in got if r.startswith("KL-TIME")} == {rule}
+
+
+def test_rules_exercised__profile_dependent_steps__name_their_version_rules() -> None:
+    """Spec: KL-VERSION-1..7: a step whose answer or state the profile decides names the
+    version rule (and KL-VERSION-1, the profile chosen); others name none."""
+    s = log.empty_log(LogConfig(kafka_version="3.6"))
+    after, info = log.append_as_leader(s, (rec(0),), 0)
+    assert {"KL-VERSION-1", "KL-VERSION-2", "KL-VERSION-4"} <= rules_exercised(
+        "append_as_leader", s, after, info)
+    for target, rule in ((-3, "KL-VERSION-6"), (-6, "KL-VERSION-7")):
+        _, result = log.fetch_offset_by_timestamp(after, target)
+        got = rules_exercised("fetch_offset_by_timestamp", after, after, result,
+                              {"timestamp": target})
+        assert {r for r in got if r.startswith("KL-VERSION")} == {"KL-VERSION-1", rule}
+    _, result = log.fetch_offset_by_timestamp(after, -2)
+    assert not any(r.startswith("KL-VERSION") for r in rules_exercised(
+        "fetch_offset_by_timestamp", after, after, result, {"timestamp": -2}))
 
 
 def test_rules_exercised__retention_that_rolled__names_roll_when_all_go() -> None:
