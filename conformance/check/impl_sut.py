@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
-from kafkalog.conformance.check.observe import with_indexes, with_snapshot_tables
+from kafkalog.conformance.check.observe import SnapshotMemo, with_indexes, with_snapshot_tables
 from kafkalog.conformance.check.scratch import new_scratch, remove_scratch, scratch_dir
 from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
@@ -42,10 +42,11 @@ from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.segment.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.time import MockTime
 from kafkalog.impl.verify.index import TRUNCATION_REMNANT
+from kafkalog.impl.verify.memo import SegmentMemo
 from kafkalog.impl.verify.verifier import VerifyReport, verify_log_dir
 from kafkalog.model import values as v
-from kafkalog.model.versions import index_entry_per_batch
 from kafkalog.model.errors import KafkalogError
+from kafkalog.model.versions import index_entry_per_batch
 
 TOPIC_PARTITION = TopicPartition("conformance", 0)
 
@@ -73,6 +74,8 @@ class ImplSut:
         self.time = MockTime(now_ms)
         self.root = _new_root()
         self.fs = fs or CrashableFileSystem(self.root)
+        # Reused observations of files that did not change (their fs.version_of held).
+        self.verify_memo, self.snapshot_memo = SegmentMemo(), SnapshotMemo()
         self.action_mark = 0
         self.abandoned = False
         self.partition_dir = self.root / str(TOPIC_PARTITION)
@@ -273,6 +276,7 @@ class ImplSut:
         self.root, self.partition_dir = new_root, new_root / str(TOPIC_PARTITION)
         try:
             self.fs = CrashableFileSystem(new_root, durable)
+            self.verify_memo, self.snapshot_memo = SegmentMemo(), SnapshotMemo()
         finally:
             if durable is not None:
                 remove_scratch(durable)
@@ -329,7 +333,7 @@ class ImplSut:
         """Log.state() plus each segment's exact index entries and what each producer snapshot
         file holds (observe.py)."""
         view = with_snapshot_tables(with_indexes(self.log.state(), self.log, self.fs),
-                                    self.log, self.fs)
+                                    self.log, self.fs, self.snapshot_memo)
         if not is_compacted(self.config):
             return view
         checkpoint = CleanerCheckpoint(self.fs, self.log.dir).read()
@@ -356,7 +360,7 @@ class ImplSut:
         return self._verify_findings(self.log.state().segments[-1].base_offset, live=True)
 
     def _verify_findings(self, last_base: int, live: bool) -> list[str]:
-        report = verify_log_dir(self.fs, self.root)
+        report = verify_log_dir(self.fs, self.root, memo=self.verify_memo)
         return verify_problems(report, last_base, live, self.config.kafka_version)
 
     def close(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from collections.abc import Hashable
 from typing import Any
 
 from kafkalog.impl.fs.file_system import FileSystem
@@ -41,12 +42,32 @@ def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateVi
     return dataclasses.replace(view, segments=observed)
 
 
-def with_snapshot_tables(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateView:
+Table = tuple[v.ProducerView, ...]
+#: A decoded snapshot file by path, with the file's version when it was read.
+SnapshotMemo = dict[str, tuple[Hashable, Table]]
+
+
+def with_snapshot_tables(view: v.LogStateView, log: Log, fs: FileSystem,
+                         memo: SnapshotMemo | None = None) -> v.LogStateView:
     """`view` with what each live `.snapshot` file holds, read from the file (PSF-4), so a
-    snapshot written wrong shows when it is written, not only when a reload reads it back."""
+    snapshot written wrong shows when it is written, not only when a reload reads it back.
+    With `memo`, a file whose `fs.version_of` is unchanged is not read again (a rewrite in
+    place changes it)."""
     paths = log.producer_state.snapshots
-    tables = tuple(_snapshot_table(fs, paths[offset]) for offset in sorted(paths))
+    tables = tuple(_remembered_table(fs, paths[offset], memo) for offset in sorted(paths))
     return dataclasses.replace(view, producer_snapshot_tables=tables)
+
+
+def _remembered_table(fs: FileSystem, path: Any, memo: SnapshotMemo | None) -> Table:
+    version = None if memo is None else fs.version_of(path)
+    if memo is None or version is None:
+        return _snapshot_table(fs, path)
+    known = memo.get(str(path))
+    if known is not None and known[0] == version:
+        return known[1]
+    table = _snapshot_table(fs, path)
+    memo[str(path)] = (version, table)
+    return table
 
 
 _UNREADABLE = (v.ProducerView(-1, -1, -1, -1, -1, ()),)

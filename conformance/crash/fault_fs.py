@@ -36,6 +36,7 @@ from __future__ import annotations
 import mmap
 import os
 import random
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -67,6 +68,13 @@ class Op(NamedTuple):
     data: bytes = b""
     dst: str = ""  # rename destination
     created_mtime_ms: int | None = None  # create: the time stamped with it (see set_mtime_ms)
+
+
+#: Paths remembered by `_rel` (the relative form is pure in the path and the root, except for a
+#: relative path under a changed working directory, which nothing here uses).
+_REL_CACHE_SIZE = 4096
+#: Journalled ops that change a file's bytes, size or mtime (see `version_of`).
+_CONTENT_OPS = frozenset({"create", "write", "truncate", "store", "mtime"})
 
 
 def _written_atomically(path: str) -> bool:
@@ -286,6 +294,10 @@ class RecordingFileSystem(FileSystem):
         self._initial = _Disk()
         self._live = _Disk()  # the volatile namespace, kept to resolve paths to inodes
         self._cache: tuple[int, _Disk] | None = None
+        # Per inode, the ordinal of the last journalled op that changed its bytes or stamp:
+        # `version_of` for checkers that skip re-reading unchanged files.
+        self._changed_at: dict[int, int] = {}
+        self._rel_cache: dict[str | bytes, str | None] = {}
         if self.root.is_dir():
             self._snapshot_initial()
             if durable_image is not None:
@@ -321,10 +333,32 @@ class RecordingFileSystem(FileSystem):
 
     def _record(self, op: Op) -> None:
         self._journal.append(op)
+        if op.kind in _CONTENT_OPS:
+            self._changed_at[op.inode] = self._compacted + len(self._journal)
         if op.kind in ("create", "rename", "unlink", "mkdir", "rmdir"):
             _apply_entry(self._live.files, self._live.dirs, op)
 
+    def version_of(self, path: PathLike) -> Hashable | None:
+        """(inode, last change) of a file under the root: every write, truncate, mapped store,
+        mtime stamp and create goes through the journal, so an in-place rewrite of an old file
+        changes it too; (0, -1) for a file that does not exist (inodes start at 1, and a
+        create is journalled too). None outside the root, where nothing is journalled."""
+        rel = self._rel(path)
+        if rel is None:
+            return None
+        inode = self._live.files.get(rel, 0)
+        return inode, self._changed_at.get(inode, -1)
+
     def _rel(self, path: PathLike) -> str | None:
+        key = os.fspath(path)
+        if key in self._rel_cache:
+            return self._rel_cache[key]
+        if len(self._rel_cache) >= _REL_CACHE_SIZE:  # a bounded memo: paths repeat per step
+            self._rel_cache.clear()
+        rel = self._rel_cache[key] = self._relative(path)
+        return rel
+
+    def _relative(self, path: PathLike) -> str | None:
         absolute = os.path.abspath(path)
         root = str(self.root)
         if absolute == root:

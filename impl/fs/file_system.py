@@ -23,7 +23,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeAlias, TypeVar
@@ -394,6 +394,12 @@ class FileSystem:
     def file_size(self, path: PathLike) -> int:
         with _storage_errors("stat", path):
             return os.stat(path).st_size
+
+    def version_of(self, path: PathLike) -> Hashable | None:
+        """A token that changes whenever `path`'s content, size, mtime or identity may have
+        changed, or None when this file system cannot tell (callers then read the file again).
+        The plain file system cannot: another process may write behind its back."""
+        return None
 
     def read_file(self, path: PathLike) -> bytes:
         """The whole content of a small file (checkpoints, markers); never used for `.log` data."""

@@ -25,6 +25,7 @@ from kafkalog.impl.index.abstract_index import (
     non_decreasing,
     strictly_increasing,
 )
+from kafkalog.impl.records.batch_scan import index_first_disorder as _COMPILED_DISORDER
 from kafkalog.model.errors import (
     CorruptIndexError,
     IllegalArgumentError,
@@ -216,8 +217,12 @@ class TimeIndex(AbstractIndex):
 
     def _first_disorder(self) -> str | None:
         """The first entry out of order, scanned in chunks (`check_chunks`) so memory stays
-        O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index)."""
+        O(chunk) however large the mapped file is (a hostile or preallocated 2 GiB index).
+        The compiled twin (`index_first_disorder`) answers "in order" at memory speed; this
+        scan names the culprit otherwise."""
         n = self._entries
+        if n and _COMPILED_DISORDER is not None and _COMPILED_DISORDER(self._buf(), n, True) < 0:
+            return None
         if 0 < n <= SMALL_CHECK_ENTRIES:  # the common case in one unpack; else the scan below
             fields = entries_struct("qi", n).unpack_from(self._buf())
             timestamps, rels = fields[0::2], fields[1::2]

@@ -384,6 +384,8 @@ static PyMethodDef methods[] = {
      index_floor_span_doc},
     {"find_batch_header", (PyCFunction)(void (*)(void))find_batch_header, METH_FASTCALL,
      find_batch_header_doc},
+    {"index_first_disorder", (PyCFunction)(void (*)(void))index_first_disorder, METH_FASTCALL,
+     index_first_disorder_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -85,5 +85,8 @@ PyObject *pack_offset_entries(PyObject *self, PyObject *const *args, Py_ssize_t 
 /* The leader's stamped batches in one vectored write (impl/records/_scan_write.c). */
 extern const char write_stamped_doc[];
 PyObject *write_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _scan_index.c */
+extern const char index_first_disorder_doc[];
+PyObject *index_first_disorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -225,6 +225,9 @@ find_batch_header = (py_find_batch_header if _compiled is None
 # (`memory_records.py_scan_headers`).
 index_floor_span = None if _compiled is None else _compiled.index_floor_span  # type: ignore[attr-defined]
 compiled_scan_headers = None if _compiled is None else _compiled.scan_headers  # type: ignore[attr-defined]
+# The load's order scan of an index (references: OffsetIndex/TimeIndex._first_disorder).
+index_first_disorder = (None if _compiled is None
+                        else _compiled.index_first_disorder)  # type: ignore[attr-defined]
 # The append path's other twins (references: log.validator.py_stamp_headers,
 # segment.indexing.py_index_decisions). These may also return None where the reference needs
 # integers beyond int64: the caller then runs the reference.

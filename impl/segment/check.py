@@ -8,6 +8,7 @@ raises what it always raised and names the first problem.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from kafkalog.impl.records.facts_summary import facts_summary
@@ -15,6 +16,28 @@ from kafkalog.impl.records.memory_records import scan_headers
 
 # Bytes read in one pread for a header walk; larger spans walk batch by batch.
 QUICK_WALK_BYTES = 8 << 20
+
+
+def check_segment_unless_unchanged(segment: Any) -> int:
+    """`check_segment`, skipped while the segment's files and in-memory sizes are as the last
+    check saw them, on a file system that can tell (`FileSystem.version_of`: a rewrite in place
+    changes the version, so an old segment rewritten is checked again)."""
+    fingerprint = _fingerprint(segment)
+    last = segment.last_check
+    if fingerprint is not None and last is not None and last[0] == fingerprint:
+        return int(last[1])
+    next_offset = check_segment(segment)
+    segment.last_check = None if fingerprint is None else (fingerprint, next_offset)
+    return next_offset
+
+
+def _fingerprint(segment: Any) -> Hashable | None:
+    fs, indexes = segment.fs, (segment._offset_index, segment._time_index)
+    versions = (fs.version_of(segment.log.path), *(fs.version_of(i.path) for i in indexes))
+    if None in versions:
+        return None
+    loaded = tuple(i.get().entries if i.is_loaded() else -1 for i in indexes)
+    return versions, segment.size(), loaded, segment.base_offset
 
 
 def check_segment(segment: Any) -> int:

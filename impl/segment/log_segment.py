@@ -18,7 +18,7 @@ segment at or after the recovery point after an unclean shutdown (REC-8).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from kafkalog.impl.index.transaction_index import TransactionIndex
 from kafkalog.impl.records.file_records import FileRecords
 from kafkalog.impl.records.memory_records import BatchFacts, MemoryRecords, batch_facts
 from kafkalog.impl.records.record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
-from kafkalog.impl.segment.check import check_segment, next_offset_from
+from kafkalog.impl.segment.check import check_segment_unless_unchanged, next_offset_from
 from kafkalog.impl.segment.files import (
     DELETED_FILE_SUFFIX as DELETED_FILE_SUFFIX,  # with the other suffixes
 )
@@ -150,6 +150,8 @@ class LogSegment(SegmentFiles):
         self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
         # What the last `recover()` walk saw, for the loader's later passes (PSR-7).
         self.recovered_batches: RecoveredBatches | None = None
+        # (fingerprint, next offset) of the last check (impl/segment/check.py).
+        self.last_check: tuple[Hashable, int] | None = None
 
     @classmethod
     def open(
@@ -603,7 +605,7 @@ class LogSegment(SegmentFiles):
     def check(self) -> int:
         """Assert this segment's invariants in O(n) (SEG-2; impl/segment/check.py); returns the
         offset after its last batch (the base offset when empty)."""
-        return check_segment(self)
+        return check_segment_unless_unchanged(self)
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size()})"

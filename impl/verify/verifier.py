@@ -54,6 +54,7 @@ from kafkalog.impl.verify.index import TIME_INDEX_ENTRY as TIME_INDEX_ENTRY
 from kafkalog.impl.verify.index import check_offset_index as check_offset_index
 from kafkalog.impl.verify.index import check_time_index as check_time_index
 from kafkalog.impl.verify.index import length_findings
+from kafkalog.impl.verify.memo import CheckedSegment, SegmentMemo
 from kafkalog.impl.verify.producer import check_snapshots
 from kafkalog.impl.verify.scan import BatchFacts as BatchFacts
 from kafkalog.impl.verify.scan import SegmentScan as SegmentScan
@@ -329,11 +330,12 @@ class SegmentRange:
 
 
 def verify_segments(fs: FileSystem, partition_dir: Path, segments: dict[int, set[str]],
-                    bases: Sequence[int], deep: bool, final_entry: Callable[[int], bool]
-                    ) -> SegmentRange:
+                    bases: Sequence[int], deep: bool, final_entry: Callable[[int], bool],
+                    memo: SegmentMemo | None = None) -> SegmentRange:
     """Every per-segment check of the segments at `bases` (ascending): batches, CRC, torn tail,
     offsets, overlap within the range, indexes, transaction index. `final_entry(base)`: whether
-    that segment's time index must hold the final entry. `kafkalog audit` runs ranges of one
+    that segment's time index must hold the final entry. `memo` (optional) reuses the checks of
+    segments whose files did not change (memo.py). `kafkalog audit` runs ranges of one
     partition in parallel and joins them (conformance/audit/split.py)."""
     out = SegmentRange()
     previous: SegmentScan | None = None
@@ -344,25 +346,50 @@ def verify_segments(fs: FileSystem, partition_dir: Path, segments: dict[int, set
                                       None, "index without a .log (the loader deletes it)",
                                       "REC-6") for suffix in sorted(suffixes))
             continue
-        try:
-            scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
-        except KafkaStorageError as error:
-            _unreadable_into(out.findings, partition_dir / f"{base:020d}.log", error)
+        checked = _checked_segment(fs, partition_dir, base, suffixes, deep, final_entry(base),
+                                   memo)
+        out.findings.extend(checked.head)
+        scan = checked.scan
+        if scan is None:
             continue
-        out.findings.extend(scan.findings)
         if previous is None:
             out.overlap_at = len(out.findings)
         elif previous.next_offset > base:
             out.findings.append(overlap_finding(previous.next_offset, scan.path, base))
-        out.findings.extend(check_indexes(fs, partition_dir, base, suffixes, scan,
-                                          final_entry(base)))
-        for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
-                                                                  scan.next_offset):
-            out.findings.append((_problem if problem else _note)(kind, path, None, message,
-                                                                 rule))
+        out.findings.extend(checked.tail)
         out.scans.append(scan)
         previous = scan
     return out
+
+
+def _checked_segment(fs: FileSystem, partition_dir: Path, base: int, suffixes: set[str],
+                     deep: bool, final: bool, memo: SegmentMemo | None) -> CheckedSegment:
+    fingerprint = (None if memo is None else
+                   SegmentMemo.fingerprint(fs, partition_dir, base, suffixes, (deep, final)))
+    if memo is not None and fingerprint is not None:
+        known = memo.get(partition_dir, base, fingerprint)
+        if known is not None:
+            return known
+    checked = _check_segment(fs, partition_dir, base, suffixes, deep, final)
+    if memo is not None and fingerprint is not None:
+        memo.put(partition_dir, base, fingerprint, checked)
+    return checked
+
+
+def _check_segment(fs: FileSystem, partition_dir: Path, base: int, suffixes: set[str],
+                   deep: bool, final: bool) -> CheckedSegment:
+    """Scan one segment's `.log`, then check its indexes and transaction index against it."""
+    try:
+        scan = scan_segment(fs, partition_dir / f"{base:020d}.log", base, deep)
+    except KafkaStorageError as error:
+        unreadable: list[Finding] = []
+        _unreadable_into(unreadable, partition_dir / f"{base:020d}.log", error)
+        return CheckedSegment(None, tuple(unreadable), ())
+    tail = check_indexes(fs, partition_dir, base, suffixes, scan, final)
+    for problem, kind, path, message, rule in check_txn_index(fs, partition_dir, base,
+                                                              scan.next_offset):
+        tail.append((_problem if problem else _note)(kind, path, None, message, rule))
+    return CheckedSegment(scan, tuple(scan.findings), tuple(tail))
 
 
 def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Path,
@@ -396,14 +423,15 @@ def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Pat
 
 def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                      checkpoints: RootCheckpoints, clean: bool, deep: bool = False,
-                     check_root_offsets: bool = True) -> PartitionReport:
+                     check_root_offsets: bool = True,
+                     memo: SegmentMemo | None = None) -> PartitionReport:
     """Every check of one partition directory; read-only."""
     report = PartitionReport(tp, str(partition_dir))
     segments, report.findings = classify_files(fs, partition_dir)
     last_base = max((b for b, suffixes in segments.items() if ".log" in suffixes), default=None)
     # Only the active segment of a crashed broker may lack its final time-index entry.
     found = verify_segments(fs, partition_dir, segments, sorted(segments), deep,
-                            lambda base: clean or base != last_base)
+                            lambda base: clean or base != last_base, memo)
     report.findings.extend(found.findings)
     report.segments.extend(found.scans)
     return finish_partition(fs, report, partition_dir, checkpoints, clean, check_root_offsets)
@@ -433,8 +461,10 @@ def root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Fi
     return findings
 
 
-def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> VerifyReport:
-    """Check a whole log directory without writing to it.
+def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False,
+                   memo: SegmentMemo | None = None) -> VerifyReport:
+    """Check a whole log directory without writing to it; `memo` (optional, memo.py) reuses
+    the checks of segments whose files did not change since it last saw them.
 
     Raises LogDirError if it is missing, unreadable or empty (an empty directory is no log
     directory: a broker writes checkpoints into its log dirs at start-up).
@@ -449,5 +479,5 @@ def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False) -> Veri
     report.findings = root_findings(layout, checkpoints)
     for tp, partition_dir in sorted(layout.partitions.items()):
         report.partitions.append(verify_partition(fs, tp, partition_dir, checkpoints,
-                                                  layout.clean_shutdown_marker, deep))
+                                                  layout.clean_shutdown_marker, deep, memo=memo))
     return report
