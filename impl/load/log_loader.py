@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kafkalog.impl.checkpoint.epoch_cache import EpochsFromRecoveryPoint, LeaderEpochCache
 from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.producer.snapshot import SNAPSHOT_SUFFIX
 from kafkalog.impl.producer.transaction_recovery import recover_txn_index
 from kafkalog.impl.records.file_records import FileRecords
 from kafkalog.impl.segment.log_segment import (
@@ -223,7 +224,10 @@ class LogLoader:
         if max_swap >= 0:
             self._sync_swap_files(swap_files)
             for name in self._regular_files():
-                if name.endswith(SWAP_FILE_SUFFIX):
+                if name.endswith(SWAP_FILE_SUFFIX) or name.endswith(SNAPSHOT_SUFFIX):
+                    # kafkalog keeps producer snapshots in the range (Kafka deletes every file
+                    # with an offset there): a swap rewrites segments, not the producer state
+                    # as of an offset, and a lost snapshot costs the next load a rebuild.
                     continue
                 try:
                     offset = offset_from_file_name(name)
