@@ -19,7 +19,7 @@ from typing import Any
 
 from kafkalog.impl.records.batch_scan import ACTIVE as BATCH_SCAN
 
-from . import append, lockstep_bench, peer, read, reopen
+from . import append, kafka_peer, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir
 
 REQUIRED_KEYS: tuple[str, ...] = (
@@ -34,12 +34,15 @@ REQUIRED_KEYS: tuple[str, ...] = (
     # "skipped", when a peer is not installed)
     "peer.build.kafka_python", "peer.read.kafka_python", "peer.append.kafka_python",
     "peer.build.aiokafka", "peer.read.aiokafka", "peer.append.aiokafka",
+    # Kafka's own UnifiedLog in a child JVM on the goal workloads (kafkalog's number alone,
+    # marked "skipped", without java/mvn or an adapter build)
+    *kafka_peer.KEYS,
 )
 
 Progress = Callable[[str], None]
 GROUPS: tuple[str, ...] = ("append (leader)", "append (follower)", "append + flush",
                            "sequential read", "offset lookup", "recovery", "clean open + memory",
-                           "conformance", "peer codecs")
+                           "conformance", "peer codecs", "Kafka peer")
 
 
 def _clean_open_and_memory(scale: Scale, root: Path) -> list[Figure]:
@@ -65,6 +68,8 @@ def _group(name: str, scale: Scale, root: Path) -> list[Figure]:
         return _clean_open_and_memory(scale, root)
     if name == "peer codecs":
         return peer.peer_figures(scale, root)
+    if name == "Kafka peer":
+        return kafka_peer.kafka_figures(scale, root)
     return lockstep_bench.conformance_figures(scale)
 
 
