@@ -3,7 +3,8 @@
 The checker drives this process exactly as it drives `kafkalog serve-adapter` (server.py is the
 loop); the log behind it is a topic on a real broker, reached with the requests of
 sut.py. The handshake lists `black_box` instead of `core` (black_box.py, specs/wire.md),
-plus `timestamps` (ListOffsets) and `leader_epochs` (OffsetForLeaderEpoch) when the broker
+plus `timestamps` (ListOffsets), `leader_epochs` (OffsetForLeaderEpoch), `producer_state`
+(InitProducerId) and `transactions` (FindCoordinator, AddPartitionsToTxn, EndTxn) when the broker
 offers those APIs, so the checker never asks for what a broker cannot do.
 """
 
@@ -16,8 +17,9 @@ from typing import Any
 from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest
 from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
 from kafka.protocol.metadata import MetadataRequest
-from kafka.protocol.producer import ProduceRequest
+from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 from kafkalog.conformance.adapter.server import serve
+from kafkalog.conformance.broker.producers import TRANSACTION_APIS
 from kafkalog.conformance.broker.sut import SEGMENT_BYTES, Broker, BrokerSut
 from kafkalog.conformance.check.black_box import BLACK_BOX
 from kafkalog.conformance.errors import AdapterError, BrokerUnavailableError
@@ -33,6 +35,10 @@ def broker_features(broker: Broker) -> frozenset[str]:
         features.add("timestamps")
     if broker.control.supports(OffsetForLeaderEpochRequest):
         features.add("leader_epochs")
+    if broker.control.supports(InitProducerIdRequest):  # KL-WIRE-11
+        features.add("producer_state")
+        if all(broker.control.supports(req) for req in TRANSACTION_APIS):  # KL-WIRE-12
+            features.add("transactions")
     return frozenset(features)
 
 
@@ -42,6 +48,9 @@ OPTIONAL_APIS: tuple[tuple[Any, str], ...] = (
                           "configs: only the kafka_defaults family"),
     (DeleteRecordsRequest, "maybe_increment_log_start_offset is left out"),
     (OffsetForLeaderEpochRequest, "end_offset_for_epoch is left out"),
+    (InitProducerIdRequest, "the producer and transaction families run without producer "
+                            "actors"),
+    *((req, "the transaction family runs without transactions") for req in TRANSACTION_APIS),
 )
 #: APIs without which no run can be checked at all.
 REQUIRED_APIS: tuple[Any, ...] = (ProduceRequest, FetchRequest, ListOffsetsRequest,

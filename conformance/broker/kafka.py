@@ -107,8 +107,14 @@ def kafka_unavailable(version: str) -> str | None:
 
 
 def cluster_id() -> str:
-    """A random cluster id in Kafka's form (a UUID in URL-safe base64, unpadded)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random cluster id in Kafka's form (a UUID in URL-safe base64, unpadded).
+
+    Never one that starts with `-`: kafka-storage's argument parser would read it as an option
+    (`--cluster-id/-t: expected one argument`), one start in 64."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 class KafkaBroker:

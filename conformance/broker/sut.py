@@ -6,13 +6,17 @@
 
 | action | request |
 |---|---|
-| append_as_leader | Produce, acks=all, the batch bytes of the built-in codec (KL-WIRE-6) |
-| read | Fetch, read_uncommitted, partition_max_bytes = max_bytes (KL-WIRE-7) |
+| append_as_leader | Produce, acks=all, the batch bytes of the built-in codec (KL-WIRE-6); with a
+producer id, the broker's (InitProducerId) and, if transactional, AddPartitionsToTxn first
+(producers.py, KL-WIRE-11, KL-WIRE-12) |
+| append_marker | EndTxn; the coordinator writes the marker (KL-WIRE-12) |
+| read | Fetch, read_uncommitted (read_committed for TXN_COMMITTED), partition_max_bytes =
+max_bytes (KL-WIRE-7) |
 | update_high_watermark | ListOffsets LATEST: the HW the broker moved itself (KL-WIRE-2) |
 | maybe_increment_log_start_offset | DeleteRecords |
 | fetch_offset_by_timestamp | ListOffsets (earliest, latest, max timestamp, by time) |
 | end_offset_for_epoch | OffsetForLeaderEpoch (only when the broker offers it) |
-| state | ListOffsets EARLIEST and LATEST (KL-WIRE-3) |
+| state | ListOffsets EARLIEST and LATEST, and LATEST at read_committed: the LSO (KL-WIRE-3) |
 
 Broker error codes become the typed errors of specs/errors.md (`KAFKA_ERRORS`); a code without a
 counterpart, or a connection the broker dropped while still accepting new ones, is an
@@ -22,10 +26,10 @@ answers at all is an `AdapterCrashedError`.
 
 from __future__ import annotations
 
-import re
+import contextlib
+import dataclasses
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest, DeleteTopicsRequest
@@ -33,46 +37,30 @@ from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForL
 from kafka.protocol.metadata import MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 from kafkalog.conformance.adapter.json_codec import ACTIONS
-from kafkalog.conformance.broker.kafka_wire import BrokerConnectionError, KafkaConnection
+from kafkalog.conformance.broker.cluster import (
+    ACKS_ALL,
+    KAFKA_ERRORS,
+    SEGMENT_BYTES,
+    WAIT_MS,
+    Broker,
+    error_for,
+)
+from kafkalog.conformance.broker.kafka_wire import BrokerConnectionError
+from kafkalog.conformance.broker.producers import WireProducers
 from kafkalog.conformance.check.impl_sut import batch_view
 from kafkalog.conformance.check.sut import UnsupportedError
-from kafkalog.conformance.errors import AdapterCrashedError, UnexpectedException
+from kafkalog.conformance.errors import UnexpectedException
+from kafkalog.conformance.gen.transactions import is_txn_config
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: Fetch and ListOffsets isolation level 1: bounded by the last stable offset (KL-WIRE-12).
+READ_COMMITTED = 1
+#: A marker's control batch: 61 bytes of header and one 17-byte record (PST-27).
+MARKER_BATCH_BYTES = 78
 
-#: Kafka's numeric error codes (the protocol's error table) -> specs/errors.md names.
-KAFKA_ERRORS: dict[int, type[e.KafkalogError]] = {
-    1: e.OffsetOutOfRangeError,  # OFFSET_OUT_OF_RANGE
-    2: e.CorruptRecordError,  # CORRUPT_MESSAGE
-    10: e.RecordTooLargeError,  # MESSAGE_TOO_LARGE
-    18: e.RecordBatchTooLargeError,  # RECORD_LIST_TOO_LARGE
-    42: e.IllegalArgumentError,  # INVALID_REQUEST
-    56: e.KafkaStorageError,  # KAFKA_STORAGE_ERROR
-    87: e.InvalidRecordError,  # INVALID_RECORD
-}
-#: Codes that mean "the partition is not ready yet" right after CreateTopics: retried at open.
-RETRIABLE = {3, 5, 6, 7, 19}
-ACKS_ALL = -1
-WAIT_MS = 5_000
-
-
-def error_for(code: int, api: str) -> e.KafkalogError:
-    """The typed error of a broker error code; codes without a counterpart are untyped."""
-    import kafka.errors
-
-    name = kafka.errors.for_code(code).__name__
-    cls = KAFKA_ERRORS.get(code)
-    if cls is None:
-        return UnexpectedException(f"{api} answered error {code} ({name})", where="broker")
-    return cls(f"{api} answered error {code} ({name})", where="broker")
-
-
-#: The topic config that sets the segment size; Kafka 4.1+ refuses `segment.bytes` below 1 MiB
-#: and takes any size as `internal.segment.bytes` (KL-WIRE-4).
-SEGMENT_BYTES = "segment.bytes"
+__all__ = ["KAFKA_ERRORS", "SEGMENT_BYTES", "Broker", "BrokerSut", "error_for", "topic_configs"]
 
 
 def topic_configs(config: v.LogConfig, segment_key: str = SEGMENT_BYTES) -> dict[str, str]:
@@ -96,75 +84,6 @@ def topic_configs(config: v.LogConfig, segment_key: str = SEGMENT_BYTES) -> dict
         "retention.ms": "-1",
         "retention.bytes": "-1",
     }
-
-
-class Broker:
-    """Connections to one cluster: the bootstrap broker and, per node id, the others."""
-
-    def __init__(self, bootstrap: str, broker_log: Path | None = None,
-                 topic_prefix: str = "kafkalog-", segment_key: str = SEGMENT_BYTES) -> None:
-        host, _, port = bootstrap.rpartition(":")
-        if not host or not port.isdigit():
-            raise e.IllegalArgumentError(f"--bootstrap must be HOST:PORT, got {bootstrap!r}")
-        self.bootstrap = (host, int(port))
-        self.broker_log = broker_log
-        self.topic_prefix = topic_prefix
-        self.segment_key = segment_key
-        self._nodes: dict[int, tuple[str, int]] = {}
-        self._connections: dict[tuple[str, int], KafkaConnection] = {}
-        self.control = self.connection(self.bootstrap)
-
-    def log_size(self) -> int:
-        try:
-            return self.broker_log.stat().st_size if self.broker_log is not None else 0
-        except OSError:
-            return 0
-
-    def log_tail(self, since: int = 0, limit: int = 600) -> str:
-        """What the broker logged since byte `since` (its last `limit` characters, colours
-        stripped), when the adapter was told where the broker's log is."""
-        if self.broker_log is None:
-            return ""
-        try:
-            data = self.broker_log.read_bytes()
-        except OSError:
-            return ""
-        text = _ANSI.sub("", data[since:][-8 * limit:].decode("utf-8", "replace"))
-        return " ".join(text.split())[-limit:]
-
-    def connection(self, address: tuple[str, int]) -> KafkaConnection:
-        conn = self._connections.get(address)
-        if conn is None:
-            try:
-                conn = KafkaConnection(*address)
-            except BrokerConnectionError as error:
-                raise self.crashed(str(error)) from None
-            self._connections[address] = conn
-        return conn
-
-    def crashed(self, what: str) -> AdapterCrashedError:
-        tail = self.log_tail()
-        return AdapterCrashedError(f"{what}" + (f"; broker log: {tail}" if tail else ""),
-                                   where=f"broker {self.bootstrap[0]}:{self.bootstrap[1]}")
-
-    def call(self, address: tuple[str, int], message: Any) -> Any:
-        """Send one request; a dropped connection is a result if the broker still answers."""
-        since = self.log_size()
-        try:
-            return self.connection(address).request(message)
-        except BrokerConnectionError as error:
-            self._connections.pop(address).close()
-            self.connection(address)  # raises AdapterCrashedError if the broker is gone
-            time.sleep(0.05)  # the broker logs the failure after it closed the socket
-            tail = self.log_tail(since)
-            raise UnexpectedException(
-                f"{error} (the broker accepts new connections: its request handler failed)"
-                + (f"; broker log: {tail}" if tail else ""), where="broker") from None
-
-    def close(self) -> None:
-        for conn in self._connections.values():
-            conn.close()
-        self._connections.clear()
 
 
 class BrokerSut:
@@ -191,6 +110,9 @@ class BrokerSut:
         self._auto_create_topic = False
         self._create(config)
         self.leader, self.leader_epoch = self._await_leader()
+        self.producers = WireProducers(broker, self.topic, "transactions" in features
+                                       and is_txn_config(config))
+        self._marker_written = False  # a marker carries the coordinator's clock (KL-WIRE-12)
 
     # --- set-up -----------------------------------------------------------------------------
 
@@ -260,29 +182,62 @@ class BrokerSut:
     def append_as_leader(self, records: tuple[v.Record, ...], leader_epoch: int,
                          producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                          is_transactional: bool = False) -> v.LogAppendInfo:
-        if (producer_id, producer_epoch, base_sequence, is_transactional) != (-1, -1, -1, False):
-            raise UnsupportedError("the wire adapter sends batches without a producer id "
-                                   "(KL-WIRE-6)")
+        idempotent = producer_id != -1 or is_transactional
+        if idempotent and "producer_state" not in self.features:
+            raise UnsupportedError("the broker offers no InitProducerId: batches go without a "
+                                   "producer id (KL-WIRE-6)")
+        self._require_leader_epoch(leader_epoch)
         if not records:
             raise UnsupportedError("a producer never sends an empty batch")
+        wire, transactional_id = None, None
+        if idempotent:  # KL-WIRE-11: the broker's producer id, the checker's epoch and sequence
+            wire = self.producers.for_batch(producer_id, producer_epoch, is_transactional)
+            producer_id = wire.broker_id
+            transactional_id = wire.transactional_id if is_transactional else None
+        data = MemoryRecords.with_records(  # KL-WIRE-6: the exact batch
+            records, producer=(producer_id, producer_epoch, base_sequence),
+            is_transactional=is_transactional).to_bytes()
+        first, log_append_time = self._produce(data, transactional_id)
+        if wire is not None:
+            self.producers.sent(wire, producer_epoch)
+        return v.LogAppendInfo(
+            first_offset=first, last_offset=first + len(records) - 1,
+            max_timestamp=-1, offset_of_max_timestamp=-1,  # not on the wire (KL-WIRE-3)
+            log_append_time=log_append_time, valid_bytes=len(data), record_count=len(records))
+
+    def _require_leader_epoch(self, leader_epoch: int) -> None:
         if leader_epoch != self.leader_epoch:
             raise UnsupportedError(f"the broker's leader epoch is {self.leader_epoch}, "
                                    f"not {leader_epoch}")
-        data = MemoryRecords.with_records(records).to_bytes()  # KL-WIRE-6: the exact batch
+
+    def _produce(self, data: bytes, transactional_id: str | None) -> tuple[int, int]:
+        """One Produce (acks=all) of one batch: the base offset and log-append time answered.
+
+        Produce v12 and later add the partition to a transaction implicitly (TV2), so the
+        version stays below it (KL-WIRE-12)."""
         req = ProduceRequest
         part = req.TopicProduceData.PartitionProduceData(index=0, records=data)
         response = self._send(req[self._version(req, 9)](
-            transactional_id=None, acks=ACKS_ALL, timeout_ms=WAIT_MS,
+            transactional_id=transactional_id, acks=ACKS_ALL, timeout_ms=WAIT_MS,
             topic_data=[req.TopicProduceData(name=self.topic, partition_data=[part])]))
         result = response.responses[0].partition_responses[0]
         if result.error_code != 0:
             raise error_for(result.error_code, "Produce")
-        first = result.base_offset
-        return v.LogAppendInfo(
-            first_offset=first, last_offset=first + len(records) - 1,
-            max_timestamp=-1, offset_of_max_timestamp=-1,  # not on the wire (KL-WIRE-3)
-            log_append_time=result.log_append_time_ms,
-            valid_bytes=len(data), record_count=len(records))
+        return int(result.base_offset), int(result.log_append_time_ms)
+
+    def append_marker(self, producer_id: int, producer_epoch: int, commit: bool,
+                      coordinator_epoch: int, leader_epoch: int) -> v.LogAppendInfo:
+        """EndTxn: the coordinator writes the marker, the adapter waits for it (KL-WIRE-12)."""
+        self._require_leader_epoch(leader_epoch)
+        offset = self.producers.end_txn(producer_id, producer_epoch, commit, coordinator_epoch,
+                                        self._log_end)
+        self._marker_written = True
+        return v.LogAppendInfo(first_offset=offset, last_offset=offset, max_timestamp=-1,
+                               offset_of_max_timestamp=-1, log_append_time=-1,
+                               valid_bytes=MARKER_BATCH_BYTES, record_count=1)
+
+    def _log_end(self) -> int:
+        return self._list_offset(v.LATEST_TIMESTAMP)[1]
 
     def read(self, start_offset: int, max_bytes: int, isolation: v.Isolation,
              min_one_message: bool) -> v.FetchDataInfo:
@@ -290,14 +245,32 @@ class BrokerSut:
             raise UnsupportedError("Fetch v4+ always returns at least one batch (KIP-74)")
         if max_bytes < 0:
             raise UnsupportedError("Fetch has no negative max bytes")
+        committed = isolation is v.Isolation.TXN_COMMITTED and "transactions" in self.features
+        part = self._fetch(start_offset, max_bytes, READ_COMMITTED if committed else 0)
+        records = MemoryRecords(part.records or b"")
+        with_producer = "producer_state" in self.features
+        batches = tuple(self._model_ids(batch_view(batch, 0, with_producer))
+                        for batch in records.batches())
+        aborted = None
+        if committed and part.aborted_transactions is not None:  # KL-WIRE-12
+            aborted = tuple(v.AbortedTransaction(self.producers.to_model(a.producer_id),
+                                                 a.first_offset)
+                            for a in part.aborted_transactions)
+        return v.FetchDataInfo(
+            fetch_offset_metadata=v.LogOffsetMetadata(start_offset),
+            size_in_bytes=records.size_in_bytes, batches=batches,
+            first_entry_incomplete=False, aborted_transactions=aborted)
+
+    def _fetch(self, start_offset: int, max_bytes: int, isolation_level: int) -> Any:
+        """One Fetch of the partition (KL-WIRE-7); its partition data."""
         req = FetchRequest
         part = req.FetchTopic.FetchPartition(
             partition=0, current_leader_epoch=-1, fetch_offset=start_offset, log_start_offset=-1,
             partition_max_bytes=max_bytes)
         # max_wait_ms=1, min_bytes=0: answer at once (KL-WIRE-7).
         response = self._send(req[self._version(req, 12)](
-            replica_id=-1, max_wait_ms=1, min_bytes=0, max_bytes=max_bytes, isolation_level=0,
-            session_id=0, session_epoch=-1,
+            replica_id=-1, max_wait_ms=1, min_bytes=0, max_bytes=max_bytes,
+            isolation_level=isolation_level, session_id=0, session_epoch=-1,
             topics=[req.FetchTopic(topic=self.topic, partitions=[part])],
             forgotten_topics_data=[], rack_id=""))
         if response.error_code != 0:
@@ -307,15 +280,17 @@ class BrokerSut:
             raise UnexpectedException("Fetch answered without the partition", where="broker")
         if parts[0].error_code != 0:
             raise error_for(parts[0].error_code, "Fetch")
-        records = MemoryRecords(parts[0].records or b"")
-        return v.FetchDataInfo(
-            fetch_offset_metadata=v.LogOffsetMetadata(start_offset),
-            size_in_bytes=records.size_in_bytes,
-            batches=tuple(batch_view(batch, 0) for batch in records.batches()),
-            first_entry_incomplete=False)
+        return parts[0]
 
-    def _list_offset(self, timestamp: int) -> tuple[int, int, int]:
-        """(timestamp, offset, leader epoch) of one ListOffsets lookup."""
+    def _model_ids(self, batch: v.BatchView) -> v.BatchView:
+        """A fetched batch with the model's producer id for the broker's (KL-WIRE-11)."""
+        if batch.producer_id < 0:
+            return batch
+        return dataclasses.replace(batch, producer_id=self.producers.to_model(batch.producer_id))
+
+    def _list_offset(self, timestamp: int, isolation_level: int = 0) -> tuple[int, int, int]:
+        """(timestamp, offset, leader epoch) of one ListOffsets lookup; at read_committed
+        LATEST answers the last stable offset."""
         req = ListOffsetsRequest
         part = req.ListOffsetsTopic.ListOffsetsPartition(
             partition_index=0, current_leader_epoch=-1, timestamp=timestamp, max_num_offsets=1)
@@ -323,7 +298,7 @@ class BrokerSut:
         if timestamp == v.MAX_TIMESTAMP and version < 7:
             raise UnsupportedError("ListOffsets MAX_TIMESTAMP needs version 7 (KIP-734)")
         response = self._send(req[version](
-            replica_id=-1, isolation_level=0,
+            replica_id=-1, isolation_level=isolation_level,
             topics=[req.ListOffsetsTopic(name=self.topic, partitions=[part])]))
         result = response.topics[0].partitions[0]
         if result.error_code != 0:
@@ -353,6 +328,9 @@ class BrokerSut:
     def fetch_offset_by_timestamp(self, timestamp: int) -> v.TimestampAndOffset | None:
         if timestamp < v.MAX_TIMESTAMP:
             raise UnsupportedError(f"ListOffsets target {timestamp} is not sent by this adapter")
+        if self._marker_written:
+            raise UnsupportedError("a marker in the log carries the coordinator's wall clock, "
+                                   "which the model's clock cannot predict (KL-WIRE-12)")
         ts, offset, epoch = self._list_offset(timestamp)
         if offset < 0:
             return None
@@ -389,9 +367,13 @@ class BrokerSut:
     def state(self) -> v.LogStateView:
         _, log_start, _ = self._list_offset(v.EARLIEST_TIMESTAMP)
         _, log_end, _ = self._list_offset(v.LATEST_TIMESTAMP)
+        stable = None  # the LSO: ListOffsets LATEST at read_committed (KL-WIRE-12)
+        if "transactions" in self.features:
+            stable = self._list_offset(v.LATEST_TIMESTAMP, READ_COMMITTED)[1]
         return v.LogStateView(log_start_offset=log_start, high_watermark=log_end,
                               log_end_offset=log_end, recovery_point=-1, segments=(),
-                              epoch_entries=(), pending_deletions=())
+                              epoch_entries=(), pending_deletions=(),
+                              last_stable_offset=stable)
 
     def check(self) -> list[str]:
         return []
@@ -400,8 +382,11 @@ class BrokerSut:
         return []
 
     def close(self) -> None:
-        """Delete the run's topic (best effort: the verdict is already decided)."""
+        """Abort open transactions and delete the run's topic (best effort: the verdict is
+        already decided)."""
         req = DeleteTopicsRequest
+        with contextlib.suppress(UnsupportedError, e.KafkalogError):
+            self.producers.abort_open()
         try:
             version = self._version(req, 5)
             self._send(req[version](topic_names=[self.topic], timeout_ms=WAIT_MS))

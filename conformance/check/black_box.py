@@ -17,6 +17,7 @@ specs/wire.md). The checker then
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import ACTIONS
@@ -75,7 +76,7 @@ def project_result(value: Any) -> Any:
         return dataclasses.replace(
             value,
             fetch_offset_metadata=v.LogOffsetMetadata(HIDDEN),
-            batches=tuple(dataclasses.replace(b, position=HIDDEN) for b in value.batches),
+            batches=tuple(_wire_batch(b) for b in value.batches),
             first_entry_incomplete=False,
         )
     if isinstance(value, v.LogOffsetMetadata):
@@ -83,11 +84,24 @@ def project_result(value: Any) -> Any:
     return value
 
 
+def _wire_batch(batch: v.BatchView) -> v.BatchView:
+    """A batch without its file position; a control batch also without its timestamps, which
+    are the coordinator's wall clock on a broker (KL-WIRE-12)."""
+    batch = dataclasses.replace(batch, position=HIDDEN)
+    if not batch.is_control:
+        return batch
+    records = tuple(dataclasses.replace(r, timestamp=HIDDEN) for r in batch.records)
+    return dataclasses.replace(batch, max_timestamp=HIDDEN, records=records)
+
+
 def project_state(state: v.LogStateView) -> v.LogStateView:
-    """The observable state: log start offset and log end offset only (KL-WIRE-3).
+    """The observable state: log start offset, log end offset and the LSO (KL-WIRE-3).
 
     The HW is compared through the `update_high_watermark` step that follows every append
-    (KL-WIRE-2); segments, recovery point, epoch cache and pending deletions are invisible.
+    (KL-WIRE-2); the LSO is ListOffsets LATEST at read_committed, None where the adapter has no
+    `transactions` (KL-WIRE-12). Segments, recovery point, epoch cache and pending deletions are
+    invisible, and so are the producer table, its snapshots and the `.txnindex` entries: no
+    client request answers them (KL-WIRE-11, KL-WIRE-12), so they are never compared.
     """
     return v.LogStateView(
         log_start_offset=state.log_start_offset,
@@ -97,7 +111,28 @@ def project_state(state: v.LogStateView) -> v.LogStateView:
         segments=(),
         epoch_entries=(),
         pending_deletions=(),
+        producers=None,
+        producer_snapshots=None,
+        last_stable_offset=state.last_stable_offset,
+        aborted_txns=None,
     )
+
+
+def project_states(model: v.LogStateView,
+                   impl: v.LogStateView) -> tuple[v.LogStateView, v.LogStateView]:
+    """Both sides' observable states (`project_state`); the LSO only once the model's HW has
+    caught up with the broker's (KL-WIRE-12).
+
+    Right after an append the broker's HW is already the LEO while the model's moves in the
+    `update_high_watermark` step that follows (KL-WIRE-2), and the LSO is bounded by the HW:
+    it is compared in that next step, not hidden.
+    """
+    hw_step_pending = model.high_watermark < model.log_end_offset
+    model, impl = project_state(model), project_state(impl)
+    if hw_step_pending and model.last_stable_offset is not None:
+        model = dataclasses.replace(model, last_stable_offset=HIDDEN)
+        impl = dataclasses.replace(impl, last_stable_offset=HIDDEN)
+    return model, impl
 
 
 def become_leader(model: Any, log_start_offset: int) -> None:
@@ -143,6 +178,35 @@ def after_background_deletion(model: Any, action: str, args: dict[str, Any], bef
     if project_result(value) != project_result(impl.value):
         return None
     model.partition_state = after
+    return StepResult(value=value)
+
+
+#: The trace step's `choice` when the model matched the broker only with the broker's file times.
+BROKER_FILE_TIMES = "untimestamped_segments_dated_by_the_brokers_wall_clock"
+
+
+def with_broker_file_times(model: Any, action: str, args: dict[str, Any], before: Any,
+                           impl: Any) -> Any:
+    """The model's answer if each segment holding no timestamp were last modified at the
+    broker's wall clock; None if that does not explain `impl` (KL-WIRE-5).
+
+    A timestamp lookup searches the first segment whose largest timestamp reaches the target,
+    and a segment without timestamps counts its `.log` file's last-modified time (SEG-19): the
+    model's clock there, the broker's wall clock on a broker, later than every record
+    timestamp the checker draws. The lookup changes nothing, so the model's state stays.
+    """
+    from kafkalog.conformance.check.sut import StepResult
+    from kafkalog.model import log
+
+    untimestamped = [s for s in before.segments if s.max_timestamp_and_offset[0] < 0]
+    if action not in BACKGROUND_DELETION_SHOWS or not impl.ok or not untimestamped:
+        return None
+    wall_clock_ms = int(time.time() * 1000)
+    segments = tuple(dataclasses.replace(s, last_modified_ms=wall_clock_ms)
+                     if s in untimestamped else s for s in before.segments)
+    _, value = getattr(log, action)(dataclasses.replace(before, segments=segments), **args)
+    if project_result(value) != project_result(impl.value):
+        return None
     return StepResult(value=value)
 
 

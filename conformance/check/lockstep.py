@@ -133,6 +133,12 @@ class Lockstep:
             if pruned is not None:  # the broker's retention thread ran (KL-WIRE-10)
                 model, choice = pruned, black_box.BACKGROUND_DELETION
                 problem = self._compare(action, model, impl)
+        if problem is not None and problem[0] == "result" and \
+                black_box.is_black_box(self.sut.features):
+            dated = black_box.with_broker_file_times(self.model, action, args, before, impl)
+            if dated is not None:  # the broker's file times are its wall clock (KL-WIRE-5)
+                model, choice = dated, black_box.BROKER_FILE_TIMES
+                problem = self._compare(action, model, impl)
         message = None if problem is None else problem[1]
         step = TraceStep(action, json_args, model.to_json(), impl.to_json(), message, choice)
         self.steps.append(step)
@@ -253,8 +259,7 @@ class Lockstep:
         model_state, impl_state = comparable(model_state, impl_state)  # observe.py
         model_state = masked_to(model_state, impl_state)
         if opaque:
-            model_state = black_box.project_state(model_state)
-            impl_state = black_box.project_state(impl_state)
+            model_state, impl_state = black_box.project_states(model_state, impl_state)
         if model_state != impl_state:
             where = first_difference(model_state, impl_state)
             text = f"state differs at {where[0]}: model {where[1]!r} | impl {where[2]!r}"

@@ -132,9 +132,11 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
             raise AdapterAbort(error) from None
         if results is not None and results[0].ok:
             self._remember(action, args, results[0].value)
-            if action == "append_as_leader" and black_box.is_black_box(self.session.features):
-                # A broker moves its HW itself once acks=all is met (KL-WIRE-2): the model
-                # follows in a step of its own, whose result is the broker's observed HW.
+            if action in ("append_as_leader", "append_marker") and black_box.is_black_box(
+                    self.session.features):
+                # A broker moves its HW itself once acks=all is met (KL-WIRE-2; a coordinator's
+                # marker too, KL-WIRE-12): the model follows in a step of its own, whose result
+                # is the broker's observed HW.
                 self.do("update_high_watermark", offset=self.view().log_end_offset)
 
     def _remember(self, action: str, args: dict[str, Any], result: Any) -> None:

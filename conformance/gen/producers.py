@@ -17,6 +17,7 @@ appends (replication accepts any sequence and older epochs), and the clock jumps
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import strategies as st
@@ -252,5 +253,7 @@ class ProducerLogMachine(LogMachine):
 
 
 def is_producer_config(config: Any) -> bool:
-    """True for the configs of the producer families (the machine with producer rules)."""
-    return any(config == c for c in PRODUCER_FAMILIES.values())
+    """True for the configs of the producer families (the machine with producer rules), under
+    any Kafka version profile (`--kafka-version`, a `--wire-broker`'s release)."""
+    return any(replace(config, kafka_version=c.kafka_version) == c
+               for c in PRODUCER_FAMILIES.values())

@@ -11,10 +11,15 @@ import click
 #: The families a wire run cycles through: the check's mix without LogAppendTime (its batches
 #: carry the broker's wall clock) and without time_roll, whose 1 s segment.ms a broker applies
 #: on its wall clock to a segment whose first batch has no timestamp, and whose jitter it draws
-#: at random (KL-WIRE-5; `--family time_roll_no_jitter` runs it anyway).
-WIRE_MIX: tuple[str, ...] = ("tiny", "index_full", "size_retention", "hw_retention", "roomy")
+#: at random (KL-WIRE-5; `--family time_roll_no_jitter` runs it anyway); the producer family
+#: (KL-WIRE-11) and the transaction family in the configs a coordinator's markers leave
+#: comparable (KL-WIRE-12).
+WIRE_MIX: tuple[str, ...] = ("tiny", "producers", "index_full", "transactions_wire",
+                             "size_retention", "hw_retention", "producers", "roomy",
+                             "transactions_wire")
 #: The actions a wire adapter may answer (black_box.py); `--exclude-action` takes these.
-WIRE_ACTIONS: tuple[str, ...] = ("append_as_leader", "read", "update_high_watermark",
+WIRE_ACTIONS: tuple[str, ...] = ("append_as_leader", "append_marker", "read",
+                                 "update_high_watermark",
                                  "maybe_increment_log_start_offset", "fetch_offset_by_timestamp",
                                  "end_offset_for_epoch")
 

@@ -60,7 +60,8 @@ def test_wire_adapter__broker_without_create_topics__answers_open_with_its_id_an
     (KL-WIRE-4)."""
     process = AdapterProcess(wire_adapter_command(mock.address))
     try:
-        assert process.features == frozenset({"black_box", "timestamps", "leader_epochs"})
+        assert process.features == frozenset({"black_box", "timestamps", "leader_epochs",
+                                              "producer_state", "transactions"})
         with pytest.raises(Exception, match="no CreateTopics") as caught:
             process.request("open", {"config": {"segment_bytes": 400}, "now_ms": 0})
         assert "does not match request" not in str(caught.value)

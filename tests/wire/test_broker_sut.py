@@ -43,10 +43,12 @@ def test_topic_configs__map_sizes_and_switch_off_broker_clock_retention() -> Non
 
 def test_wire_adapter__handshake__lists_black_box_and_only_apis_the_broker_offers(
         tansu: TansuBroker) -> None:
-    """Tansu offers ListOffsets but not OffsetForLeaderEpoch: black_box + timestamps."""
+    """Tansu offers ListOffsets, InitProducerId and the transaction APIs but not
+    OffsetForLeaderEpoch (KL-WIRE-1, KL-WIRE-11, KL-WIRE-12)."""
     process = AdapterProcess(wire_adapter_command(tansu.address))
     try:
-        assert process.features == frozenset({"black_box", "timestamps"})
+        assert process.features == frozenset({"black_box", "timestamps", "producer_state",
+                                              "transactions"})
         assert "core" not in process.features
     finally:
         process.close()

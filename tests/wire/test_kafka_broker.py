@@ -66,10 +66,12 @@ def test_check_wire_broker__apache_kafka__conforms_and_stops_its_broker(
 
 
 def test_kafka_44__offers_every_api_the_wire_check_uses(kafka44: KafkaBroker) -> None:
-    """Kafka lists ListOffsets and OffsetForLeaderEpoch, so nothing is left out (KL-WIRE-1)."""
+    """Kafka lists ListOffsets, OffsetForLeaderEpoch, InitProducerId and the transaction APIs,
+    so nothing is left out (KL-WIRE-1, KL-WIRE-11, KL-WIRE-12)."""
     conn = Broker(kafka44.address)
     try:
-        assert broker_features(conn) == frozenset({"black_box", "timestamps", "leader_epochs"})
+        assert broker_features(conn) == frozenset({"black_box", "timestamps", "leader_epochs",
+                                                   "producer_state", "transactions"})
     finally:
         conn.close()
 

@@ -45,10 +45,12 @@ def _pid_alive(pid: int) -> bool:
 
 
 def test_kfake__offers_every_api_the_wire_check_uses(kfake: KfakeBroker) -> None:
-    """kfake lists ListOffsets and OffsetForLeaderEpoch, so nothing is left out (KL-WIRE-1)."""
+    """kfake lists ListOffsets, OffsetForLeaderEpoch, InitProducerId and the transaction APIs,
+    so nothing is left out (KL-WIRE-1, KL-WIRE-11, KL-WIRE-12)."""
     conn = Broker(kfake.address)
     try:
-        assert broker_features(conn) == frozenset({"black_box", "timestamps", "leader_epochs"})
+        assert broker_features(conn) == frozenset({"black_box", "timestamps", "leader_epochs",
+                                                   "producer_state", "transactions"})
     finally:
         conn.close()
 
