@@ -189,6 +189,7 @@ class ModelSut:
         self._invariants = invariants
         self.mode = mode
         self.partition_state = log.empty_log(config, now_ms, log_start_offset)
+        self._per_state: dict[str, tuple[Any, Any]] = {}
         # What is durable (model/crash/crash.py) and the last action, for a crash inside it.
         self.durable = crash.initial_durable(self.partition_state)
         self.last: tuple[str, PartitionState, crash.Durable] | None = None
@@ -312,10 +313,19 @@ class ModelSut:
         return self._step("clean")  # type: ignore[no-any-return]
 
     def state(self) -> v.LogStateView:
-        return self._log.view(self.partition_state)  # type: ignore[no-any-return]
+        return self._remembered("view", self._log.view)  # type: ignore[no-any-return]
 
     def check(self) -> list[str]:
-        return list(self._invariants.check_all(self.partition_state))
+        return list(self._remembered("check", self._invariants.check_all))
+
+    def _remembered(self, what: str, of_state: Any) -> Any:
+        """`of_state(partition_state)`, computed once per state: states are frozen values, and a
+        step that changes nothing (a read, a refused call) returns the very same object."""
+        state = self.partition_state
+        known = self._per_state.get(what)
+        if known is None or known[0] is not state:
+            known = self._per_state[what] = (state, of_state(state))
+        return known[1]
 
     def verify(self) -> list[str]:
         return []  # the model has no directory

@@ -61,6 +61,7 @@ from kafkalog.impl.records.memory_records import (
     ScannedRecords,
     batch_facts,
 )
+from kafkalog.impl.segment.check import next_offset_unless_unchanged
 from kafkalog.impl.segment.indexing import append_unit
 from kafkalog.impl.segment.log_segment import (
     FetchDataInfo,
@@ -558,7 +559,7 @@ class Log(LogHighWatermark, LogProducers, LogDeletion, LogTimestamps):
                 log_end_offset=self.log_end_offset,
                 recovery_point=self.recovery_point,
                 segments=tuple(
-                    SegmentView(s.base_offset, s.size(), s.read_next_offset())
+                    SegmentView(s.base_offset, s.size(), next_offset_unless_unchanged(s))
                     for s in self.local_log.segments
                 ),
                 epoch_entries=self.leader_epoch_cache.epoch_entries(),

@@ -31,6 +31,15 @@ def check_segment_unless_unchanged(segment: Any) -> int:
     return next_offset
 
 
+def next_offset_unless_unchanged(segment: Any) -> int:
+    """`segment.read_next_offset()`, or the next offset the last passing check found while the
+    fingerprint it was taken under holds (the same walk's answer for unchanged files)."""
+    last = segment.last_check
+    if last is not None and last[0] == _fingerprint(segment):
+        return int(last[1])
+    return int(segment.read_next_offset())
+
+
 def _fingerprint(segment: Any) -> Hashable | None:
     fs, indexes = segment.fs, (segment._offset_index, segment._time_index)
     versions = (fs.version_of(segment.log.path), *(fs.version_of(i.path) for i in indexes))
