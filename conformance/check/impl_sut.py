@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
-from kafkalog.conformance.check.observe import SnapshotMemo, with_indexes, with_snapshot_tables
+from kafkalog.conformance.check.observe import (
+    IndexMemo,
+    SnapshotMemo,
+    with_indexes,
+    with_snapshot_tables,
+)
 from kafkalog.conformance.check.scratch import new_scratch, remove_scratch, scratch_dir
 from kafkalog.conformance.check.sut import UnsupportedError
 from kafkalog.conformance.crash.fault_fs import FaultModel, RecordingFileSystem
@@ -76,6 +81,7 @@ class ImplSut:
         self.fs = fs or CrashableFileSystem(self.root)
         # Reused observations of files that did not change (their fs.version_of held).
         self.verify_memo, self.snapshot_memo = SegmentMemo(), SnapshotMemo()
+        self.index_memo = IndexMemo()
         self.action_mark = 0
         self.abandoned = False
         self.partition_dir = self.root / str(TOPIC_PARTITION)
@@ -277,6 +283,7 @@ class ImplSut:
         try:
             self.fs = CrashableFileSystem(new_root, durable)
             self.verify_memo, self.snapshot_memo = SegmentMemo(), SnapshotMemo()
+            self.index_memo = IndexMemo()
         finally:
             if durable is not None:
                 remove_scratch(durable)
@@ -332,8 +339,8 @@ class ImplSut:
     def state(self) -> v.LogStateView:
         """Log.state() plus each segment's exact index entries and what each producer snapshot
         file holds (observe.py)."""
-        view = with_snapshot_tables(with_indexes(self.log.state(), self.log, self.fs),
-                                    self.log, self.fs, self.snapshot_memo)
+        view = with_indexes(self.log.state(), self.log, self.fs, self.index_memo)
+        view = with_snapshot_tables(view, self.log, self.fs, self.snapshot_memo)
         if not is_compacted(self.config):
             return view
         checkpoint = CleanerCheckpoint(self.fs, self.log.dir).read()

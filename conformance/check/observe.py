@@ -29,17 +29,40 @@ _TIME_ENTRY = struct.Struct(">qi")  # FMT-19: timestamp, relative offset
 Entries = tuple[tuple[int, int], ...]
 
 
-def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem) -> v.LogStateView:
-    """`view` with each segment's exact index entries, as the implementation holds them."""
+#: Index entries by index path, with the fingerprint they were read under.
+IndexMemo = dict[str, tuple[Hashable, Entries]]
+
+
+def with_indexes(view: v.LogStateView, log: Log, fs: FileSystem,
+                 memo: IndexMemo | None = None) -> v.LogStateView:
+    """`view` with each segment's exact index entries, as the implementation holds them. With
+    `memo`, an index whose file version (`fs.version_of`: every mapped store is journalled),
+    load state and entry count are unchanged is not read again."""
     with log.lock:
         segments = list(log.local_log.segments)
         # Built directly: dataclasses.replace costs ~9 µs a call, and this runs every step.
         observed = tuple(
             v.SegmentView(seen.base_offset, seen.size_in_bytes, seen.next_offset,
-                          _offset_entries(segment, fs), _time_entries(segment, fs))
+                          _remembered(segment, segment._offset_index, fs, memo, _offset_entries),
+                          _remembered(segment, segment._time_index, fs, memo, _time_entries))
             for seen, segment in zip(view.segments, segments, strict=True)
         )
     return dataclasses.replace(view, segments=observed)
+
+
+def _remembered(segment: Any, lazy: Any, fs: FileSystem, memo: IndexMemo | None,
+                read: Any) -> Entries:
+    version = None if memo is None else fs.version_of(lazy.path)
+    if memo is None or version is None:
+        return read(segment, fs)  # type: ignore[no-any-return]
+    loaded = lazy.is_loaded()
+    fingerprint = (version, loaded, lazy.get().entries if loaded else -1, segment.base_offset)
+    known = memo.get(str(lazy.path))
+    if known is not None and known[0] == fingerprint:
+        return known[1]
+    entries: Entries = read(segment, fs)
+    memo[str(lazy.path)] = (fingerprint, entries)
+    return entries
 
 
 Table = tuple[v.ProducerView, ...]

@@ -7,7 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kafkalog.conformance.check.observe import SnapshotMemo, with_snapshot_tables
+from kafkalog.conformance.check.observe import (
+    IndexMemo,
+    SnapshotMemo,
+    with_indexes,
+    with_snapshot_tables,
+)
 from kafkalog.conformance.crash.fault_fs import RecordingFileSystem
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
@@ -91,4 +96,21 @@ def test_snapshot_memo__snapshot_rewritten_in_place__is_read_again(tmp_path: Pat
         handle.close()
     again = with_snapshot_tables(log.state(), log, fs, memo).producer_snapshot_tables
     assert again != first
+    log_dir.close()
+
+
+def test_index_memo__old_index_rewritten_in_place__is_read_again(tmp_path: Path) -> None:
+    fs, log_dir, log = rolled_log(tmp_path / "root")
+    memo: IndexMemo = {}
+    first = with_indexes(log.state(), log, fs, memo).segments[0].offset_index
+    assert with_indexes(log.state(), log, fs, memo).segments[0].offset_index == first
+    index = log.local_log.segments.values()[0]._offset_index
+    handle = fs.open_file(index.path, writable=True)
+    try:
+        handle.pwrite((7).to_bytes(4, "big") + (9).to_bytes(4, "big"), 0)
+    finally:
+        handle.close()
+    again = with_indexes(log.state(), log, fs, memo).segments[0].offset_index
+    assert again != first
+    assert again == with_indexes(log.state(), log, fs).segments[0].offset_index
     log_dir.close()
