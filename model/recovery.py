@@ -74,7 +74,8 @@ def _emptied(segment: Segment, config: LogConfig, now_ms: int) -> Segment:
 
 def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: LogConfig,
                       now_ms: int, touched: frozenset[int],
-                      entries: tuple[EpochEntry, ...], unreadable: int | None = None
+                      entries: tuple[EpochEntry, ...], unreadable: int | None = None,
+                      kafka_walk: bool = False
                       ) -> tuple[tuple[Segment, ...], tuple[EpochEntry, ...]]:
     """RCV-6, RCV-10: recover every segment from the one holding the recovery point.
 
@@ -83,6 +84,7 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
     epoch above the latest add cache entries (RCV-10, narrowed by kafkalog). An emptied
     segment ends the log: one whose index rebuild fails, or the `unreadable` one (its `.log`
     holds CRC-valid batches whose offsets go back, so an index append fails there, KL-CRASH-9).
+    `kafka_walk` takes Kafka's own walk of the checkpointed cache instead (KL-ALLOW-8).
     """
     first = max(floor_index([s.base_offset for s in layout], recovery_point), 0)
     # A segment loaded without recovery reads its max timestamp lazily (KL-TRUNC-3).
@@ -97,8 +99,24 @@ def _recover_segments(layout: tuple[Segment, ...], recovery_point: int, config: 
             break
         out.append(rebuilt)
     if first < len(layout):
-        entries = _rederived_epochs(entries, out[first:], recovery_point)
+        entries = (_kafka_walk_epochs(entries, out[first:]) if kafka_walk
+                   else _rederived_epochs(entries, out[first:], recovery_point))
     return tuple(out), entries
+
+
+def _kafka_walk_epochs(entries: tuple[EpochEntry, ...],
+                       recovered: list[Segment]) -> tuple[EpochEntry, ...]:
+    """KL-ALLOW-8 (RCV-10, Kafka's `LogSegment.recover`): the checkpointed cache is kept as read
+    (no cut at the recovery point), and a batch of the recovered segments adds an entry only
+    when its epoch is above the latest. Entries at or above the end are trimmed by the caller,
+    as Kafka's `truncateFromEnd(nextOffset)` does. Spec: KL-ALLOW-8"""
+    for batch in (b for s in recovered for b in s.batches):
+        latest = epoch_cache.latest_epoch(entries)
+        if batch.partition_leader_epoch >= 0 and (
+            latest is None or batch.partition_leader_epoch > latest
+        ):
+            entries = epoch_cache.assign(entries, batch.partition_leader_epoch, batch.base_offset)
+    return entries
 
 
 def _rederived_epochs(entries: tuple[EpochEntry, ...], recovered: list[Segment],
@@ -165,7 +183,7 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
                     now_ms: int, touched: frozenset[int] = frozenset(),
                     snapshots: tuple[tuple[int, Producers], ...] = (),
                     beyond: tuple[Segment, ...] = (),
-                    unreadable: int | None = None
+                    unreadable: int | None = None, kafka_walk: bool = False
                     ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
@@ -180,13 +198,15 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     pending), the segments the cut removed and how many of them are surely on disk, for
     `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
     `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
-    A function of the image alone, so a crash inside the implementation's load must leave an
-    image that loads to the same state (KL-CRASH-14).
+    `kafka_walk` takes Kafka's walk of the checkpointed epoch cache instead of kafkalog's
+    re-derivation (KL-ALLOW-8; kafka mode allows both). A function of the image alone, so a
+    crash inside the implementation's load must leave an image that loads to the same state
+    (KL-CRASH-14).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5,
     KL-CRASH-14.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
-                                          touched, checkpoints.epochs, unreadable)
+                                          touched, checkpoints.epochs, unreadable, kafka_walk)
     # An index-rebuild failure empties a segment and ends the log there (RCV-6): the layout's
     # later segments were on disk and recovery's cut removed them.
     emptied = tuple(s for s in layout if segments and s.base_offset > segments[-1].base_offset)

@@ -16,10 +16,24 @@ if [ "$(java_major)" -lt 17 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
   else
     echo "setup: no apt-get here; install Java 17+ yourself and re-run" >&2
     exit 1
+  fi
+fi
+
+# The JVM adapter around Kafka's own log (adapters/kafka/) is compiled by Maven with a JDK;
+# without them tests/jvm/ skip, and CI would never build it or run `check --kafka`.
+if ! command -v mvn >/dev/null 2>&1 || ! command -v javac >/dev/null 2>&1; then
+  echo "setup: installing a JDK and Maven (the Kafka adapter, adapters/kafka/)" >&2
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jdk-headless maven \
+      >/dev/null
+  else
+    echo "setup: no apt-get here; install a JDK 17+ and Maven to run tests/jvm/" >&2
   fi
 fi
 

@@ -25,8 +25,9 @@ TEXT_SUFFIXES = frozenset({".py", ".pyi", ".md", ".c", ".h", ".java", ".toml", "
                            ".rst", ".json", ".jsonl", ".yml", ".yaml", ".cfg", ".tla"})
 SKIPPED_PARTS = frozenset({"__pycache__", ".git", "node_modules", "target", "build", ".venv"})
 
-# Tokens shaped like an ID that name a standard, not a source: UTF-8, CRC-32, AVX-512.
-NOT_IDS = frozenset({"UTF", "CRC", "AVX", "SHA", "ISO", "RFC", "MD"})
+# Tokens shaped like an ID that name a standard, not a source: UTF-8, CRC-32, AVX-512; and
+# Kafka's transaction versions (TV-1, KIP-890), which its own error messages in traces print.
+NOT_IDS = frozenset({"UTF", "CRC", "AVX", "SHA", "ISO", "RFC", "MD", "TV"})
 # Apache's own numbering: a JIRA ticket or an improvement proposal.
 EXTERNAL_PREFIXES = ("KAFKA-", "KIP-")
 

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafkalog.conformance.campaign.errors import CampaignDataError
+from kafkalog.conformance.campaign.kafka_summary import summary_fields, unexplained_images
 from kafkalog.conformance.campaign.task import SPARK_DDL
 from kafkalog.conformance.check.combos import rule_pairs
 from kafkalog.conformance.check.coverage import all_rule_ids
@@ -37,6 +38,7 @@ class Bucket:
     trace_jsonl: str | None
     example_error: str | None  # the shortest run's `error` column (adapter errors)
     rules: tuple[str, ...] = ()  # rule IDs the bucket's divergences were caught by
+    labels: tuple[str, ...] = ()  # Kafka divergences: "label (runs)" each (kafka_summary.py)
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,16 @@ class CampaignSummary:
     crash_in_load: int = 0  # crash points inside loads (KL-CRASH-14), summed over runs
     # (profile, rule pairs met in one run of that profile, pairs possible), oldest profile first
     rule_pairs_by_profile: tuple[tuple[str, int, int], ...] = ()
+    kafka_labels: dict[str, int] = field(default_factory=dict)  # Kafka divergences per label
+    recorded: int = 0  # of them, recorded findings and adapter limits (not failures)
+    kafka_loader: dict[str, Any] = field(default_factory=dict)  # kafka_summary.loader_totals
 
     @property
     def failures(self) -> int:
-        return self.runs - self.outcomes.get("conformed", 0)
+        """Runs that did not conform and are no recorded Kafka finding or adapter limit, plus
+        crash images Kafka's loader put outside the kafka-mode set in no triaged gap class."""
+        unexplained = unexplained_images(self.kafka_loader)
+        return self.runs - self.outcomes.get("conformed", 0) - self.recorded + unexplained
 
     @property
     def crash_points(self) -> int:
@@ -109,7 +117,8 @@ class CampaignSummary:
         runtime = data["runtime"]
         runtime["histogram"] = tuple(tuple(entry) for entry in runtime["histogram"])
         buckets = tuple(
-            Bucket(**(bucket | {"rules": tuple(bucket.get("rules", ()))}))
+            Bucket(**(bucket | {"rules": tuple(bucket.get("rules", ())),
+                                "labels": tuple(bucket.get("labels", ()))}))
             for bucket in data["buckets"]
         )
         return cls(
@@ -173,6 +182,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
         if totals["runs"] == 0:
             raise CampaignDataError(f"campaign {campaign_id!r} has no rows", where=runs_path)
         rules = rule_coverage(frame)
+        kafka = summary_fields(frame, failure_buckets(frame))
         return CampaignSummary(
             campaign_id=campaign_id,
             runs=totals["runs"],
@@ -182,7 +192,6 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             steps_total=totals["steps"],
             run_time_total_s=totals["run_time"],
             wall_s=totals["wall"],
-            buckets=failure_buckets(frame),
             actions=action_coverage(frame),
             rules=rules,
             runtime=runtime_stats(frame),
@@ -195,6 +204,7 @@ def summarize(spark: Any, runs_path: str, campaign_id: str) -> CampaignSummary:
             **_never_exercised(rules),
             **_pair_coverage(frame),
             **_variety(frame, totals),
+            **kafka,
         )
     finally:
         frame.unpersist()

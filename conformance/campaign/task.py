@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
+from kafkalog.conformance.campaign.kafka_runs import loader_columns, loader_scope, run_adapter
 from kafkalog.conformance.campaign.variety import (
     KAFKA,
     RunVariant,
@@ -36,6 +37,7 @@ from kafkalog.conformance.campaign.variety import (
 )
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.check.scratch import scratch_scope
+from kafkalog.conformance.crash.kafka_gaps import CAMPAIGN_UNPLANTED
 from kafkalog.conformance.errors import UnknownConfigFamilyError
 from kafkalog.model.versions import DEFAULT_PROFILE
 
@@ -79,6 +81,9 @@ ARROW_SCHEMA = pa.schema(
         ("crash_idempotence", pa.int32()),
         ("crash_mode", pa.string()),
         ("crash_in_load", pa.int32()),
+        ("kafka_loader_images", pa.int32()),
+        ("kafka_loader_outside", pa.int32()),
+        ("kafka_loader_gaps", pa.map_(pa.string(), pa.int32())),
     ]
 )
 SPARK_DDL = (
@@ -88,7 +93,8 @@ SPARK_DDL = (
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
     "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
     "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE, "
-    "crash_idempotence INT, crash_mode STRING, crash_in_load INT"
+    "crash_idempotence INT, crash_mode STRING, crash_in_load INT, kafka_loader_images INT, "
+    "kafka_loader_outside INT, kafka_loader_gaps MAP<STRING, INT>"
 )
 
 
@@ -121,7 +127,10 @@ class TaskSpec:
     adapter: str | None = None  # an adapter command, or None for the built-in implementation
     broken: str | None = None  # a broken implementation's name (broken/registry.py), or None
     time_limit_s: float = 120.0  # passed to run_seed, which stops itself gracefully
-    grace_s: float = 5.0  # the hard limit is time_limit_s + grace_s (a hang, not a slow run)
+    # The hard limit is time_limit_s + grace_s: a hang, not a slow run. The soft limit is
+    # checked between steps, and one crash step with crashes inside its loads costs tens of
+    # seconds on a loaded 2-core machine, so the grace covers a step, not a moment.
+    grace_s: float = 60.0
     commit: str = "unknown"  # the driver's git commit; executors may have no git checkout
     run_fn: RunFn | None = None  # None: check.runner.run_seed
     kafka_version: str = DEFAULT_PROFILE  # the Kafka profile checked against (KL-VERSION-1)
@@ -129,6 +138,9 @@ class TaskSpec:
     crash_sweep: bool = True  # every crash also loads every crash point of its action
     # The profile and crash-mode cycles of each run (variety.py); None: kafka_version, strict.
     variety: Variety | None = None
+    # The Kafka release whose LogLoader also loads the crash images of kafka-mode runs, through
+    # the `adapter` command (a --kafka campaign); None: kafkalog's loader only.
+    kafka_loader: str | None = None
 
     def __post_init__(self) -> None:
         assert self.families, "a campaign needs at least one config family"
@@ -190,22 +202,29 @@ def _run_one(seed: int, spec: TaskSpec, family: str, variant: RunVariant,
     The scratch scope around it closes only after `_hard_time_limit` has disarmed its alarm,
     which re-fires every second and could otherwise interrupt the run's own cleanup.
     """
+    row: dict[str, Any] = {}
     try:
         extra = _variant_options(spec, variant)
-        with _hard_time_limit(spec.time_limit_s + spec.grace_s):
+        adapter = run_adapter(spec, variant)
+        if adapter is not None and spec.run_fn is None:
+            extra["keep_adapter"] = True  # one warm adapter process per worker (kafka_runs.py)
+        with _hard_time_limit(spec.time_limit_s + spec.grace_s), \
+                loader_scope(spec, variant) as loader:
             outcome = _resolve(spec.run_fn)(
                 seed,
                 steps=spec.steps,
                 config_family=family,
-                adapter=spec.adapter,
+                adapter=adapter,
                 time_limit_s=spec.time_limit_s,
                 **extra,
             )
-            row = _outcome_row(outcome, spec.adapter)
+            row = _outcome_row(outcome, spec.adapter) | loader_columns(loader)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
         row = _error_row(error, time.time() - started)
     finally:
-        _kill_leftover_adapters()
+        # A run that ended normally leaves its kept adapter idle and in step; any other end
+        # may leave it mid-reply, so it goes too.
+        _kill_leftover_adapters(spare_kept=row.get("outcome") in ("conformed", "diverged"))
     return row
 
 
@@ -222,6 +241,10 @@ def _variant_options(spec: TaskSpec, variant: RunVariant) -> dict[str, Any]:
         extra["kafka_version"] = variant.kafka_version
     if spec.crash_weight:
         extra["crash_weight"] = spec.crash_weight
+        if variant.crash_mode == KAFKA:
+            # Leftovers whose kafka-mode clean-up a power loss turns into a named gap only
+            # (kafka_gaps.py CAMPAIGN_UNPLANTED): the run plants none in their place.
+            extra["leftovers_off"] = CAMPAIGN_UNPLANTED
         if spec.crash_sweep:
             extra["crash_sweep"] = True
             if variant.crash_in_load:
@@ -368,6 +391,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "crash_s": 0.0,
         "crash_idempotence": 0,
         "crash_in_load": 0,
+        **loader_columns(None),
     }
 
 
@@ -378,7 +402,7 @@ def _identity(seed: int, family: str, variant: RunVariant, spec: TaskSpec,
         "campaign_id": spec.campaign_id,
         "seed": seed,
         "config_family": family,
-        "adapter": spec.adapter or BUILTIN_ADAPTER,
+        "adapter": run_adapter(spec, variant) or BUILTIN_ADAPTER,
         "broken": spec.broken,
         "steps": spec.steps,
         "kafkalog_version": __version__,
@@ -392,13 +416,13 @@ def _identity(seed: int, family: str, variant: RunVariant, spec: TaskSpec,
     }
 
 
-def _kill_leftover_adapters() -> None:
+def _kill_leftover_adapters(spare_kept: bool = False) -> None:
     """Kill the process group of any adapter a run left alive (a hang cut by the hard limit)."""
     import sys
 
     module = sys.modules.get("kafkalog.conformance.adapter.subprocess_sut")
     if module is not None:
-        module.kill_all()
+        module.kill_all(spare_kept=spare_kept)
 
 
 def _ensure_hypothesis_storage() -> None:

@@ -23,7 +23,12 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.stateful import run_state_machine_as_test
 from kafkalog.conformance.adapter.json_codec import FEATURES, encode
-from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess, SubprocessSut
+from kafkalog.conformance.adapter.subprocess_sut import (
+    AdapterProcess,
+    SubprocessSut,
+    drop_kept,
+    kept_process,
+)
 from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.check.session import AdapterAbort, Session, SutFactory, TimeUp
@@ -106,6 +111,8 @@ def run_seed(
     crash_in_load: bool = False,
     shrink_s: float = SHRINK_BUDGET_S,
     kafka_version: str | None = None,
+    keep_adapter: bool = False,
+    leftovers_off: frozenset[str] = frozenset(),
 ) -> RunOutcome:
     """Run the machine once from `seed`; see the module docstring. Never raises.
 
@@ -113,35 +120,43 @@ def run_seed(
     minimising (at most MINIMISE_S); tests that only need the catch pass a smaller budget.
     `kafka_version` names the Kafka profile checked against (KL-VERSION-1; default: the family's,
     which is the newest release); it travels in the config, so traces and campaign rows record it.
+    `keep_adapter` runs on the adapter process kept across runs (subprocess_sut.kept_process),
+    dropped when the run ends in an adapter error. `leftovers_off`: leftovers its crash steps
+    never plant (the default campaign's kafka-mode runs, kafka_gaps.py CAMPAIGN_UNPLANTED).
     """
     started = time.monotonic()
     row = functools.partial(_outcome, seed, config_family, adapter, started)
     try:
         with scratch_scope():  # no log directory of the run outlives it, however it ends
-            return _run(seed, steps, config_family, adapter, time_limit_s, broken, row,
-                        shrink_s, kafka_version, (crash_weight, crash_sweep, crash_in_load))
+            outcome = _run(seed, steps, config_family, adapter, time_limit_s, broken, row,
+                           shrink_s, kafka_version, (crash_weight, crash_sweep, crash_in_load),
+                           keep_adapter, leftovers_off)
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # noqa: BLE001 - the last line of defence of "never raises"
-        return row(None, None, ADAPTER_ERROR, f"harness|{type(error).__name__}|{error}", None)
+        outcome = row(None, None, ADAPTER_ERROR, f"harness|{type(error).__name__}|{error}", None)
+    if keep_adapter and adapter is not None and outcome.outcome == ADAPTER_ERROR:
+        drop_kept(adapter)  # it may be hung or mid-reply: the next run starts a fresh one
+    return outcome
 
 
 def _run(seed: int, steps: int, config_family: str, adapter: str | None, time_limit_s: float,
          broken: str | None, row: Any, shrink_s: float, kafka_version: str | None,
-         crashes: tuple[int, bool, bool] = (0, False, False)
-         ) -> RunOutcome:
+         crashes: tuple[int, bool, bool] = (0, False, False), keep_adapter: bool = False,
+         leftovers_off: frozenset[str] = frozenset()) -> RunOutcome:
     process = None
     try:
         config = config_family_config(config_family)
         if kafka_version is not None:
             config = dataclasses.replace(config, kafka_version=kafka_version)
             validate_config(config)
-        factory, features, process = sut_factory(adapter, broken)
+        factory, features, process = sut_factory(adapter, broken, keep_adapter)
         session = Session(config, factory, features, time_limit_s=time_limit_s,
                           max_steps=steps, shrink_budget_s=shrink_s,
                           crash_weight=crashes[0], crash_sweep=crashes[1],
                           crash_in_load=crashes[2])
         session.swarm_off = _swarm_off(seed)
+        session.leftovers_off = leftovers_off
     except (AdapterError, Exception) as error:
         _close(process)
         code = getattr(error, "code", type(error).__name__)
@@ -185,8 +200,10 @@ def config_family_config(name: str) -> v.LogConfig:
     return config_family(name)
 
 
-def sut_factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, frozenset[str], Any]:
-    """How to build the system under test for each example, its features, and a process."""
+def sut_factory(adapter: str | None, broken: str | None,
+                keep: bool = False) -> tuple[SutFactory, frozenset[str], Any]:
+    """How to build the system under test for each example, its features, and the process the
+    run must close (None for a kept one, `keep`, which outlives the run)."""
     if broken is not None:
         if adapter is not None:
             raise ValueError("--broken applies to the built-in implementation, not an adapter")
@@ -205,12 +222,12 @@ def sut_factory(adapter: str | None, broken: str | None) -> tuple[SutFactory, fr
     if adapter == "model":
         return ModelSut, ModelSut.features, None
 
-    process = AdapterProcess(adapter)
+    process = kept_process(adapter) if keep else AdapterProcess(adapter)
 
     def open_log(config: v.LogConfig, now_ms: int, log_start_offset: int) -> SubprocessSut:
         return SubprocessSut(process, config, now_ms, log_start_offset)
 
-    return open_log, process.features, process
+    return open_log, process.features, None if keep else process
 
 
 def _close(process: Any) -> None:

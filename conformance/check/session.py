@@ -94,6 +94,9 @@ class Session:
         self.examples = 0
         self.close_error: str | None = None  # the first failure of an implementation's close()
         self.swarm_off: tuple[str, ...] = ()  # rules this run leaves out (swarm.py)
+        # Leftovers this run's crash steps never plant (they plant none instead): the default
+        # campaign's kafka-mode runs (kafka_gaps.py CAMPAIGN_UNPLANTED).
+        self.leftovers_off: frozenset[str] = frozenset()
 
     def start(self) -> Lockstep:
         """Fresh model and implementation logs for one example.

@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..choices import outcomes
+from ..crash.planted import with_planted
 from ..crash.producers import surviving_snapshots
 from ..errors import KafkalogError
 from ..helpers import floor_index
@@ -386,20 +387,40 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state, mode, durable.ghosts):
-                    try:
-                        recovered = recover_unclean(layout, checkpoints, state.config,
-                                                    state.now_ms, touched, snapshots, beyond,
-                                                    unreadable)
-                    except KafkalogError as error:  # KL-CRASH-13: this load fails
-                        out.setdefault(LoadFailure(error.code, error.message), None)
-                        continue
-                    # KL-ALLOW-5: every way the load may treat the segments its cut removed.
-                    options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
-                               if recovered[1] else [recovered[0]])
-                    for loaded in options:
-                        out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
-                                                              fault, mode, layout)), None)
+                    for recovered in _recoveries(mode, layout, checkpoints, state, touched,
+                                                 snapshots, beyond, unreadable):
+                        if isinstance(recovered, LoadFailure):  # KL-CRASH-13: the load fails
+                            out.setdefault(recovered, None)
+                            continue
+                        # KL-ALLOW-5: every way the load may treat the segments its cut removed.
+                        options = ([o.value for o in outcomes(defer_cut_deletion, *recovered)]
+                                   if recovered[1] else [recovered[0]])
+                        # Kafka mode: the emptied segment's planted batches may come back.
+                        on_disk = with_planted(layout, unreadable,
+                                               state.config.index_interval_bytes)
+                        for loaded in options:
+                            out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
+                                                                  fault, mode, on_disk)), None)
     return tuple(out)
+
+
+def _recoveries(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Checkpoints,
+                state: PartitionState, touched: frozenset[int],
+                snapshots: tuple[tuple[int, Any], ...], beyond: tuple[Segment, ...],
+                unreadable: int | None) -> list[Any]:
+    """`recover_unclean`'s result, or the LoadFailure it raised: kafkalog's load, and in kafka
+    mode also Kafka's, which keeps the checkpointed epoch cache. Spec: KL-ALLOW-8"""
+    out: list[Any] = []
+    for walk in (False, True) if mode is CrashMode.KAFKA else (False,):
+        recovered: Any
+        try:
+            recovered = recover_unclean(layout, checkpoints, state.config, state.now_ms, touched,
+                                        snapshots, beyond, unreadable, kafka_walk=walk)
+        except KafkalogError as error:
+            recovered = LoadFailure(error.code, error.message)
+        if recovered not in out:
+            out.append(recovered)
+    return out
 
 
 def _beyond_cut(layout: tuple[Segment, ...],

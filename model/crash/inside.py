@@ -81,6 +81,10 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                 extra = (*extra, layout)
         if mode is CrashMode.KAFKA:
             extra = (*extra, *_lowest_removed_first(before, after, fully))
+            # ... and over a layout an earlier unsynced truncation may bring back (GAP-1).
+            cut_from = 0 if fully else len(after.segments)
+            extra = (*extra, *_partly_retained(durable_before.layouts,
+                                               before.segments[cut_from:]))
     elif mode is CrashMode.KAFKA and removed:
         extra = (*extra, *_partly_retained(durable_before.layouts, before.segments[:removed]))
     out: dict[Outcome, None] = {}
@@ -162,10 +166,12 @@ def _lowest_removed_first(before: PartitionState, after: PartitionState,
 
 def _partly_retained(layouts: tuple[tuple[Segment, ...], ...],
                      removed: tuple[Segment, ...]) -> tuple[tuple[Segment, ...], ...]:
-    """Kafka mode, a crash inside retention: the layouts an earlier truncation may resurrect
-    (GAP-1) with the first k of the segments retention removes gone, oldest first (LOC-11), as
-    `observe` applies a completed retention to them (e.g. segment 0 removed, segment 2 kept,
-    segment 3 holding the batch an unsynced truncation had cut).
+    """Kafka mode, a crash inside retention or a truncation: the layouts an earlier truncation
+    may resurrect (GAP-1) with the first k of the segments the action removes gone, lowest
+    first (retention LOC-11, truncation `LocalLog.truncateTo`), as `observe` applies a
+    completed retention to them (e.g. segment 0 removed, segment 2 kept, segment 3 holding the
+    batch an unsynced truncation had cut; or a second truncation's lowest removed segment gone,
+    the next one back whole because the first truncation's cut of it was never synced).
 
     Spec: KL-CRASH-8.
     """

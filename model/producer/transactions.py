@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..choices import choose
 from ..producer.transaction_entry import CompletedTxn
 from ..state import PartitionState, Segment
 from ..values import AbortedTransaction, AbortedTxnEntry, FetchDataInfo
+from ..versions import read_reports_batch_base
 
 
 def psm_first_unstable_offset(state: PartitionState) -> int | None:
@@ -30,11 +32,26 @@ def psm_first_unstable_offset(state: PartitionState) -> int | None:
 
 def refresh_first_unstable_offset(state: PartitionState) -> PartitionState:
     """TXN-8 maybeIncrementFirstUnstableOffset: the PSM's FUO clamped up to the log start offset,
-    cached on the log. Spec: KL-TXN-5."""
+    cached on the log. Spec: KL-TXN-5, KL-ALLOW-4."""
     fuo = psm_first_unstable_offset(state)
-    if fuo is not None:
-        fuo = max(fuo, state.log_start_offset)
+    if fuo is not None and fuo < state.log_start_offset:
+        fuo = _clamped_to_log_start(state)
     return replace(state, first_unstable_offset=fuo)
+
+
+def _clamped_to_log_start(state: PartitionState) -> int:
+    """KL-ALLOW-4: Kafka caches `convertToOffsetMetadataOrThrow(logStartOffset)` as is, and from
+    4.0 a lookup's offset is the base of the batch it lands in (KL-VERSION-3): a log start in a
+    gap before a batch moves the FUO, and so the LSO, to that batch. kafkalog keeps the log start.
+    An offset below the log start (a log start inside a batch) is not offered (KL-INV-1)."""
+    start = state.log_start_offset
+    if not read_reports_batch_base(state.config.kafka_version):
+        return start
+    # LOC-5's 1-byte read at `start`: the first batch ending at or after it (in a later segment
+    # when its own segment has none), or the LEO itself.
+    found = next((b.base_offset for s in state.segments for b in s.batches
+                  if b.last_offset >= start), start)
+    return choose("fuo_materialisation", (start, found) if found > start else (start,))
 
 
 def on_high_watermark_updated(state: PartitionState) -> PartitionState:

@@ -97,6 +97,17 @@ def test_render_terminal__shows_totals_buckets_and_coverage() -> None:
     assert "spec rules never exercised (1 of 3): KL-RET-7" in text
 
 
+def test_render_terminal__kafka_mode_runs__say_which_leftovers_they_do_not_plant() -> None:
+    """A campaign with kafka-mode runs says they plant no `cleaned_swap` or `swap_completed`
+    leftover, and why; a strict-only one says nothing of it. Spec: KL-CRASH-3"""
+    for modes, said in (({"strict": 90, "kafka": 30}, True), ({"strict": 120}, False)):
+        console = Console(record=True, width=200)
+        render_terminal(dataclasses.replace(summary(), crash_modes=modes), console)
+        text = console.export_text()
+        assert ("kafka-mode runs plant no cleaned_swap or swap_completed leftover" in text) \
+            is said
+
+
 def test_render_terminal__error_text_with_brackets__printed_verbatim() -> None:
     """Messages are data: `[bold]` or `['x.log']` in an error is not taken as rich markup."""
     odd = Bucket(

@@ -65,3 +65,33 @@ def test_variant_options__in_load_without_sweep__not_requested() -> None:
                     crash_sweep=False)
     options = _variant_options(spec, RunVariant("3.8", STRICT, True))
     assert "crash_in_load" not in options and options["broken"] is None
+
+
+def test_variant_options__kafka_mode__plants_no_leftover_that_leads_only_into_a_named_gap() -> None:
+    """The default campaign's kafka-mode runs leave out the leftovers whose kafka-mode clean-up
+    a power loss turns into a named gap (kafka_gaps.py CAMPAIGN_UNPLANTED); strict runs, and
+    `check --crash-mode kafka`, plant every leftover. Spec: KL-CRASH-3, KL-CRASH-9"""
+    from kafkalog.conformance.crash.kafka_gaps import _LEFTOVER_GAPS, CAMPAIGN_UNPLANTED
+
+    spec = TaskSpec(campaign_id="c", steps=10, families=("tiny",), crash_weight=2)
+    assert _variant_options(spec, RunVariant("3.8", KAFKA, False))["leftovers_off"] == \
+        CAMPAIGN_UNPLANTED == {"cleaned_swap", "swap_completed"}
+    assert set(_LEFTOVER_GAPS) >= CAMPAIGN_UNPLANTED
+    assert "offsets_back" not in CAMPAIGN_UNPLANTED  # the kafka set holds its batches back
+    assert "leftovers_off" not in _variant_options(spec, RunVariant("3.8", STRICT, False))
+
+
+def test_crash_rule__a_leftover_the_run_leaves_out__is_recorded_as_none() -> None:
+    """The machine plants nothing in place of a left-out leftover, and records that, so the
+    trace replays alone (conformance/gen/machine.py `crash_now`)."""
+    from types import SimpleNamespace
+
+    from kafkalog.conformance.gen.machine import LogMachine
+
+    done: list[dict[str, object]] = []
+    stub = SimpleNamespace(session=SimpleNamespace(features=frozenset({"crash"}),
+                                                   leftovers_off=frozenset({"cleaned_swap"})),
+                           do=lambda action, **args: done.append(args))
+    LogMachine.crash_now(stub, 3, "power_loss", "cleaned_swap", 7)  # type: ignore[arg-type]
+    LogMachine.crash_now(stub, 3, "power_loss", "offsets_back", 7)  # type: ignore[arg-type]
+    assert [d["leftover"] for d in done] == ["none", "offsets_back"]

@@ -172,6 +172,25 @@ def test_kafka_gap__resurrected_batch_offset__last_segment_same_bytes_other_offs
     assert kafka_gap("kafka", [member], longer) is None
 
 
+def test_kafka_gap__swap_index_lost__an_earlier_segments_time_index_empty_after_a_swap() -> None:
+    """Seed 100780's shape: after a `swap_completed` plant, a member but for the empty time
+    index of a segment before the last is `swap_index_lost`; without the plant, for the last
+    segment, or with another difference, it is not. Spec: KL-CRASH-3"""
+    from kafkalog.conformance.crash.kafka_gaps import kafka_gap, leftovers_at_risk
+
+    first = v.SegmentView(0, 400, 5, ((4, 328),), ((START_MS, 0), (START_MS + 1, 3)))
+    member = v.LogStateView(0, 0, 7, 5, (first, v.SegmentView(5, 144, 7, (), ((START_MS, 5),))),
+                            ())
+    lost = replace(member, segments=(replace(first, time_index=()), member.segments[1]))
+    risk = leftovers_at_risk("kafka", "swap_completed")
+    assert kafka_gap("kafka", [member], lost, risk) == "swap_index_lost"
+    assert kafka_gap("kafka", [member], lost) is None
+    assert kafka_gap("strict", [member], lost, risk) is None
+    last_lost = replace(member, segments=(first, replace(member.segments[1], time_index=())))
+    assert kafka_gap("kafka", [member], last_lost, risk) is None
+    assert kafka_gap("kafka", [member], replace(lost, log_end_offset=6), risk) is None
+
+
 def test_diverse_first__one_member_per_durable_core_before_the_repeats() -> None:
     """Members alike but for kafka mode's layouts come after one of each distinct checkpoint
     content, so the few the checker keeps span what a later crash tells apart (seed 1505).
@@ -249,4 +268,6 @@ def test_kafka_mode_traces__cover_every_widened_shape() -> None:
     assert {"KL-CRASH-8-kafka_truncation_hole", "KL-CRASH-11-kafka_removed_snapshot_back",
             "KL-CRASH-1-kafka_power_loss_image_back", "KL-CRASH-1-kafka_load_removals_undone",
             "KL-CRASH-1-kafka_diverse_alternatives",
-            "KL-CRASH-8-kafka_retention_inside_resurrected_layout"} <= shapes
+            "KL-CRASH-8-kafka_retention_inside_resurrected_layout",
+            "KL-CRASH-8-kafka_truncation_over_resurrected_layout",
+            "KL-CRASH-9-kafka_planted_batches_back"} <= shapes

@@ -81,6 +81,30 @@ def test_handshake__kafka_adapter__lists_the_features_it_implements(
         process.close()
 
 
+def test_lines__are_the_newest_3x_and_4x_lines_the_adapter_has() -> None:
+    """CI builds and checks the newest line of each major (a new line must be added here)."""
+    newest = {major: max((line for line in kafka_adapter.KAFKA_LINES if line.startswith(major)),
+                         key=lambda line: int(line.split(".")[1]))
+              for major in ("3.", "4.")}
+    assert [line for line, _, _ in LINES] == [newest["3."], newest["4."]]
+
+
+@needs_jvm
+@pytest.mark.parametrize("line", [line for line, _, _ in LINES])
+def test_check_command__kafka_line__runs_and_conforms_on_a_short_check(line: str) -> None:
+    """`kafkalog check --kafka LINE`, as a user runs it: builds or reuses the adapter, drives
+    Kafka's UnifiedLog and ends with the summary and exit 0 on seeds that conform."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kafkalog", "check", "--kafka", line, "--examples", "2",
+         "--steps", "20", "--family", "tiny", "--crash-weight", "0", "--seed", "0"],
+        capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "all runs conformed" in done.stdout + done.stderr
+
+
 @needs_jvm
 def test_check__kafka_unifiedlog__conforms_to_its_profile_on_fixed_seeds(
         kafka: tuple[str, str, tuple[int, ...]]) -> None:

@@ -70,8 +70,9 @@ def test_load_image__log_start_advance_lost__kafka_keeps_the_checkpointed_epoch_
     epoch checkpoint's entry (0, 0) to (0, 2) and a crash lost the log-start checkpoint (GAP-12).
     Kafka's RCV-10 keeps the entry (no truncation at the recovery point, and a batch of epoch 0
     adds nothing under a latest epoch 0), then trims it at the LEO 2: an empty cache over two
-    batches of epoch 0. kafkalog (KL-CRASH-6) re-derives (0, 0) from the batches, in kafka mode
-    too, so this state is outside the model's kafka-mode set."""
+    batches of epoch 0. kafkalog (KL-CRASH-6) re-derives (0, 0) from the batches: against that
+    member alone Kafka's state is the class `epoch_recovery`; KL-ALLOW-8 now puts Kafka's walk
+    in the kafka-mode set as well (tests/model/test_model_crash_kafka_epochs.py)."""
     from kafkalog.conformance.check.impl_sut import ImplSut
 
     sut = ImplSut(v.LogConfig(), 1_700_000_000_000, 0)
