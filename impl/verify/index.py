@@ -116,6 +116,13 @@ def check_time_index(entries: Sequence[tuple[int, int]], scan: SegmentScan, path
         findings.append(_note("time_index_empty", path, None,
                               f"no entry, though the segment's largest timestamp is {largest}",
                               "SEG-13"))
+    elif expect_final_entry and largest >= 0 and last > largest:
+        # Per-append indexing (before 3.9.2): a truncation's remnant entry (see
+        # `_truncation_remnant_start`) becomes the segment's max timestamp so far, and so its
+        # final entry, above every batch left.
+        findings.append(_note(TRUNCATION_REMNANT, path, None,
+                              f"last entry has timestamp {last}, above the segment's largest "
+                              f"{largest}: a per-append truncation remnant", "KL-TRUNC-3"))
     elif expect_final_entry and largest >= 0 and last != largest:
         findings.append(_problem("time_index_missing_final_entry", path, None,
                                  f"last entry has timestamp {last} but the segment's largest "
@@ -206,7 +213,14 @@ def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: Segment
                                      f"{scan.next_offset})", "FMT-25"))
             continue
         seen = max((b.max_timestamp for b in scan.batches if b.base_offset <= offset), default=-1)
-        if seen != timestamp:
+        if timestamp > seen and n == len(entries) - 1:
+            # A per-append truncation remnant that later appends reached (they add no entry
+            # below its timestamp): see `_truncation_remnant_start`.
+            findings.append(_note(TRUNCATION_REMNANT, path, at,
+                                  f"entry ({timestamp}, {offset}) is above every timestamp up to "
+                                  f"offset {offset} ({seen}): a per-append truncation remnant",
+                                  "KL-TRUNC-3"))
+        elif seen != timestamp:
             findings.append(_problem("time_index_timestamp_mismatch", path, at,
                                      f"entry ({timestamp}, {offset}) but the largest timestamp "
                                      f"up to offset {offset} is {seen}", "FMT-19"))

@@ -216,6 +216,8 @@ def test_check_time_index__offset_past_segment_end__outside_segment() -> None:
     assert kinds(check_time_index([(40, 7)], scan, "t")) == ["time_index_entry_outside_segment"]
     assert kinds(check_time_index([(60, 7), (70, 3)], scan, "t")) == [
         "time_index_entry_outside_segment", "time_index_not_increasing",
+        "time_index_entry_past_truncation"]
+    assert kinds(check_time_index([(30, 3), (50, 4)], scan, "t")) == [
         "time_index_timestamp_mismatch"]
 
 
@@ -229,6 +231,11 @@ def test_check_time_index__trailing_entries_past_a_truncation__one_note() -> Non
     assert findings[0].severity.value == "note"
     emptied = facts()
     assert kinds(check_time_index([(50, 0)], emptied, "t")) == ["time_index_entry_past_truncation"]
+    # Later appends reached the remnant's offset: its timestamp stays above theirs, and it is
+    # the segment's max so far, so a roll keeps it as the final entry.
+    refilled = facts((0, 100, 0, 4, 40))
+    assert kinds(check_time_index([(50, 2)], refilled, "t", expect_final_entry=True)) == [
+        "time_index_entry_past_truncation", "time_index_entry_past_truncation"]
 
 
 def test_check_time_index__rolled_segment_without_final_entry__problem() -> None:
