@@ -35,7 +35,6 @@ class LogProducers:
         deleteProducerSnapshotsAsync, then truncateFullyAndStartAt); then remove stray
         snapshots and rebuild up to the LEO (LDR:235, PSR-3, PSR-5)."""
         segments = self.local_log.segments.values()
-        found = (dict(self.producer_state.snapshots), self.producer_state.snapshot_writes)
         if not had_clean_shutdown:
             # From the loaded log start, not its checkpoint (kafkalog, KL-CRASH-11): see
             # `LogLoader._loaded_log_start`.
@@ -50,12 +49,7 @@ class LogProducers:
             self.producer_state.truncate_fully_and_start_at(log_start_checkpoint)
         self.producer_state.remove_stray_snapshots(s.base_offset for s in segments)
         self._rebuild_producer_state(self.log_end_offset, had_clean_shutdown)
-        if not had_clean_shutdown or found != (self.producer_state.snapshots,
-                                               self.producer_state.snapshot_writes):
-            # Strict: load twice = load once. A clean shutdown made the files it found durable,
-            # so a clean load that changed none skips a sync per file (which on a journalling
-            # file system also flushes whatever else is dirty, so its cost grew with the log).
-            self.producer_state.make_snapshots_durable()
+        self.producer_state.make_snapshots_durable()  # strict: load twice = load once
         self._maybe_increment_first_unstable_offset()  # UL:481
 
     # --- transactions (TXN-7..TXN-9) ----------------------------------------------------------

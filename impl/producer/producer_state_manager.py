@@ -60,7 +60,6 @@ class ProducerStateManager:
         self.last_map_offset = 0
         self.last_snap_offset = 0
         self.snapshots: dict[int, Path] = self._list_snapshots()
-        self.snapshot_writes = 0  # snapshot files written by this manager (a load's own)
         # PST-2: first offset -> producer id of open transactions, and of completed ones whose
         # marker is not yet below the HW (marker offset kept in `unreplicated_markers`).
         self.ongoing_txns: dict[int, int] = {}
@@ -105,7 +104,6 @@ class ProducerStateManager:
             return None
         path = snapshot_file(self.dir, self.last_map_offset)
         write_snapshot(self.fs, path, self.snapshot_entries(), sync)
-        self.snapshot_writes += 1
         self.snapshots[self.last_map_offset] = path
         self.snapshots = dict(sorted(self.snapshots.items()))
         self.last_snap_offset = self.last_map_offset
