@@ -205,11 +205,7 @@ def lookup_figure(scale: Scale, root: Path, peer: Peer) -> Figure:
                               MockTime(START_MS), file_already_exists=True)
     try:
         def impl() -> Sample:
-            translate = segment.translate_offset
-            watch = Stopwatch()
-            for t in targets:
-                translate(t)
-            return watch.stop()
+            return read.time_lookups(segment, targets)
 
         return _figure(scale, KEYS[4], f"offset lookup: translateOffset, {len(targets)} random "
                        f"offsets, full {scale.index_bytes // 1024} KiB index ({entries} "
