@@ -263,7 +263,8 @@ class CrashSteps:
                                              leftover):
                 if isinstance(member, LoadFailure) and member.code == impl.code:
                     return StepResult(code=member.code, message=member.message)
-        gap = kafka_load_gap(self.model.mode, impl.describe(), self.at_risk)
+        gap = kafka_load_gap(self.model.mode, impl.describe(), self.at_risk,
+                             str(args["fault"]))
         if gap is not None:
             return (f"crash.outside_kafka_set.{gap}",
                     f"load after the crash failed outside the kafka set ({KAFKA_GAPS[gap]}): "

@@ -3,14 +3,15 @@
 `kafkalog check --crash-mode kafka` holds kafkalog's implementation with Kafka's fsync choices
 put back (conformance/broken/kafka_durability.py) to the model's kafka allowed set. A few
 outcomes Kafka really reaches are left out of that set on purpose: they need bytes the model
-never wrote (a torn epoch, planted corruption torn into later data, a stale `.swap` copy) or
-files a planted swap's undone renames lose (a time index). A divergence that is one of
-them is reported as `crash.outside_kafka_set.<name>`, so it reads as a known gap, not as an
-unexplained too-narrow set; the run still stops there (the model cannot continue from it).
+never wrote (a torn epoch or base offset, planted corruption torn into later data, a stale
+`.swap` copy) or files a planted swap's undone renames lose (a time index). A divergence that
+is one of them is reported as `crash.outside_kafka_set.<name>`, so it reads as a known gap, not
+as an unexplained too-narrow set; the run still stops there (the model cannot continue from it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,15 @@ KAFKA_GAPS: dict[str, str] = {
         "which the batch CRC excludes too: an old and a new batch of the same length and CRC-"
         "covered bytes at one position, torn into a mix, leave a CRC-valid batch whose offsets "
         "are neither (the last segment's bytes are the member's, its offsets are not)"),
+    "resurrected_batch_below_base": (
+        "GAP-1 L-weak, GAP-11, FLT-8, RCV-6: as resurrected_batch_offset, but the torn base "
+        "offset falls below its segment's base (an unsynced cut undone under a later unsynced "
+        "append at the same position): recovery's range check (SEG-2) throws "
+        "LogSegmentOffsetOverflowException, retryOnOffsetOverflow hands the "
+        "segment to splitOverflowedSegment, whose precondition (hasOverflow: a last offset "
+        "above base + Int.MAX) fails with IllegalArgumentException, and Kafka's load fails, "
+        "as kafkalog's does (no split, LOC-15); the model writes no torn offset, so its set "
+        "holds no such failure"),
     "planted_batches_back": (
         "GAP-4, GAP-6, FLT-8: an earlier crash planted CRC-valid batches whose offsets go back "
         "(leftover offsets_back); the load emptied their segment (RCV-6) without an fsync, and "
@@ -102,14 +112,24 @@ def kafka_gap(mode: Any, allowed: list[v.LogStateView], recovered: v.LogStateVie
     return None
 
 
-def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str]) -> str | None:
+#: The implementation's LogSegmentOffsetOverflowError (LogSegment._ensure_offset_in_range).
+_OVERFLOW = re.compile(r"LogSegmentOffsetOverflowError: Detected offset overflow at offset "
+                       r"(-?\d+) in segment with base offset (-?\d+)")
+
+
+def kafka_load_gap(mode: Any, error: str, at_risk: frozenset[str],
+                   fault: str = "") -> str | None:
     """The known kafka-mode gap a failed load (`error`, the implementation's description)
     falls in, or None: `swap_back` when a `.swap` was planted earlier and the load failed
-    reading a `.swap` file."""
+    reading a `.swap` file; `resurrected_batch_below_base` when a torn power loss (`fault`,
+    the only fault that mixes two batches' bytes) left a batch below its segment's base."""
     if str(mode) != "kafka":
         return None
     if "swap_back" in at_risk and ".swap@" in error:
         return "swap_back"
+    overflow = _OVERFLOW.search(error)
+    if fault == "power_loss_torn" and overflow and int(overflow[1]) < int(overflow[2]):
+        return "resurrected_batch_below_base"
     return None
 
 

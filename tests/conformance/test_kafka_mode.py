@@ -220,6 +220,23 @@ def test_kafka_load_gap__swap_back__only_a_planted_swap_read_by_the_load() -> No
     assert kafka_load_gap("kafka", error.replace(".swap", ""), risk) is None
 
 
+def test_kafka_load_gap__resurrected_batch_below_base__torn_offset_under_the_segment_base() -> None:
+    """Seed 102582's shape: after a torn power loss, a load failing on a batch whose offset is
+    below its segment's base (a torn base-offset field; Kafka's split precondition fails too)
+    is `resurrected_batch_below_base`; an offset above the base range, another fault, or
+    strict mode is not. Spec: KL-CRASH-3, SEG-2"""
+    from kafkalog.conformance.crash.kafka_gaps import kafka_load_gap
+
+    error = ("error LogSegmentOffsetOverflowError: Detected offset overflow at offset 0 in "
+             "segment with base offset 2 (/d/p-0/00000000000000000002.log)")
+    torn = "power_loss_torn"
+    assert kafka_load_gap("kafka", error, frozenset(), torn) == "resurrected_batch_below_base"
+    assert kafka_load_gap("kafka", error, frozenset(), "power_loss") is None
+    assert kafka_load_gap("strict", error, frozenset(), torn) is None
+    above = error.replace("offset 0 in", f"offset {2 + (1 << 31)} in")
+    assert kafka_load_gap("kafka", above, frozenset(), torn) is None
+
+
 KAFKA_MODE_TRACES = sorted(
     (Path(__file__).resolve().parents[1] / "regressions" / "kafka_mode").glob("*.jsonl"))
 #: Traces whose fix was in the checker, not the kafka set (lockstep keeps the matching members
@@ -270,4 +287,5 @@ def test_kafka_mode_traces__cover_every_widened_shape() -> None:
             "KL-CRASH-1-kafka_diverse_alternatives",
             "KL-CRASH-8-kafka_retention_inside_resurrected_layout",
             "KL-CRASH-8-kafka_truncation_over_resurrected_layout",
-            "KL-CRASH-9-kafka_planted_batches_back"} <= shapes
+            "KL-CRASH-9-kafka_planted_batches_back",
+            "KL-CRASH-9-kafka_planted_batches_emptied_again"} <= shapes
