@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..choices import outcomes
-from ..crash.planted import with_planted
+from ..crash.planted import empties_again, with_planted
 from ..crash.producers import surviving_snapshots
 from ..errors import KafkalogError
 from ..helpers import floor_index
@@ -86,7 +86,9 @@ class Durable:
     asynchronous truncation had not replaced yet, DUR-15). `layouts` (kafka mode only) are
     earlier segment layouts whose removal was never made durable (GAP-1, GAP-2); `ghosts`
     (kafka mode only) are producer snapshot files (offset, content) removed since, whose
-    removal no directory fsync has made durable yet (DUR-29).
+    removal no directory fsync has made durable yet (DUR-29). `planted` (kafka mode only) are
+    last segments of `layouts` whose `.log` holds, past their data, a planted batch going back
+    (KL-CRASH-9, planted.py): a load that finds one whole empties it again (RCV-6).
     """
 
     flushed: int
@@ -94,6 +96,7 @@ class Durable:
     epoch_options: tuple[tuple[EpochEntry, ...], ...] = ((),)
     layouts: tuple[tuple[Segment, ...], ...] = ()
     ghosts: tuple[tuple[int, Any], ...] = ()
+    planted: tuple[Segment, ...] = ()
 
 
 def initial_durable(state: PartitionState) -> Durable:
@@ -134,6 +137,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     flushed = durable.flushed
     checkpoints = durable.checkpoints
     layouts = durable.layouts
+    planted = durable.planted
     ghosts = (_removed_snapshots(durable.ghosts, before, after)
               if mode is CrashMode.KAFKA else ())
     rolled = _rolled_to(before, after)
@@ -175,7 +179,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     if flushed > durable.flushed:
         # an fsync commits the earlier renames and cuts with it (FLT-5, GAP-1), and the
         # directory fsync that comes with it the snapshot removals (DUR-8)
-        layouts, ghosts = (), ()
+        layouts, ghosts, planted = (), (), ()
     options = durable.epoch_options
     if after.epochs != before.epochs:
         grew = bool(after.epochs) and after.epochs[-1] not in before.epochs
@@ -183,7 +187,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             options = (after.epochs,)  # KL-EPOCH-6 / DUR-15: a synchronous write
         else:
             options = tuple(dict.fromkeys((*options, after.epochs)))  # an asynchronous trim
-    return Durable(flushed, checkpoints, options, layouts, ghosts)
+    return Durable(flushed, checkpoints, options, layouts, ghosts, planted)
 
 
 def _removed_snapshots(ghosts: tuple[tuple[int, Any], ...], before: PartitionState,
@@ -198,7 +202,7 @@ def _removed_snapshots(ghosts: tuple[tuple[int, Any], ...], before: PartitionSta
 def durable_after(state: PartitionState, checkpoints: Checkpoints,
                   before: Durable | None = None, fault: FaultModel | None = None,
                   mode: CrashMode = CrashMode.STRICT,
-                  on_disk: tuple[Segment, ...] = ()) -> Durable:
+                  on_disk: tuple[Segment, ...] = (), planted: bool = False) -> Durable:
     """After a crash and load: everything on disk is durable (it is what the crash left); the
     root checkpoint files keep their content, the epoch file holds the loaded cache (KL-CRASH-7).
 
@@ -208,8 +212,10 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     (`on_disk`, whose cuts and removals recovery never made durable) may come back like the
     layouts `before` kept (GAP-1, GAP-2). After a power loss in kafka mode the image the
     crash left is durable but recovery's cuts of it are not, so that image (`on_disk`) may
-    come back too.
+    come back too. `planted`: `on_disk` is a planted image whose last segment the load emptied
+    (planted.py); it stays one a load empties again.
     """
+    marked = (on_disk[-1],) if planted and on_disk and mode is CrashMode.KAFKA else ()
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         mixed = _removals_undone(on_disk, state.segments)
         layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()),
@@ -218,12 +224,13 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
                        checkpoints=checkpoints,
                        epoch_options=tuple(dict.fromkeys((state.epochs,
                                                           *before.epoch_options))),
-                       layouts=layouts[-_MAX_LAYOUTS:], ghosts=before.ghosts)
+                       layouts=layouts[-_MAX_LAYOUTS:], ghosts=before.ghosts,
+                       planted=tuple(dict.fromkeys((*before.planted, *marked)))[-_MAX_LAYOUTS:])
     if mode is CrashMode.KAFKA and _batches_of(on_disk) != _batches_of(state.segments):
         # GAP-4 after a power loss too: what the crash left is durable, recovery's cuts of it
         # are not; the image may come back (a prefix of it at or above F, like any layout).
         return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
-                       epoch_options=(state.epochs,), layouts=(on_disk,))
+                       epoch_options=(state.epochs,), layouts=(on_disk,), planted=marked)
     return Durable(flushed=state.log_end_offset, checkpoints=checkpoints,
                    epoch_options=(state.epochs,))
 
@@ -344,17 +351,20 @@ def _snapshot_options(state: PartitionState, mode: CrashMode = CrashMode.STRICT,
     return list(dict.fromkeys(options))
 
 
-def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool
+def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool,
+                       planted: tuple[Segment, ...] = ()
                        ) -> list[tuple[frozenset[int], int | None]]:
     """(segments whose `.log` recovery cut, the segment recovery must empty or None).
 
     With offsets going back planted (KL-CRASH-9, RCV-6), the last segment may be emptied: an
     offset-index append during its rebuild meets an offset not above the last (InvalidOffsetError,
-    which Kafka's LogLoader.recoverLog catches: `segment.truncateTo(baseOffset)`).
+    which Kafka's LogLoader.recoverLog catches: `segment.truncateTo(baseOffset)`). They are
+    planted by this crash (`offsets_back`), or (kafka mode) a power loss brought back whole a
+    planted image an earlier load emptied without an fsync (`planted`, planted.py).
     """
     out: list[tuple[frozenset[int], int | None]] = [
         (touched, None) for touched in _touched_variants(layout, state)]
-    if offsets_back and layout:
+    if layout and (offsets_back or empties_again(layout, planted)):
         out.append((frozenset({layout[-1].base_offset}), layout[-1].base_offset))
     return out
 
@@ -383,7 +393,8 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
         beyond = _beyond_cut(layout, sources)
         for epochs in durable.epoch_options:
             checkpoints = replace(durable.checkpoints, epochs=epochs)
-            for touched, unreadable in _recovery_variants(layout, state, offsets_back):
+            for touched, unreadable in _recovery_variants(layout, state, offsets_back,
+                                                          durable.planted):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
                 for snapshots in _snapshot_options(state, mode, durable.ghosts):
@@ -397,10 +408,12 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                                    if recovered[1] else [recovered[0]])
                         # Kafka mode: the emptied segment's planted batches may come back.
                         on_disk = with_planted(layout, unreadable,
-                                               state.config.index_interval_bytes)
+                                               state.config.index_interval_bytes,
+                                               durable.planted)
                         for loaded in options:
-                            out.setdefault((loaded, durable_after(loaded, checkpoints, durable,
-                                                                  fault, mode, on_disk)), None)
+                            out.setdefault((loaded, durable_after(
+                                loaded, checkpoints, durable, fault, mode, on_disk,
+                                planted=unreadable is not None)), None)
     return tuple(out)
 
 

@@ -99,7 +99,9 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
             merged = Durable(low, checkpoints, options,
                              durable_before.layouts + durable_after_action.layouts,
                              tuple(dict.fromkeys(durable_before.ghosts
-                                                 + durable_after_action.ghosts)))
+                                                 + durable_after_action.ghosts)),
+                             tuple(dict.fromkeys(durable_before.planted
+                                                 + durable_after_action.planted)))
             for outcome in crash_states(state, merged, fault, mode, layouts, offsets_back):
                 if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
                     # GAP-4: the page cache survived; the disk only has what was durable.

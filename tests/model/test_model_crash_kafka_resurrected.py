@@ -2,7 +2,8 @@
 
 Found by the default campaign's kafka-mode runs (seeds 100133, 100774: a second truncation over
 the layout an unsynced first one may bring back; seeds 100087, 100702: the `offsets_back`
-batches a load emptied without an fsync, back after a power loss).
+batches a load emptied without an fsync, back after a power loss; seeds 101944, 102479: the same
+batches emptied again by the next load, back under later appends).
 """
 
 from __future__ import annotations
@@ -88,3 +89,31 @@ def test_kafka_mode__planted_offsets_back__come_back_as_data_after_the_load_empt
             assert all(b.partition_leader_epoch == -1 and b.max_timestamp == NO_TIMESTAMP
                        for b in planted_batches)
             assert check_all(s) == []
+
+
+def test_kafka_mode__planted_offsets_back__emptied_again_by_the_next_load__stay_on_disk() -> None:
+    """A power loss brings the planted image back whole; the next load reaches the batch going
+    back and empties the segment again (RCV-6), again without an fsync, so the image is still
+    one a later power loss may bring back, under the appends made since (seeds 101944,
+    102479). Strict loads sync the cut. Spec: KL-CRASH-9"""
+    for mode, back in ((CrashMode.STRICT, False), (CrashMode.KAFKA, True)):
+        t = _Tracked(mode)
+        t.segments_of(2)  # segments at 0 and 2
+        t.do("flush", None)
+        planted = crash.crash_states(t.state, t.durable, FaultModel.POWER_LOSS, mode,
+                                     offsets_back=True)
+        t.state, t.durable = next((s, d) for s, d in crash.loaded_outcomes(planted)
+                                  if s.log_end_offset == 2)  # segment 2 emptied
+        again = crash.loaded_outcomes(crash.crash_states(t.state, t.durable,
+                                                         FaultModel.POWER_LOSS, mode))
+        grown: set[int] = set()
+        for state, durable in again:
+            if state.log_end_offset != 2:  # only the segment emptied a second time
+                continue
+            t.state, t.durable = state, durable
+            t.do("append_as_leader", (Record(None, b"test", 100),), 0)
+            later = crash.loaded_outcomes(crash.crash_states(t.state, t.durable,
+                                                             FaultModel.POWER_LOSS, mode))
+            grown |= {s.log_end_offset for s, _ in later if s.log_end_offset > 4}
+            assert all(check_all(s) == [] for s, _ in later)
+        assert grown == ({5, 6} if back else set()), mode
