@@ -53,6 +53,7 @@ from kafkalog.conformance.errors import UnexpectedException
 from kafkalog.conformance.gen.transactions import is_txn_config
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model import errors as e
+from kafkalog.model.bounds import require_int32
 from kafkalog.model import values as v
 
 #: Fetch and ListOffsets isolation level 1: bounded by the last stable offset (KL-WIRE-12).
@@ -337,6 +338,8 @@ class BrokerSut:
         return v.TimestampAndOffset(ts, offset, None if epoch < 0 else epoch)
 
     def end_offset_for_epoch(self, epoch: int) -> v.EpochEndOffset | None:
+        # The request's epoch is an INT32: a client refuses a wider one before sending (KL-BOUND-1)
+        require_int32(epoch, "epoch", "end_offset_for_epoch")
         req = OffsetForLeaderEpochRequest
         topic = req.OffsetForLeaderTopic
         part = topic.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1,

@@ -59,6 +59,16 @@ UNREACHABLE_BY_GENERATION: dict[str, str] = {
     "KL-ALLOW-5": _OTHER_CHOICE,
     "KL-ALLOW-6": _OTHER_CHOICE,
     "KL-ALLOW-7": _OTHER_CHOICE,
+    "KL-ALLOW-8": ("a choice only Kafka's own loader makes (it keeps the checkpointed epoch "
+                   "cache); the built-in implementation re-derives the cache. `campaign --kafka` "
+                   "loads crash images with Kafka's LogLoader against the kafka-mode set that "
+                   "holds it; tests/model/test_model_crash*.py pin the set"),
+    "KL-EPOCH-5": ("no action of the vocabulary asks the epoch of an offset (Kafka's only "
+                   "log-layer caller is remote storage, LOG-46); the vector and the unit tests of "
+                   "model/epochs.py and impl/checkpoint/epoch_cache.py pin it"),
+    "KL-HW-6": ("high-watermark metadata with only one of its segment base and position at -1 "
+                "comes from no Kafka caller (replication passes message-only or full metadata), "
+                "so the generator does not send it; the KL-HW-6 vector pins both sides"),
     **dict.fromkeys(("KL-INV-20", "KL-INV-21", "KL-INV-22"),
                     "relations between the states before and after a cleaning pass, checked by "
                     "the model's compaction tests (tests/model/test_compaction*.py), not by the "

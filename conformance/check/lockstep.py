@@ -110,7 +110,7 @@ class Lockstep:
         if "transactions" not in self.sut.features and isinstance(model.value, v.FetchDataInfo):
             model = replace(model, value=without_transactions(model.value))
         self.actions[action] += 1
-        self._cover(action, before, model)
+        self._cover(action, before, model, args)
         problem = self._compare(action, model, impl)
         if problem is not None and alternatives:
             # After a crash the model may not know which of several equal-looking states the
@@ -125,7 +125,7 @@ class Lockstep:
             allowed = allowed_outcome(self.model, self.sut, action, args, before, impl)
             if allowed is not None:  # another Kafka-legal choice (KL-ALLOW-1): continue from it
                 model, choice = allowed
-                self._cover(action, before, model)
+                self._cover(action, before, model, args)
                 problem = self._compare(action, model, impl)
         if problem is not None and problem[0] == "result" and \
                 black_box.is_black_box(self.sut.features):
@@ -177,6 +177,7 @@ class Lockstep:
     def _crash_step(self, args: dict[str, Any]) -> tuple[StepResult, StepResult] | None:
         """A crash step: the sweep (when on), then the crash itself, then the in-load and
         idempotence checks it asks for."""
+        since_last_crash, transactional = self._actions_since_crash(), self._transactional()
         planned = self.crash_steps.plan(args, self.alternatives)
         self.rules |= planned.rules
         args = planned.args
@@ -186,7 +187,8 @@ class Lockstep:
         except UnsupportedError as error:
             self._unsupported("crash", json_args, error)
             return None
-        results = self._crash(args, json_args, impl, planned.covered)
+        context = since_last_crash, transactional
+        results = self._crash(args, json_args, impl, planned.covered, context)
         found = self.crash_steps.in_load_finding(args, self.steps[-1])
         if found is not None:
             step, problem, code = found
@@ -197,8 +199,8 @@ class Lockstep:
                 self._fail_crash_step(self.steps[-1], problem, f"crash|ok|{code}|", "KL-CRASH-7")
         return results
 
-    def _crash(self, args: dict[str, Any], json_args: Any, impl: StepResult,
-               covered: bool) -> tuple[StepResult, StepResult]:
+    def _crash(self, args: dict[str, Any], json_args: Any, impl: StepResult, covered: bool,
+               context: tuple[frozenset[str], bool]) -> tuple[StepResult, StepResult]:
         """Record a crash step with `CrashSteps.judge`'s verdict and the internal checks."""
         self.actions["crash"] += 1
         verdict = self.crash_steps.judge(args, impl, self.alternatives, covered)
@@ -209,7 +211,7 @@ class Lockstep:
         message = None if problem is None else problem[1]
         step = TraceStep("crash", json_args, verdict.model.to_json(), impl.to_json(), message)
         self.steps.append(step)
-        self.last_rules = frozenset(crash_rules(args, impl))
+        self.last_rules = frozenset(crash_rules(args, impl, *context))
         self.rules |= self.last_rules
         if problem is not None:
             self.last_signature = self._signature("crash", verdict.model, impl, problem[0])
@@ -217,6 +219,21 @@ class Lockstep:
                 self.last_signature = self.last_signature.rsplit("|", 1)[0] + "|KL-CRASH-14"
             raise DivergenceError(problem[1], self.last_signature, step)
         return verdict.model, impl
+
+    def _actions_since_crash(self) -> frozenset[str]:
+        """The actions recorded since the last crash step (or the start)."""
+        actions: set[str] = set()
+        for step in reversed(self.steps):
+            if step.action == "crash":
+                break
+            actions.add(step.action)
+        return frozenset(actions)
+
+    def _transactional(self) -> bool:
+        """Whether the model's log holds an aborted or an ongoing transaction."""
+        view = self.model.state()
+        return bool(view.aborted_txns) or any(p.current_txn_first_offset >= 0
+                                              for p in view.producers)
 
     def _fail_crash_step(self, step: TraceStep, problem: Problem, prefix: str, rule: str) -> None:
         """A check after the crash failed: it becomes the crash step's divergence."""
@@ -226,13 +243,14 @@ class Lockstep:
 
     # --- coverage and comparing -------------------------------------------------------------
 
-    def _cover(self, action: str, before: Any, model: StepResult) -> None:
+    def _cover(self, action: str, before: Any, model: StepResult,
+               args: dict[str, Any] | None = None) -> None:
         """Add the spec rules the model says this step exercised (model/coverage/rules.py)."""
         outcome: Any = model.value
         if not model.ok:
             outcome = _error_of(ACTION_ERRORS.get(model.code or "", KafkalogError), model.message)
         after = self.model.partition_state
-        self.last_rules = frozenset(rules_exercised(action, before, after, outcome))
+        self.last_rules = frozenset(rules_exercised(action, before, after, outcome, args))
         self.rules |= self.last_rules
 
     def _compare(self, action: str, model: StepResult,

@@ -430,10 +430,24 @@ def _allows(allowed: Allowed, recovered: Any) -> bool:
                (comparable(member, recovered) for member in allowed[0]))
 
 
-def crash_rules(args: dict[str, Any], impl: StepResult) -> set[str]:
-    """The KL-CRASH rules one crash step exercised (specs/log.md §15)."""
+#: Actions whose cut or removal must be durable before they return (KL-CRASH-3): a crash after
+#: one, or inside one under the sweep, checks that no removed offset comes back.
+CUTTING_ACTIONS = frozenset({"truncate_to", "truncate_fully_and_start_at", "delete_old_segments",
+                             "maybe_increment_log_start_offset"})
+
+
+def crash_rules(args: dict[str, Any], impl: StepResult, since_last_crash: frozenset[str] = frozenset(),
+                transactional: bool = False) -> set[str]:
+    """The KL-CRASH rules one crash step exercised (specs/log.md §15): `since_last_crash` are the
+    actions run since the previous crash (or the start), `transactional` whether the log held
+    transactional data when it crashed (its recovery then rebuilds `.txnindex` entries and
+    ongoing transactions, KL-CRASH-12)."""
     rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10",
              "KL-CRASH-11"}
+    if since_last_crash & CUTTING_ACTIONS:
+        rules.add("KL-CRASH-3")
+    if transactional:
+        rules.add("KL-CRASH-12")
     if args.get("fault") != "process_crash":
         rules.add("KL-CRASH-2")
     if impl.ok and isinstance(impl.value, int) and impl.value > 0:

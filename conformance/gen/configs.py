@@ -143,11 +143,13 @@ CONFIG_FAMILIES.update(_producer_families())
 #: transactions.py), so a run of theirs reaches the plain rules and the producer table, its
 #: snapshots, the LSO and the `.txnindex` besides; they are drawn twice as often as a plain
 #: family, the transaction family (whose state is richest) three times. A trace records its own
-#: family and seed, so replay does not depend on this cycle.
+#: family and seed, so replay does not depend on this cycle. The compacted family closes the
+#: cycle: its machine cleans and refuses keyless records (KL-CLEAN-*), without crashes until the
+#: crash model covers a cleaning pass.
 DEFAULT_MIX: tuple[str, ...] = (
     "tiny", "transactions", "producers", "index_full", "size_retention", "transactions",
     "producers_append_time", "time_roll", "hw_retention", "transactions", "producers",
-    "log_append_time", "roomy", "producers_append_time", "zero_retention",
+    "log_append_time", "roomy", "producers_append_time", "zero_retention", "compact",
 )
 
 #: The default mix of `kafkalog campaign`: the same cycle as `check`'s.

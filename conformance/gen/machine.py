@@ -233,7 +233,8 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
     @precondition(lambda self: "leader_epochs" in self.session.features)
     @rule(epoch=EPOCHS)
     def end_offset_for_epoch(self, epoch: tuple[str, int, int]) -> None:
-        self.do("end_offset_for_epoch", epoch=self.epoch(epoch))
+        self.do("end_offset_for_epoch",
+                epoch=picks.resolve_query_epoch(epoch, self.view(), self.seen_epochs))
 
     @precondition(lambda self: "timestamps" in self.session.features)
     @rule(when=TIMESTAMPS)

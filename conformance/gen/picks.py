@@ -43,6 +43,20 @@ def resolve_offset(pick: OffsetPick, view: v.LogStateView, seen: list[int]) -> i
     return base + delta
 
 
+#: One past Java's int: an epoch every side refuses with IllegalArgumentError (KL-BOUND-1).
+BEYOND_INT32 = 2**31
+
+
+def resolve_query_epoch(pick: tuple[str, int, int], view: v.LogStateView, seen: list[int]) -> int:
+    """`resolve_epoch` for a query, except that UNDEFINED drawn with delta 2 (a delta UNDEFINED
+    otherwise ignores) asks one past Java's int. A query changes no state and the draw is the
+    same, so every run keeps the steps it had and only that answer becomes the refusal."""
+    anchor, _, delta = pick
+    if anchor == "undefined" and delta == 2:
+        return BEYOND_INT32
+    return resolve_epoch(pick, view, seen)
+
+
 def resolve_epoch(pick: tuple[str, int, int], view: v.LogStateView, seen: list[int]) -> int:
     """A leader epoch near the latest known one, a seen one, the first, or UNDEFINED (-1)."""
     anchor, index, delta = pick

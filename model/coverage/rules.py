@@ -64,7 +64,15 @@ def _append_argument_rule(error: errors.KafkalogError) -> str:
     return "KL-EPOCH-1"
 
 
+#: What `model/bounds.py` says when a value does not fit Kafka's widths (KL-BOUND-1).
+_BOUND_MESSAGES = ("outside the int32 range", "outside the int64 range", "past Long.MAX",
+                   "lone surrogate")
+
+
 def _error_rules(action: str, error: errors.KafkalogError) -> Rules:
+    if isinstance(error, errors.IllegalArgumentError) and \
+            any(m in error.message for m in _BOUND_MESSAGES):
+        return {"KL-BOUND-1"}
     if isinstance(error, errors.IllegalArgumentError) and action.startswith("append_as_"):
         return {_append_argument_rule(error)}
     for cls, by_action in _ERROR_RULES.items():
