@@ -51,6 +51,15 @@ public final class Args {
         return (int) value;
     }
 
+    /** A number argument: an integer or a fraction (the JSON reader keeps 0.0 a Double). */
+    public static double dbl(Map<String, Object> args, String name, Object fallback) {
+        Object value = get(args, name, fallback);
+        if (!(value instanceof Long) && !(value instanceof Double)) {
+            throw wrong(name, "a number", value);
+        }
+        return ((Number) value).doubleValue();
+    }
+
     public static Long optLong(Map<String, Object> args, String name) {
         Object value = get(args, name, null);
         if (value == null) {

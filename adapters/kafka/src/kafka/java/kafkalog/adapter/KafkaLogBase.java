@@ -31,6 +31,7 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache;
 import org.apache.kafka.storage.internals.log.BatchMetadata;
 import org.apache.kafka.storage.internals.log.EpochEntry;
@@ -43,6 +44,7 @@ import org.apache.kafka.storage.internals.log.OffsetIndex;
 import org.apache.kafka.storage.internals.log.OffsetPosition;
 import org.apache.kafka.storage.internals.log.ProducerStateEntry;
 import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.apache.kafka.storage.internals.log.RecordValidationException;
 import org.apache.kafka.storage.internals.log.TimeIndex;
 import org.apache.kafka.storage.internals.log.TimestampOffset;
 
@@ -114,6 +116,16 @@ public abstract class KafkaLogBase implements PartitionLog {
             String.valueOf(Args.lng(c, "max_message_bytes", ONE_MIB + 12L)));
         p.put("file.delete.delay.ms", String.valueOf(Args.lng(c, "file_delete_delay_ms", 60_000L)));
         p.put("message.timestamp.type", Args.str(c, "message_timestamp_type", "CreateTime"));
+        // A compacted log's leader refuses keyless records (KL-CLEAN-12); the cleaner settings
+        // are passed too, so Kafka holds the same LogConfig as the model.
+        p.put("cleanup.policy", Args.str(c, "cleanup_policy", "delete"));
+        p.put("min.cleanable.dirty.ratio",
+            String.valueOf(Args.dbl(c, "min_cleanable_dirty_ratio", 0.5)));
+        p.put("min.compaction.lag.ms", String.valueOf(Args.lng(c, "min_compaction_lag_ms", 0L)));
+        p.put("max.compaction.lag.ms",
+            String.valueOf(Args.lng(c, "max_compaction_lag_ms", Long.MAX_VALUE)));
+        p.put("delete.retention.ms",
+            String.valueOf(Args.lng(c, "delete_retention_ms", 86_400_000L)));
         // The checker's record timestamps are arbitrary: Kafka must not judge them by its clock.
         p.put("message.timestamp.before.max.ms", String.valueOf(Long.MAX_VALUE));
         p.put("message.timestamp.after.max.ms", String.valueOf(Long.MAX_VALUE));
@@ -368,7 +380,25 @@ public abstract class KafkaLogBase implements PartitionLog {
         for (int i = 0; i < records.size(); i++) {
             addRecord(builder, Args.asMap(records.get(i), "records[" + i + "]"), -1L);
         }
-        return appendInfo(appendLeader(builder.build(), epoch, false));
+        return appendInfo(validatedAppend(builder.build(), epoch, false));
+    }
+
+    /**
+     * A leader append whose record-level refusals (a keyless record in a compacted log, a
+     * timestamp outside the window) are answered as the exception Kafka wraps in its
+     * RecordValidationException, with the records' own messages.
+     */
+    private LogAppendInfo validatedAppend(MemoryRecords records, int epoch, boolean coordinator)
+            throws IOException {
+        try {
+            return appendLeader(records, epoch, coordinator);
+        } catch (RecordValidationException e) {
+            StringBuilder message = new StringBuilder(e.invalidException().getMessage());
+            for (ProduceResponse.RecordError r : e.recordErrors()) {
+                message.append("; record ").append(r.batchIndex).append(": ").append(r.message);
+            }
+            throw new LogError(Errors.code(e.invalidException()), message.toString());
+        }
     }
 
     private Object appendMarker(Map<String, Object> a) throws IOException {
@@ -381,7 +411,7 @@ public abstract class KafkaLogBase implements PartitionLog {
             commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch);
         MemoryRecords records = MemoryRecords.withEndTransactionMarker(0L, clock.milliseconds(),
             RecordBatch.NO_PARTITION_LEADER_EPOCH, pid, producerEpoch, marker);
-        return appendInfo(appendLeader(records, epoch, true));
+        return appendInfo(validatedAppend(records, epoch, true));
     }
 
     private Object appendAsFollower(Map<String, Object> a) throws IOException {
