@@ -183,7 +183,8 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
                     now_ms: int, touched: frozenset[int] = frozenset(),
                     snapshots: tuple[tuple[int, Producers], ...] = (),
                     beyond: tuple[Segment, ...] = (),
-                    unreadable: int | None = None, kafka_walk: bool = False
+                    unreadable: int | None = None, kafka_walk: bool = False,
+                    kafka_producers: bool = False
                     ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
@@ -199,11 +200,13 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     `defer_cut_deletion` (split so the crash set recovers each layout once for every choice).
     `unreadable` names a recovered segment whose offsets go back (see `_recover_segments`).
     `kafka_walk` takes Kafka's walk of the checkpointed epoch cache instead of kafkalog's
-    re-derivation (KL-ALLOW-8; kafka mode allows both). A function of the image alone, so a
+    re-derivation (KL-ALLOW-8; kafka mode allows both). `kafka_producers` starts the producer
+    recovery passes at the log-start checkpoint as Kafka's `recoverSegment` does, not at the
+    loaded log start (KL-ALLOW-9; kafka mode allows both). A function of the image alone, so a
     crash inside the implementation's load must leave an image that loads to the same state
     (KL-CRASH-14).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5,
-    KL-CRASH-14.
+    KL-CRASH-14, KL-ALLOW-9.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs, unreadable, kafka_walk)
@@ -229,7 +232,8 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     # recovered segments' transaction indexes.
     producer_state, segments = reload_producers(
         snapshots, segments, log_start, leo, checkpoints.recovery_point, config, now_ms,
-        dropped=bool(dropped))
+        dropped=bool(dropped),
+        pass_start=checkpoints.log_start if kafka_producers else None)
     # kafkalog trims at the loaded log start, Kafka at the checkpoint (REC-15): a crash inside
     # a full truncation or a retention pass may leave the checkpoint below the first segment,
     # and an entry below the log start would break KL-INV-10.

@@ -61,11 +61,14 @@ def loader_totals(frame: Any) -> dict[str, Any]:
 
 def unexplained_images(loader: dict[str, Any]) -> int:
     """Crash images Kafka's loader put outside the kafka-mode set in no triaged gap class
-    (conformance/crash/kafka_gaps.py), or that the adapter failed to load: each fails the
-    verdict, as a NEW divergence does."""
+    (conformance/crash/kafka_gaps.py, or kafka_loader.TRIAGED: a recorded Kafka finding, or
+    kafkalog's own load alike), or that the adapter failed to load: each fails the verdict, as
+    a NEW divergence does."""
     from kafkalog.conformance.crash.kafka_gaps import KAFKA_GAPS
+    from kafkalog.conformance.crash.kafka_loader import TRIAGED
 
-    return sum(n for name, n in (loader.get("by_class") or {}).items() if name not in KAFKA_GAPS)
+    return sum(n for name, n in (loader.get("by_class") or {}).items()
+               if name not in KAFKA_GAPS and name not in TRIAGED)
 
 
 def summary_fields(frame: Any, buckets: tuple[Any, ...]) -> dict[str, Any]:

@@ -63,6 +63,11 @@ UNREACHABLE_BY_GENERATION: dict[str, str] = {
                    "cache); the built-in implementation re-derives the cache. `campaign --kafka` "
                    "loads crash images with Kafka's LogLoader against the kafka-mode set that "
                    "holds it; tests/model/test_model_crash*.py pin the set"),
+    "KL-ALLOW-9": ("a choice only Kafka's own loader makes (its producer recovery starts at the "
+                   "log-start checkpoint); the built-in implementation starts at the loaded log "
+                   "start. `campaign --kafka` loads crash images with Kafka's LogLoader against "
+                   "the kafka-mode set that holds it; "
+                   "tests/model/test_model_crash_kafka_producers.py pins the set"),
     "KL-EPOCH-5": ("no action of the vocabulary asks the epoch of an offset (Kafka's only "
                    "log-layer caller is remote storage, LOG-46); the vector and the unit tests of "
                    "model/epochs.py and impl/checkpoint/epoch_cache.py pin it"),

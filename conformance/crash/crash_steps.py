@@ -436,7 +436,8 @@ CUTTING_ACTIONS = frozenset({"truncate_to", "truncate_fully_and_start_at", "dele
                              "maybe_increment_log_start_offset"})
 
 
-def crash_rules(args: dict[str, Any], impl: StepResult, since_last_crash: frozenset[str] = frozenset(),
+def crash_rules(args: dict[str, Any], impl: StepResult,
+                since_last_crash: frozenset[str] = frozenset(),
                 transactional: bool = False) -> set[str]:
     """The KL-CRASH rules one crash step exercised (specs/log.md §15): `since_last_crash` are the
     actions run since the previous crash (or the start), `transactional` whether the log held

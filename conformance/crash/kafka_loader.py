@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -42,11 +43,27 @@ from kafkalog.model.errors import KafkalogError
 #: Classes of difference `judge` names itself, with what they mean. `epoch_recovery` was the
 #: class the first sweeps found; KL-ALLOW-8 now puts Kafka's walk of the checkpointed epoch cache
 #: in the kafka-mode set, so a state of this class is no longer explained and must be triaged.
+#: `index_rebuild_fails_load` is a Kafka bug (docs/kafka.md, finding 8), labelled, not allowed.
 KNOWN_GAPS: dict[str, str] = {
     "epoch_recovery": "equal to an allowed state but for the epoch cache, although the set "
                       "holds both kafkalog's re-derived cache and Kafka's walk of the "
                       "checkpointed one (RCV-10, KL-ALLOW-8): to be triaged",
+    "index_rebuild_fails_load": (
+        "Kafka finding 8 (RCV-5, RCV-6, KL-CRASH-9): a segment whose `.log` holds batches "
+        "whose offsets go back has no `.index`; LogLoader.loadSegmentFiles rebuilds it with "
+        "recoverSegment outside recoverLog's catch of InvalidOffsetException, so Kafka's load "
+        "fails where, with the index present, recovery empties the segment as the model does"),
+    "kafkalog_too": (
+        "Kafka's load of the image is kafkalog's own load of it (the sweep's recovered state, "
+        "compared alike): the difference with the kafka-mode set is not Kafka's loader's, and "
+        "the run's sweep reports it as a divergence of kafkalog's implementation"),
 }
+#: The classes above that are triaged (a recorded Kafka finding; a difference the run's own
+#: sweep reports as kafkalog's divergence): a campaign counts them, but they do not fail it.
+TRIAGED = frozenset({"index_rebuild_fails_load", "kafkalog_too"})
+#: Kafka's OffsetIndex.append refusing an offset that goes back (the message of its
+#: InvalidOffsetException, as the adapter reports it).
+_INDEX_APPEND_BACK = re.compile(r"^InvalidOffsetError: .*no larger than the last offset appended")
 
 #: (members' views, the same without index entries, error codes of allowed failed loads): the
 #: allowed set of one (fault, inside the action) as crash_steps.py's sweep computes it.
@@ -119,14 +136,25 @@ Classify = Callable[[list[v.LogStateView], v.LogStateView], "str | None"]
 
 
 def judge(kafka: v.LogStateView | str, allowed: Allowed,
-          classify: Classify | None = None) -> LoaderVerdict:
+          classify: Classify | None = None, indexless: bool = False,
+          kafkalogs: v.LogStateView | str | None = None) -> LoaderVerdict:
     """Kafka's load (state or error) against an allowed set, compared as the sweep compares; an
     outside state is put in a known class when one explains it (`epoch_recovery`, else the
-    kafka-mode gaps the crash checks know, `classify`)."""
+    kafka-mode gaps the crash checks know, `classify`). `indexless`: the image has a segment
+    `.log` without its `.index`; a failed load outside the set is then
+    `index_rebuild_fails_load` when Kafka's index rebuild met an offset going back while the
+    model's load succeeds. `kafkalogs`: kafkalog's own load of the same image (a sweep
+    point's); an outside state or failure equal to it is `kafkalog_too` when no other class
+    explains it."""
     members, _, failures = allowed
     if isinstance(kafka, str):
         member = kafka.split(":", 1)[0] in failures
-        return LoaderVerdict(member, kafka, "-" if member else "load", sorted(failures), kafka)
+        gap = ("index_rebuild_fails_load"
+               if not member and indexless and members and _INDEX_APPEND_BACK.match(kafka)
+               else "kafkalog_too" if not member and isinstance(kafkalogs, str)
+               and kafkalogs.split(":", 1)[0] == kafka.split(":", 1)[0] else "")
+        return LoaderVerdict(member, kafka, "-" if member else "load", sorted(failures), kafka,
+                             gap=gap)
     ours = _unindexed(kafka)
     narrowed = [_unindexed(_like(member, kafka)) for member in members]
     if ours in narrowed:
@@ -139,6 +167,9 @@ def judge(kafka: v.LogStateView | str, allowed: Allowed,
     gap = ("epoch_recovery" if any(dataclasses.replace(m, epoch_entries=ours.epoch_entries)
                                    == ours for m in narrowed)
            else (classify(narrowed, ours) if classify is not None else None) or "")
+    if not gap and isinstance(kafkalogs, v.LogStateView) \
+            and _unindexed(_like(kafkalogs, kafka)) == ours:
+        gap = "kafkalog_too"
     alike = tuple(m for m in narrowed if m.log_end_offset == ours.log_end_offset)[:8]
     return LoaderVerdict(False, kafka, where[0], where[1], where[2], closest, alike, gap)
 
@@ -183,6 +214,7 @@ class KafkaLoader:
         self.save_dir = save_dir  # images outside the set are copied here with their verdict
         self.label = label
         self.loaded: dict[bytes, v.LogStateView | str] = {}  # Kafka's load by image digest
+        self.indexless: set[bytes] = set()  # digests of images with a `.log` but no `.index`
         self.judged: dict[tuple[bytes, str, bool], LoaderVerdict] = {}
         self.outside_images: dict[bytes, tuple[str, bool, LoaderVerdict]] = {}
         self.pending: dict[bytes, tuple[Any, int]] = {}  # sweep.py fills: digest -> (image, now)
@@ -254,11 +286,14 @@ class KafkaLoader:
                 if loaded is None:
                     continue
                 self.loaded[digest] = loaded
+                if indexless(scratch / str(partition)):
+                    self.indexless.add(digest)
             inside = point.ops_lost > 0
             key = (digest, point.fault, inside)
             if key in self.judged:
                 continue
-            verdict = judge(self.loaded[digest], allowed(point, inside), classify)
+            verdict = judge(self.loaded[digest], allowed(point, inside), classify,
+                            digest in self.indexless, point.recovered)
             self.judged[key] = verdict
             if not verdict.member and digest not in self.outside_images:
                 self.outside_images[digest] = (point.fault, inside, verdict)
@@ -283,7 +318,7 @@ class KafkaLoader:
             return None
         self.loaded[key] = loaded
         self.planted += 1
-        verdict = judge(self.loaded[key], allowed, classify)
+        verdict = judge(self.loaded[key], allowed, classify, indexless(root / str(partition)))
         self.judged[key, label, False] = verdict
         if not verdict.member:
             self.outside_images[key] = (label, False, verdict)
@@ -355,6 +390,12 @@ def for_kafka(version: str, limit: int = DEFAULT_LIMIT,
 
     command = adapter_command(version)
     return KafkaLoader(lambda: AdapterProcess(command), limit, save_dir, label=version)
+
+
+def indexless(partition_dir: Path) -> bool:
+    """Whether some segment `.log` in `partition_dir` has no `.index` beside it (Kafka's
+    LogSegment.sanityCheck then throws NoSuchFileException and the loader rebuilds it)."""
+    return any(not log.with_suffix(".index").exists() for log in partition_dir.glob("*.log"))
 
 
 def _clear(directory: Path) -> None:

@@ -422,13 +422,16 @@ def _recoveries(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Check
                 snapshots: tuple[tuple[int, Any], ...], beyond: tuple[Segment, ...],
                 unreadable: int | None) -> list[Any]:
     """`recover_unclean`'s result, or the LoadFailure it raised: kafkalog's load, and in kafka
-    mode also Kafka's, which keeps the checkpointed epoch cache. Spec: KL-ALLOW-8"""
+    mode also Kafka's, which keeps the checkpointed epoch cache (KL-ALLOW-8) and starts its
+    producer recovery passes at the log-start checkpoint (KL-ALLOW-9).
+    Spec: KL-ALLOW-8, KL-ALLOW-9"""
     out: list[Any] = []
     for walk in (False, True) if mode is CrashMode.KAFKA else (False,):
         recovered: Any
         try:
             recovered = recover_unclean(layout, checkpoints, state.config, state.now_ms, touched,
-                                        snapshots, beyond, unreadable, kafka_walk=walk)
+                                        snapshots, beyond, unreadable, kafka_walk=walk,
+                                        kafka_producers=walk)
         except KafkalogError as error:
             recovered = LoadFailure(error.code, error.message)
         if recovered not in out:

@@ -109,7 +109,8 @@ def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start
 
 def reload_producers(snapshots: Snapshots, segments: tuple[Segment, ...], log_start: int,
                      leo: int, recovery_point: int, config: LogConfig, now_ms: int,
-                     dropped: bool) -> tuple[ProducerState, tuple[Segment, ...]]:
+                     dropped: bool, pass_start: int | None = None
+                     ) -> tuple[ProducerState, tuple[Segment, ...]]:
     """The producer state an unclean load ends with (PSR-7, then PSR-3 and PSR-5), and the
     segments with the `.txnindex` of each recovered one rebuilt (TXN-11).
 
@@ -124,20 +125,21 @@ def reload_producers(snapshots: Snapshots, segments: tuple[Segment, ...], log_st
     none when the log start is the first base), and a pass started there reads the snapshot at
     the log start, which the rebuild below then deletes (PSR-4): a transaction begun below the
     log start would be indexed with its first offset (or a lower last stable offset) by this
-    load and without it by the next.
+    load and without it by the next. `pass_start` (kafka mode, KL-ALLOW-9) is Kafka's start of
+    the passes instead: the log-start checkpoint as read.
 
-    Spec: KL-CRASH-11, KL-CRASH-12, KL-CRASH-7, KL-PROD-12, KL-TXN-7.
+    Spec: KL-CRASH-11, KL-CRASH-12, KL-CRASH-7, KL-PROD-12, KL-TXN-7, KL-ALLOW-9.
     """
     files = tuple(s for s in snapshots if s[0] <= leo)
+    start = log_start if pass_start is None else pass_start
     if dropped:
         files = ()
     else:
-        files, indexes = recover_producers(files, segments, log_start, recovery_point, config,
+        files, indexes = recover_producers(files, segments, start, recovery_point, config,
                                            now_ms)
         segments = tuple(replace(s, txn_index=indexes.get(s.base_offset, s.txn_index))
                          for s in segments)
-        files, _ = recover_producers(files, segments, log_start, recovery_point, config,
-                                     now_ms)
+        files, _ = recover_producers(files, segments, start, recovery_point, config, now_ms)
     fresh = ProducerState(
         snapshots=files,
         expiry_due_ms=now_ms + config.producer_id_expiration_check_interval_ms,

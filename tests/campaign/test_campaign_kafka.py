@@ -111,5 +111,6 @@ def test_failures__recorded_divergences_pass_unexplained_loader_images_fail() ->
         campaign_id="c", runs=10, duplicates_dropped=0, outcomes={"conformed": 6, "diverged": 4},
         params={}, steps_total=0, run_time_total_s=0.0, wall_s=0.0, buckets=(), actions=(),
         rules=(), runtime=RuntimeStats(0, 0, 0, 0, 0, ()), throughput=(), recorded=3,
-        kafka_loader={"by_class": {"epoch_recovery": 2, "resurrected_batch_epoch": 5}})
+        kafka_loader={"by_class": {"epoch_recovery": 2, "resurrected_batch_epoch": 5,
+                                   "index_rebuild_fails_load": 1, "kafkalog_too": 4}})
     assert summary.failures == 1 + 2  # one NEW divergence, two images of no triaged gap

@@ -98,3 +98,51 @@ def test_load_image__log_start_advance_lost__kafka_keeps_the_checkpointed_epoch_
     members = [dataclasses.replace(state, epoch_entries=(v.EpochEntry(0, 0),))]
     verdict = kafka_loader.judge(state, (members, frozenset(), frozenset()))
     assert (verdict.member, verdict.gap) == (False, "epoch_recovery")
+
+
+def _indexed_log_with_offsets_back(tmp_path: Path) -> Path:
+    """Two batches written by kafkalog, then the `offsets_back` leftover planted after them
+    (two batches continuing the offsets, one back at the base, each above the index interval):
+    an image without a checkpoint or clean-shutdown marker, so Kafka recovers the segment."""
+    from kafkalog.conformance.check.impl_sut import ImplSut, _offsets_back
+
+    config = v.LogConfig()
+    sut = ImplSut(config, 1_700_000_000_000, 0)
+    try:
+        for _ in range(2):
+            sut.append_as_leader(records=(v.Record(None, b"x", 1_700_000_000_000),),
+                                 leader_epoch=0)
+        sut.log_dir.close()
+        sut.abandoned = True  # closed here; close() only removes the directory
+        partition = tmp_path / "conformance-0"
+        shutil.copytree(sut.root / "conformance-0", partition)
+    finally:
+        sut.close()
+    log = partition / "00000000000000000000.log"
+    log.write_bytes(log.read_bytes()
+                    + _offsets_back(log.read_bytes(), 0, config.index_interval_bytes))
+    return partition
+
+
+def test_load_image__offsets_back_without_the_index__kafka_fails_finding_8(
+        tmp_path: Path) -> None:
+    """Finding 8 (class `index_rebuild_fails_load`), pinned on Kafka 4.4 with its control: the
+    same `.log` loads as an emptied segment when its `.index` is there (recoverLog catches the
+    index rebuild's InvalidOffsetException and truncates to the base, RCV-6) and fails the whole
+    load when the `.index` is missing (loadSegmentFiles rebuilds it outside that catch)."""
+    partition = _indexed_log_with_offsets_back(tmp_path / "with")
+    without = tmp_path / "without" / "conformance-0"
+    shutil.copytree(partition, without)
+    (without / "00000000000000000000.index").unlink()
+    loader = kafka_loader.for_kafka("4.4")
+    try:
+        indexed = loader.load(partition.parent, v.LogConfig(), 1_700_000_000_000, PARTITION)
+        failed = loader.load(without.parent, v.LogConfig(), 1_700_000_000_000, PARTITION)
+    finally:
+        loader.close()
+    assert not isinstance(indexed, str) and indexed is not None, indexed
+    assert (indexed.log_end_offset, [s.size_in_bytes for s in indexed.segments]) == (0, [0])
+    assert isinstance(failed, str) and failed.startswith("InvalidOffsetError"), failed
+    verdict = kafka_loader.judge(failed, ([indexed], frozenset(), frozenset()),
+                                 indexless=kafka_loader.indexless(without))
+    assert (verdict.member, verdict.gap) == (False, "index_rebuild_fails_load")
