@@ -36,7 +36,7 @@ from .producer.transaction_entry import CompletedTxn, marker_record, parse_marke
 from .producer.transactions import index_completed, refresh_first_unstable_offset
 from .segment import append_batches, indexes_full
 from .sizes import batch_size
-from .state import Batch, PartitionState
+from .state import Batch, PartitionState, evolve
 from .values import (
     INT32_MAX,
     INT64_MAX,
@@ -227,14 +227,14 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
     position = state.active.size
     placed = []
     for batch in batches:
-        placed.append(replace(batch, position=position))
+        placed.append(evolve(batch, position=position))
         position += batch.size
     active = append_batches(
         state.active, tuple(placed), state.now_ms, state.config.index_interval_bytes,
         index_entry_per_batch(state.config.kafka_version),
     )
     end = batches[-1].last_offset + 1
-    state = replace(
+    state = evolve(
         state,
         segments=(*state.segments[:-1], active),
         log_end_offset=end,
@@ -243,9 +243,9 @@ def _append(state: PartitionState, batches: tuple[Batch, ...],
     # PST-9: HW from the LEO, then PSM.update, completed transactions (index, unreplicated), the
     # map end, and the FUO.
     state = update_high_watermark_with_log_end(state)
-    state = replace(state, producer_state=replace(state.producer_state, producers=producers))
+    state = evolve(state, producer_state=evolve(state.producer_state, producers=producers))
     state = index_completed(state, completed)
-    state = replace(state, producer_state=replace(state.producer_state, last_map_offset=end))
+    state = evolve(state, producer_state=evolve(state.producer_state, last_map_offset=end))
     return refresh_first_unstable_offset(state), None
 
 

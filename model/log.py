@@ -9,6 +9,7 @@ writes, flush.messages, preallocate (specs/log.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from . import epochs as epoch_cache
@@ -33,6 +34,7 @@ from .local_log import (
     schedule_deletion,
 )
 from .producer.producer_state import (
+    Producers,
     ProducerState,
     delete_snapshots,
     on_log_start_offset_incremented,
@@ -59,6 +61,7 @@ from .values import (
     LogConfig,
     LogOffsetMetadata,
     LogStateView,
+    ProducerView,
     SegmentView,
 )
 from .versions import check_profile
@@ -383,8 +386,13 @@ def advance_clock(state: PartitionState, ms: int) -> tuple[PartitionState, int]:
     return state, state.now_ms
 
 
-def view(state: PartitionState) -> LogStateView:
-    """The observable state conformance compares after every step. Spec: KL-STATE-3, KL-PROD-1."""
+def view(state: PartitionState,
+         views_of: Callable[[Producers], tuple[ProducerView, ...]] = producer_views
+         ) -> LogStateView:
+    """The observable state conformance compares after every step. Spec: KL-STATE-3, KL-PROD-1.
+
+    `views_of` must equal `producer_views`; a checker that takes a view after every step passes
+    one that remembers the tables it already turned into views (they are frozen values)."""
     return LogStateView(
         log_start_offset=state.log_start_offset,
         high_watermark=state.high_watermark.message_offset,
@@ -396,11 +404,11 @@ def view(state: PartitionState) -> LogStateView:
         ),
         epoch_entries=state.epochs,
         pending_deletions=state.deleted_files,
-        producers=producer_views(state.producer_state.producers),
+        producers=views_of(state.producer_state.producers),
         producer_snapshots=tuple(off for off, _ in state.producer_state.snapshots),
         last_stable_offset=last_stable_offset(state),
         aborted_txns=aborted_txn_entries(state),
-        producer_snapshot_tables=tuple(producer_views(table)
+        producer_snapshot_tables=tuple(views_of(table)
                                        for _, table in state.producer_state.snapshots),
         cleaner_checkpoint=_checkpoint_view(state),
     )

@@ -27,7 +27,7 @@ from .helpers import (
     time_index_full,
     truncation_cut,
 )
-from .state import Batch, Segment
+from .state import Batch, Segment, evolve
 from .values import (
     NO_TIMESTAMP,
     BatchView,
@@ -126,7 +126,7 @@ def append_batches(segment: Segment, batches: tuple[Batch, ...], now_ms: int,
             time_index = _time_index_maybe_append(time_index, max_ts, max_ts_offset)
             since = 0
         since += size
-    return replace(
+    return evolve(
         segment,
         batches=segment.batches + batches,
         size=segment.size + sum(b.size for b in batches),

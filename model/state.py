@@ -8,6 +8,7 @@ here. Not modelled: tiered storage (specs/log.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from .producer.producer_entry import ProducerBatch
 from .producer.producer_state import ProducerState
@@ -21,6 +22,20 @@ from .values import (
     Record,
     TimestampType,
 )
+
+_Value = TypeVar("_Value")
+
+
+def evolve(value: _Value, **changes: Any) -> _Value:
+    """`dataclasses.replace(value, **changes)` for the model's frozen values at a fifth of the
+    cost, for the paths every append takes. It builds the same value: none of them has a
+    `__post_init__`, an init=False field or slots, so `replace` only copies the fields."""
+    fields = value.__dict__
+    assert changes.keys() <= fields.keys(), f"no such field: {changes.keys() - fields.keys()}"
+    copy: _Value = object.__new__(type(value))
+    copy.__dict__.update(fields)
+    copy.__dict__.update(changes)
+    return copy
 
 
 @dataclass(frozen=True)

@@ -249,12 +249,29 @@ def encode(value: Any) -> Json:
     if isinstance(value, tuple | list):
         return [encode(item) for item in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        omit = OMIT_WHEN_DEFAULT.get(type(value), frozenset())
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if f.name not in omit or getattr(value, f.name) != f.default}
+        out: dict[str, Json] = {}
+        for name, omittable, default in _fields_of(type(value)):
+            item = getattr(value, name)
+            if not omittable or item != default:
+                out[name] = encode(item)
+        return out
     if isinstance(value, dict):
         return {str(key): encode(item) for key, item in value.items()}
     raise TypeError(f"no JSON encoding for {type(value).__name__}")
+
+
+_FIELDS_OF: dict[type, tuple[tuple[str, bool, Any], ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, bool, Any], ...]:
+    """(name, omitted when default, default) of each field of a dataclass, in order: worked
+    out once per type, since every step encodes its arguments and both results."""
+    known = _FIELDS_OF.get(cls)
+    if known is None:
+        omit = OMIT_WHEN_DEFAULT.get(cls, frozenset())
+        known = _FIELDS_OF[cls] = tuple((f.name, f.name in omit, f.default)
+                                        for f in dataclasses.fields(cls))
+    return known
 
 
 def encode_args(action: str, args: dict[str, Any]) -> Json:

@@ -364,7 +364,9 @@ class ImplSut:
         """
         if not isinstance(self.fs, RecordingFileSystem):
             self.log_dir.checkpoint()
-        return self._verify_findings(self.log.state().segments[-1].base_offset, live=True)
+        # The active segment's base, as `state().segments[-1]` has it, without a whole view.
+        last_base = self.log.local_log.segments.base_offsets()[-1]
+        return self._verify_findings(last_base, live=True)
 
     def _verify_findings(self, last_base: int, live: bool) -> list[str]:
         report = verify_log_dir(self.fs, self.root, memo=self.verify_memo)

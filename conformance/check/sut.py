@@ -19,6 +19,7 @@ from kafkalog.model import values as v
 from kafkalog.model.crash import crash
 from kafkalog.model.crash import inside as crash_inside
 from kafkalog.model.errors import KafkalogError
+from kafkalog.model.producer.producer_state import Producers, producer_views
 from kafkalog.model.state import PartitionState
 
 #: The error code of an exception that is not a typed KafkalogError (an implementation bug).
@@ -173,6 +174,30 @@ def error_result(error: KafkalogError) -> StepResult:
     return StepResult(code=body["code"], message=body["message"])
 
 
+#: Producer tables `TableViews` keeps before it starts afresh (a run keeps a few dozen live).
+_TABLE_VIEWS_KEPT = 512
+
+
+class TableViews:
+    """`producer_views`, remembered per table object: tables are frozen tuples, and a state
+    after a step shares every snapshot table it did not change with the state before, so a
+    view after every step turns only new tables into views. Each table is kept with its
+    views, so its id is never reused while the entry lives."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Producers, tuple[v.ProducerView, ...]]] = {}
+
+    def __call__(self, table: Producers) -> tuple[v.ProducerView, ...]:
+        known = self._known.get(id(table))
+        if known is not None and known[0] is table:
+            return known[1]
+        if len(self._known) >= _TABLE_VIEWS_KEPT:
+            self._known.clear()
+        views = producer_views(table)
+        self._known[id(table)] = (table, views)
+        return views
+
+
 class ModelSut:
     """The pure model (kafkalog.model.log) behind the Sut protocol; it holds the current state.
 
@@ -190,6 +215,7 @@ class ModelSut:
         self.mode = mode
         self.partition_state = log.empty_log(config, now_ms, log_start_offset)
         self._per_state: dict[str, tuple[Any, Any]] = {}
+        self._table_views = TableViews()
         # What is durable (model/crash/crash.py) and the last action, for a crash inside it.
         self.durable = crash.initial_durable(self.partition_state)
         self.last: tuple[str, PartitionState, crash.Durable] | None = None
@@ -313,7 +339,10 @@ class ModelSut:
         return self._step("clean")  # type: ignore[no-any-return]
 
     def state(self) -> v.LogStateView:
-        return self._remembered("view", self._log.view)  # type: ignore[no-any-return]
+        return self._remembered("view", self._view)  # type: ignore[no-any-return]
+
+    def _view(self, state: PartitionState) -> v.LogStateView:
+        return self._log.view(state, self._table_views)
 
     def check(self) -> list[str]:
         return list(self._remembered("check", self._invariants.check_all))

@@ -73,6 +73,8 @@ class Op(NamedTuple):
 #: Paths remembered by `_rel` (the relative form is pure in the path and the root, except for a
 #: relative path under a changed working directory, which nothing here uses).
 _REL_CACHE_SIZE = 4096
+#: `version_of`'s memo: not asked yet under this generation (None is an answer).
+_UNASKED = object()
 #: Journalled ops that change a file's bytes, size or mtime (see `version_of`).
 _CONTENT_OPS = frozenset({"create", "write", "truncate", "store", "mtime"})
 
@@ -298,6 +300,9 @@ class RecordingFileSystem(FileSystem):
         # `version_of` for checkers that skip re-reading unchanged files.
         self._changed_at: dict[int, int] = {}
         self._rel_cache: dict[str | bytes, str | None] = {}
+        # `version_of` answers by path, valid while `generation()` is `_versions_at`.
+        self._versions: dict[str | bytes, Hashable | None] = {}
+        self._versions_at = -1
         if self.root.is_dir():
             self._snapshot_initial()
             if durable_image is not None:
@@ -338,11 +343,32 @@ class RecordingFileSystem(FileSystem):
         if op.kind in ("create", "rename", "unlink", "mkdir", "rmdir"):
             _apply_entry(self._live.files, self._live.dirs, op)
 
+    def generation(self) -> int:
+        """The number of operations journalled since the start (compacted ones included).
+        `_record` is the only writer of the namespace and the change ordinals `version_of`
+        reads, and every call appends an op, so no answer of `version_of` changes while this
+        number holds."""
+        return self._compacted + len(self._journal)
+
     def version_of(self, path: PathLike) -> Hashable | None:
         """(inode, last change) of a file under the root: every write, truncate, mapped store,
         mtime stamp and create goes through the journal, so an in-place rewrite of an old file
         changes it too; (0, -1) for a file that does not exist (inodes start at 1, and a
-        create is journalled too). None outside the root, where nothing is journalled."""
+        create is journalled too). None outside the root, where nothing is journalled.
+
+        Checkers ask for the same files several times a step: answers are kept until the next
+        journalled operation (`generation`)."""
+        generation = self._compacted + len(self._journal)
+        if generation != self._versions_at:
+            self._versions.clear()
+            self._versions_at = generation
+        key = os.fspath(path)
+        version = self._versions.get(key, _UNASKED)
+        if version is _UNASKED:
+            version = self._versions[key] = self._version_now(path)
+        return version
+
+    def _version_now(self, path: PathLike) -> Hashable | None:
         rel = self._rel(path)
         if rel is None:
             return None

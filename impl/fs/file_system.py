@@ -401,6 +401,12 @@ class FileSystem:
         The plain file system cannot: another process may write behind its back."""
         return None
 
+    def generation(self) -> Hashable | None:
+        """A token that changes whenever any answer of `version_of` may have changed (callers
+        that ask about many files keep the answers while it holds), or None when this file
+        system cannot tell."""
+        return None
+
     def read_file(self, path: PathLike) -> bytes:
         """The whole content of a small file (checkpoints, markers); never used for `.log` data."""
         try:

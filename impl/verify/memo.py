@@ -5,7 +5,8 @@ between two verifies. A file system that can tell when a file may have changed
 (`FileSystem.version_of`: the recording file system journals every write, truncate, mapped
 store and stamp, so an old segment rewritten in place changes it too) lets `verify` reuse the
 scan and the findings of a segment whose files all carry the versions they had; a file system
-that cannot tell (None) gets every segment checked again.
+that cannot tell (None) gets every segment checked again. Producer snapshots are parsed once
+per version of their file the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkalog.impl.fs.file_system import FileSystem
+from kafkalog.impl.producer.snapshot import SnapshotEntry, read_snapshot
 from kafkalog.impl.verify.findings import Finding
 from kafkalog.impl.verify.scan import SegmentScan
 
@@ -31,10 +33,25 @@ class CheckedSegment:
 
 
 class SegmentMemo:
-    """CheckedSegment by (directory, base), valid while its fingerprint holds."""
+    """CheckedSegment by (directory, base), valid while its fingerprint holds; and the entries
+    of each producer snapshot that parsed, valid while the file's version holds."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, int], tuple[Hashable, CheckedSegment]] = {}
+        self._snapshots: dict[str, tuple[Hashable, list[SnapshotEntry]]] = {}
+
+    def snapshot_entries(self, fs: FileSystem, path: Path) -> list[SnapshotEntry]:
+        """`read_snapshot(fs, path)`, read again only when the file's version changed. A file
+        that fails to parse is not remembered: it is read (and raises) every time."""
+        version = fs.version_of(path)
+        if version is None:
+            return read_snapshot(fs, path)
+        known = self._snapshots.get(str(path))
+        if known is not None and known[0] == version:
+            return known[1]
+        entries = read_snapshot(fs, path)
+        self._snapshots[str(path)] = (version, entries)
+        return entries
 
     @staticmethod
     def fingerprint(fs: FileSystem, partition_dir: Path, base: int, suffixes: set[str],

@@ -10,15 +10,17 @@ from pathlib import Path
 
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.producer.snapshot import read_snapshot, snapshot_offset
+from kafkalog.impl.verify.memo import SegmentMemo
 from kafkalog.model.errors import CorruptSnapshotError
 
 SnapshotFinding = tuple[bool, str, str, str, str]
 
 
 def check_snapshots(fs: FileSystem, partition_dir: Path, log_end_offset: int,
-                    ) -> list[SnapshotFinding]:
+                    memo: SegmentMemo | None = None) -> list[SnapshotFinding]:
     """Every `.snapshot` parses (version, size, CRC-32C); none holds state at or beyond its own
-    offset (KAFKA-6683) or a producer twice; one above the LEO is a note (the load deletes it)."""
+    offset (KAFKA-6683) or a producer twice; one above the LEO is a note (the load deletes it).
+    `memo` (optional, memo.py) reuses the entries of files whose version did not change."""
     out: list[SnapshotFinding] = []
     for name in fs.list_dir(partition_dir):
         offset = snapshot_offset(name)
@@ -26,7 +28,8 @@ def check_snapshots(fs: FileSystem, partition_dir: Path, log_end_offset: int,
             continue
         path = str(partition_dir / name)
         try:
-            entries = read_snapshot(fs, partition_dir / name)
+            entries = (read_snapshot(fs, partition_dir / name) if memo is None
+                       else memo.snapshot_entries(fs, partition_dir / name))
         except CorruptSnapshotError as error:
             out.append((True, "corrupt_snapshot", path, error.message, "PSF-5"))
             continue

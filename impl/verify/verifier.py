@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,11 @@ def _unreadable_into(findings: list[Finding], path: Path | str, error: KafkaStor
     findings.append(_problem("unreadable_file", str(path), None, error.message, "ERR-36"))
 
 
+#: `classify_partition_file` is pure in the name, and a checker classifies the same names at
+#: every verify: parsed once each.
+_classify = lru_cache(maxsize=4096)(classify_partition_file)
+
+
 def classify_files(fs: FileSystem, partition_dir: Path
                    ) -> tuple[dict[int, set[str]], list[Finding]]:
     """Segment base offset -> the plain suffixes present (`.log`, `.index`, ...), and the
@@ -262,7 +268,7 @@ def classify_files(fs: FileSystem, partition_dir: Path
         if fs.is_symlink(path):
             findings.append(_symlink_finding(path))
             continue
-        kind = classify_partition_file(name)
+        kind = _classify(name)
         if isinstance(kind, SegmentFileName):
             if kind.status:
                 findings.append(_note("leftover_file", path, None, f"{kind.status} file; the "
@@ -394,9 +400,11 @@ def _check_segment(fs: FileSystem, partition_dir: Path, base: int, suffixes: set
 
 def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Path,
                      checkpoints: RootCheckpoints, clean: bool,
-                     check_root_offsets: bool = True) -> PartitionReport:
+                     check_root_offsets: bool = True,
+                     memo: SegmentMemo | None = None) -> PartitionReport:
     """The cross-segment checks once every segment is in `report`: no segments, epochs against
-    the batches, the root checkpoints' offsets, producer snapshots."""
+    the batches, the root checkpoints' offsets, producer snapshots (parsed once per version of
+    each file with `memo`)."""
     tp = report.topic_partition
     if not report.segments:
         report.findings.append(_note("no_segments", str(partition_dir), None,
@@ -416,7 +424,7 @@ def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Pat
     report.findings.extend(check_partition_offsets(tp, checkpoints, start, report.log_end_offset,
                                                    str(partition_dir.parent), clean))
     for problem, kind, path, message, rule in check_snapshots(fs, partition_dir,
-                                                              report.log_end_offset):
+                                                              report.log_end_offset, memo):
         report.findings.append((_problem if problem else _note)(kind, path, None, message, rule))
     return report
 
@@ -434,7 +442,8 @@ def verify_partition(fs: FileSystem, tp: TopicPartition, partition_dir: Path,
                             lambda base: clean or base != last_base, memo)
     report.findings.extend(found.findings)
     report.segments.extend(found.scans)
-    return finish_partition(fs, report, partition_dir, checkpoints, clean, check_root_offsets)
+    return finish_partition(fs, report, partition_dir, checkpoints, clean, check_root_offsets,
+                            memo)
 
 
 def root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Finding]:

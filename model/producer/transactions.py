@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ..choices import choose
 from ..producer.transaction_entry import CompletedTxn
-from ..state import PartitionState, Segment
+from ..state import PartitionState, Segment, evolve
 from ..values import AbortedTransaction, AbortedTxnEntry, FetchDataInfo
 from ..versions import read_reports_batch_base
 
@@ -36,7 +36,7 @@ def refresh_first_unstable_offset(state: PartitionState) -> PartitionState:
     fuo = psm_first_unstable_offset(state)
     if fuo is not None and fuo < state.log_start_offset:
         fuo = _clamped_to_log_start(state)
-    return replace(state, first_unstable_offset=fuo)
+    return evolve(state, first_unstable_offset=fuo)
 
 
 def _clamped_to_log_start(state: PartitionState) -> int:

@@ -114,3 +114,62 @@ def test_index_memo__old_index_rewritten_in_place__is_read_again(tmp_path: Path)
     assert again != first
     assert again == with_indexes(log.state(), log, fs).segments[0].offset_index
     log_dir.close()
+
+
+def test_version_of__same_generation__answers_alike_until_the_next_operation(
+        tmp_path: Path) -> None:
+    """Answers are kept per generation: renames and deletes (namespace operations) still show."""
+    root = tmp_path / "root"
+    root.mkdir()
+    fs = RecordingFileSystem(root)
+    path = str(root / "file")
+    fs.open_file(path, create=True).close()
+    generation, version = fs.generation(), fs.version_of(path)
+    assert fs.version_of(path) == version != (0, -1)
+    assert fs.generation() == generation
+    fs.rename(path, path + ".moved")
+    assert fs.generation() > generation
+    assert fs.version_of(path) == (0, -1)
+    assert fs.version_of(path + ".moved") == version
+    fs.delete(path + ".moved")
+    assert fs.version_of(path + ".moved") == (0, -1)
+    assert FileSystem().generation() is None
+
+
+def test_log_state__old_segment_rewritten_after_check__shows_the_new_next_offset(
+        tmp_path: Path) -> None:
+    """The file versions a check read are reused only under the same generation: the next
+    offset `state()` reports for an old segment follows a rewrite of its last batch."""
+    fs, log_dir, log = rolled_log(tmp_path / "root")
+    log.check()
+    first = log.local_log.segments.values()[0]
+    before = log.state().segments[0].next_offset
+    last_position = sum(b.size_in_bytes for b in list(first.log.batches(0))[:-1])
+    handle = fs.open_file(first.log.path, writable=True)
+    try:
+        handle.pwrite((10**6).to_bytes(8, "big"), last_position)  # the last batch's base
+    finally:
+        handle.close()
+    after = log.state().segments[0].next_offset
+    assert after != before
+    assert after == first.read_next_offset()
+    log_dir.close()
+
+
+def test_verify_memo__snapshot_rewritten_in_place__reports_it(tmp_path: Path) -> None:
+    """verify parses a producer snapshot once per version: a damaged one is read again."""
+    fs, log_dir, log = rolled_log(tmp_path / "root")
+    memo = SegmentMemo()
+    clean = verify_log_dir(fs, tmp_path / "root", memo=memo).problems
+    assert verify_log_dir(fs, tmp_path / "root", memo=memo).problems == clean
+    paths = log.producer_state.snapshots
+    handle = fs.open_file(paths[min(paths)], writable=True)
+    try:
+        handle.pwrite(b"\xff" * 4, 0)  # a damaged header: PSF-5
+    finally:
+        handle.close()
+    after = verify_log_dir(fs, tmp_path / "root", memo=memo).problems
+    assert any(f.kind == "corrupt_snapshot" for f in after)
+    assert after == verify_log_dir(fs, tmp_path / "root").problems  # same as without a memo
+    assert verify_log_dir(fs, tmp_path / "root", memo=memo).problems == after  # not remembered
+    log_dir.close()
