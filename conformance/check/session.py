@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalog.conformance.check import black_box
+from kafkalog.conformance.check.deadline import TimeUp, check_deadline
 from kafkalog.conformance.check.lockstep import Lockstep
 from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError
@@ -40,10 +41,6 @@ class AdapterAbort(BaseException):  # noqa: N818 - a control-flow signal, not an
     def __init__(self, error: AdapterError) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-class TimeUp(BaseException):  # noqa: N818 - a control-flow signal, not an error type
-    """The run's time limit passed; raised between steps, never inside one."""
 
 
 class Session:
@@ -120,9 +117,11 @@ class Session:
             with contextlib.suppress(Exception):
                 sut.close()
             raise
-        return Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep,
-                        in_load=self.crash_in_load is not None,
-                        in_load_verdicts=self._in_load_verdicts)
+        lockstep = Lockstep(model, sut, self._verify_every(), sweep=self.crash_sweep,
+                            in_load=self.crash_in_load is not None,
+                            in_load_verdicts=self._in_load_verdicts)
+        lockstep.crash_steps.deadline = self.deadline  # a sweep stops at the time limit too
+        return lockstep
 
     def _verify_every(self) -> int:
         """How often the on-disk verify runs in the next example.
@@ -138,8 +137,7 @@ class Session:
 
     def tick(self) -> None:
         """Called before each step: stops the run once its time limit has passed."""
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise TimeUp()
+        check_deadline(self.deadline)
 
     def finish(self, lockstep: Lockstep) -> None:
         """Record one finished example and release its logs."""

@@ -94,6 +94,7 @@ class CrashSteps:
         self.crash_s = 0.0  # CPU seconds spent in crash steps (sweeps included)
         # Kafka-mode gaps a leftover planted by an earlier crash step may lead to (kafka_gaps.py)
         self.at_risk: frozenset[str] = frozenset()
+        self.deadline: float | None = None  # the run's time limit (session.py), for the sweep
 
     def distinct_images(self) -> int:
         """Distinct crash images this example loaded (a swept image counts once)."""
@@ -123,6 +124,7 @@ class CrashSteps:
         sweeper = getattr(self.sut, "sweeper", None)
         if sweeper is not None:
             sweeper.in_load = self.in_load
+            sweeper.deadline = self.deadline
             if self.in_load_verdicts is not None:
                 sweeper.in_load_verdicts = self.in_load_verdicts
         return self._sweep(args, alternatives)

@@ -38,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kafkalog.conformance.check.deadline import check_deadline
 from kafkalog.conformance.check.scratch import new_scratch, remove_scratch
 from kafkalog.conformance.check.view_checks import first_difference
 from kafkalog.conformance.crash.crash_image import CrashImage, FaultModel
@@ -203,6 +204,9 @@ class Sweeper:
         #: Set by crash_steps.py when Kafka's loader also loads the images (kafka_loader.py):
         #: every distinct image this sweeper loads is kept there by digest, with its clock.
         self.keep_images: dict[bytes, tuple[CrashImage, int]] | None = None
+        #: The run's time limit (crash_steps.py): a sweep raises TimeUp between crash points
+        #: once it has passed, so one crash step cannot outlast the run's hard limit.
+        self.deadline: float | None = None
 
     def sweep(self, fs: RecordingFileSystem, first: int, plan: Sequence[tuple[str, int]],
               now_ms: int) -> list[SweepPoint]:
@@ -216,6 +220,7 @@ class Sweeper:
         found: list[SweepPoint] = []
         with self._scratch() as scratch, self._scratch() as inner:
             for point in range(first, end + 1):
+                check_deadline(self.deadline)
                 for fault, seed in plan:
                     image = fs.crash_image(point, FaultModel(fault), seed)
                     digest = image.digest()
@@ -268,6 +273,7 @@ class Sweeper:
             return InLoadFailure(0, FaultModel.PROCESS_CRASH.value, 0,
                                  *_describe(first, state, "the recorded load"))
         for point in range(recorder.crash_points() + 1):
+            check_deadline(self.deadline)
             for fault, count in IN_LOAD_SEEDS.items():
                 for seed in range(count):
                     self.in_load_points += 1
