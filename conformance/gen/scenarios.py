@@ -21,6 +21,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from kafkalog.conformance.check import black_box
 from kafkalog.conformance.gen import picks
 from kafkalog.model import values as v
 from kafkalog.model.timestamps import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_PENDING_UPLOAD_TIMESTAMP
@@ -170,7 +171,7 @@ class ReachRules:
         self.do("maybe_increment_log_start_offset", offset=target)
         for special in (v.EARLIEST_TIMESTAMP, v.LATEST_TIMESTAMP, v.MAX_TIMESTAMP):
             self.do("fetch_offset_by_timestamp", timestamp=special)
-        if "black_box" not in self.session.features:
+        if not black_box.is_black_box(self.session.features):
             # EARLIEST_LOCAL (KL-TIME-1) and EARLIEST_PENDING_UPLOAD, special only from 4.2
             # (KL-VERSION-7); a broker's answer depends on the ListOffsets version its client
             # negotiates, so black boxes are asked the three above only. LATEST_TIERED (-5) is

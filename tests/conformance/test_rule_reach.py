@@ -9,6 +9,7 @@ import pytest
 from kafkalog.conformance.adapter.json_codec import FEATURES
 from kafkalog.conformance.check.coverage import UNREACHABLE_BY_GENERATION
 from kafkalog.conformance.check.impl_sut import ImplSut
+from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.check.sut import StepResult
 from kafkalog.conformance.crash.crash_steps import crash_rules
@@ -100,3 +101,13 @@ def test_default_mix__runs_the_compacted_family() -> None:
 def test_unreachable_rules__each_has_a_reason_that_names_where_it_is_pinned() -> None:
     for rule in ("KL-ALLOW-8", "KL-ALLOW-9", "KL-EPOCH-5", "KL-HW-6"):
         assert "pin" in UNREACHABLE_BY_GENERATION[rule]
+
+
+def test_log_start_lookups__the_built_in_implementation__is_asked_the_profile_decided_targets(
+) -> None:
+    """The scenario asks EARLIEST_LOCAL and EARLIEST_PENDING_UPLOAD of every implementation
+    that is not a black box; the built-in one declares every feature, `black_box` included, and
+    was wrongly left out, so no run ever met KL-VERSION-7."""
+    reached = [s for s in range(8)
+               if "KL-VERSION-7" in run_seed(s, steps=60, config_family="tiny").rules]
+    assert reached
