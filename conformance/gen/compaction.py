@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from kafkalog.conformance.gen.producers import PRODUCER_BASE
-from kafkalog.conformance.gen.transactions import TxnLogMachine
+from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS
+from kafkalog.conformance.gen.transactions import TxnLogMachine, _uses_txn
 from kafkalog.model import values as v
 
 KEYS = 4  # the key space: b"k0" .. b"k3"
@@ -76,3 +76,31 @@ class CompactLogMachine(TxnLogMachine):
         self.do("roll")
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("clean")
+
+    @precondition(_cleans)
+    @rule(key=st.integers(0, KEYS - 1))
+    def tombstone_then_clean(self, key: int) -> None:
+        """A tombstone sealed and cleaned: the pass keeps it and stamps its batch with a delete
+        horizon (KL-CLEAN-8), which a later pass past the horizon honours."""
+        self.put(key, True)
+        self.seal_and_clean()
+
+    @precondition(lambda self: _cleans(self) and _uses_txn(self))
+    @rule(index=PRODUCERS)
+    def clean_over_aborted_txn(self, index: int) -> None:
+        """An aborted transaction, then a pass over it: its data goes, its `.txnindex` entry
+        stays while its marker does (KL-CLEAN-7)."""
+        self.txn_produce(index, 2)
+        self.end_txn(index, False, 0, 0)
+        self.seal_and_clean()
+
+    @precondition(_cleans)
+    @rule(back=st.integers(1, 2))
+    def truncate_below_checkpoint(self, back: int) -> None:
+        """A pass, then a truncation `back` offsets below the cleaner checkpoint it wrote: the
+        checkpoint comes down to the truncation offset (KL-CLEAN-13)."""
+        self.seal_and_clean()
+        view = self.view()
+        checkpoint = view.cleaner_checkpoint
+        if checkpoint is not None and checkpoint > view.log_start_offset:
+            self.do("truncate_to", offset=max(view.log_start_offset, checkpoint - back))
