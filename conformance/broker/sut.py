@@ -53,8 +53,8 @@ from kafkalog.conformance.errors import UnexpectedException
 from kafkalog.conformance.gen.transactions import is_txn_config
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.model import errors as e
-from kafkalog.model.bounds import require_int32
 from kafkalog.model import values as v
+from kafkalog.model.bounds import require_int32
 
 #: Fetch and ListOffsets isolation level 1: bounded by the last stable offset (KL-WIRE-12).
 READ_COMMITTED = 1

@@ -29,9 +29,10 @@ from kafkalog.conformance.adapter.subprocess_sut import (
     drop_kept,
     kept_process,
 )
+from kafkalog.conformance.check.deadline import TimeUp
 from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.conformance.check.scratch import scratch_scope
-from kafkalog.conformance.check.session import AdapterAbort, Session, SutFactory, TimeUp
+from kafkalog.conformance.check.session import AdapterAbort, Session, SutFactory
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.errors import AdapterError
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES, DEFAULT_MIX, config_family

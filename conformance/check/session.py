@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalog.conformance.check import black_box
-from kafkalog.conformance.check.deadline import TimeUp, check_deadline
+from kafkalog.conformance.check.deadline import check_deadline
 from kafkalog.conformance.check.lockstep import Lockstep
 from kafkalog.conformance.check.sut import ModelSut, Sut
 from kafkalog.conformance.errors import AdapterError

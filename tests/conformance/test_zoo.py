@@ -49,7 +49,7 @@ SEEDS: dict[str, tuple[int, str]] = {
     "time_retention_inclusive": (13, "log_append_time"),
     "log_start_retention_strict": (1, "index_full"),
     "retention_never_rolls": (13, "log_append_time"),
-    "retention_one_past_hw": (36, "hw_retention"),
+    "retention_one_past_hw": (0, "hw_retention"),
     "delete_without_delay": (1, "index_full"),
     "truncate_above_leo_keeps_epochs": (15, "zero_retention"),
     "end_offset_names_requested_epoch": (0, "tiny"),
