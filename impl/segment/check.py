@@ -16,8 +16,6 @@ from kafkalog.impl.records.memory_records import scan_headers
 
 # Bytes read in one pread for a header walk; larger spans walk batch by batch.
 QUICK_WALK_BYTES = 8 << 20
-#: `LogSegment.versions_seen`: (file-system generation, the three file paths, their versions).
-VersionsSeen = tuple[Hashable, tuple[str, str, str], tuple[Hashable, ...]]
 
 
 def check_segment_unless_unchanged(segment: Any) -> int:
@@ -43,30 +41,17 @@ def next_offset_unless_unchanged(segment: Any) -> int:
 
 
 def _fingerprint(segment: Any) -> Hashable | None:
-    offsets, times = segment._offset_index, segment._time_index
-    versions = _versions(segment, (segment.log.path, offsets.path, times.path))
-    if versions is None:
+    """The segment's file versions, sizes and loaded index entries, or None when the file
+    system cannot tell a file's version. The recording file system keeps its answers while
+    nothing is journalled, so the second fingerprint of a step costs three lookups."""
+    fs, offsets, times = segment.fs, segment._offset_index, segment._time_index
+    versions = (fs.version_of(segment.log.path), fs.version_of(offsets.path),
+                fs.version_of(times.path))
+    if None in versions:
         return None
     loaded = (offsets.get().entries if offsets.is_loaded() else -1,
               times.get().entries if times.is_loaded() else -1)
     return versions, segment.size(), loaded, segment.base_offset
-
-
-def _versions(segment: Any, paths: tuple[str, str, str]) -> tuple[Hashable, ...] | None:
-    """The files' `version_of`s, or None if any is unknown. Conformance fingerprints every
-    segment twice a step: the versions read under the same `fs.generation()` and paths are
-    reused (no answer of `version_of` changes while the generation holds)."""
-    fs = segment.fs
-    generation = fs.generation()
-    seen = segment.versions_seen
-    if generation is not None and seen is not None and seen[0] == generation \
-            and seen[1] == paths:
-        return seen[2]  # type: ignore[no-any-return]
-    versions = (fs.version_of(paths[0]), fs.version_of(paths[1]), fs.version_of(paths[2]))
-    if None in versions:
-        return None
-    segment.versions_seen = None if generation is None else (generation, paths, versions)
-    return versions
 
 
 def check_segment(segment: Any) -> int:

@@ -29,11 +29,7 @@ from kafkalog.impl.index.transaction_index import TransactionIndex
 from kafkalog.impl.records.file_records import FileRecords
 from kafkalog.impl.records.memory_records import BatchFacts, MemoryRecords, batch_facts
 from kafkalog.impl.records.record_batch import HEADER_SIZE_UP_TO_MAGIC, MAGIC_OFFSET
-from kafkalog.impl.segment.check import (
-    VersionsSeen,
-    check_segment_unless_unchanged,
-    next_offset_from,
-)
+from kafkalog.impl.segment.check import check_segment_unless_unchanged, next_offset_from
 from kafkalog.impl.segment.files import (
     DELETED_FILE_SUFFIX as DELETED_FILE_SUFFIX,  # with the other suffixes
 )
@@ -156,8 +152,6 @@ class LogSegment(SegmentFiles):
         self.recovered_batches: RecoveredBatches | None = None
         # (fingerprint, next offset) of the last check (impl/segment/check.py).
         self.last_check: tuple[Hashable, int] | None = None
-        # The file versions the last fingerprint read (impl/segment/check.py).
-        self.versions_seen: VersionsSeen | None = None
 
     @classmethod
     def open(
