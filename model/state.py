@@ -32,6 +32,7 @@ def evolve(value: _Value, **changes: Any) -> _Value:
     `__post_init__`, an init=False field or slots, so `replace` only copies the fields."""
     fields = value.__dict__
     assert changes.keys() <= fields.keys(), f"no such field: {changes.keys() - fields.keys()}"
+    assert not hasattr(value, "__post_init__"), f"{type(value).__name__} needs replace()"
     copy: _Value = object.__new__(type(value))
     copy.__dict__.update(fields)
     copy.__dict__.update(changes)
