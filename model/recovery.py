@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from . import epochs as epoch_cache
 from .choices import choose
 from .crash.producers import reload_producers
-from .errors import KafkalogError
-from .helpers import floor_index
+from .errors import KafkalogError, LogSegmentOffsetOverflowError
+from .helpers import floor_index, relative_offset_fits
 from .local_log import clamped_high_watermark, schedule_deletion
 from .producer.producer_state import Producers
 from .producer.transactions import on_high_watermark_updated
@@ -48,7 +48,9 @@ def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
                     last_modified_ms: int) -> Segment | None:
     """RCV-6 / SEG-15: reset both indexes, re-add an entry every `index_interval_bytes`, append
     the final time-index entry and trim. None when an index append fails (an offset below the
-    base, ERR-2): the loader then empties the segment (RCV-6, KAFKA-905).
+    base, ERR-2): the loader then empties the segment (RCV-6, KAFKA-905). Raises
+    LogSegmentOffsetOverflowError for a batch whose offsets lie outside the segment's range
+    (SEG-2; a torn header can leave one, KL-ALLOW-10): the load fails.
 
     Spec: KL-CRASH-5.
     """
@@ -58,10 +60,19 @@ def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
     # A leader append's reported offset of the max timestamp (KL-VERSION-2, before 3.8) lives
     # only in memory: recovery pairs each batch's max timestamp with its last offset (SEG-15).
     batches = tuple(replace(b, reported_max_offset=None) for b in segment.batches)
+    out_of_range = next((k for k, b in enumerate(batches)
+                         if not relative_offset_fits(b.last_offset, segment.base_offset)), None)
     try:
-        filled = append_batches(reset, batches, last_modified_ms, config.index_interval_bytes)
+        filled = append_batches(reset, batches[:out_of_range], last_modified_ms,
+                                config.index_interval_bytes)
     except KafkalogError:
         return None
+    if out_of_range is not None:
+        # Kafka's recover checks each batch's range before indexing it and lets the overflow
+        # escape; the split it then tries needs offsets above the range (LOC-15): the load fails.
+        raise LogSegmentOffsetOverflowError(
+            f"Detected offset overflow at offset {batches[out_of_range].last_offset} in segment "
+            f"with base offset {segment.base_offset}", where=f"segment {segment.base_offset}")
     return replace(become_inactive(filled), created_ms=now_ms, bytes_since_last_index_entry=0,
                    last_modified_ms=last_modified_ms)
 

@@ -178,6 +178,10 @@ class Lockstep:
         """A crash step: the sweep (when on), then the crash itself, then the in-load and
         idempotence checks it asks for."""
         since_last_crash, transactional = self._actions_since_crash(), self._transactional()
+        # KL-ALLOW-10 is exercised when a torn image is judged (drawn, or swept with the rest)
+        # while the model's torn set holds mixed headers.
+        torn = (args.get("fault") == "power_loss_torn" or self.crash_steps.sweep) \
+            and self.model.torn_headers()
         planned = self.crash_steps.plan(args, self.alternatives)
         self.rules |= planned.rules
         args = planned.args
@@ -187,7 +191,7 @@ class Lockstep:
         except UnsupportedError as error:
             self._unsupported("crash", json_args, error)
             return None
-        context = since_last_crash, transactional
+        context = since_last_crash, transactional, torn
         results = self._crash(args, json_args, impl, planned.covered, context)
         found = self.crash_steps.in_load_finding(args, self.steps[-1])
         if found is not None:
@@ -200,7 +204,7 @@ class Lockstep:
         return results
 
     def _crash(self, args: dict[str, Any], json_args: Any, impl: StepResult, covered: bool,
-               context: tuple[frozenset[str], bool]) -> tuple[StepResult, StepResult]:
+               context: tuple[frozenset[str], bool, bool]) -> tuple[StepResult, StepResult]:
         """Record a crash step with `CrashSteps.judge`'s verdict and the internal checks."""
         self.actions["crash"] += 1
         verdict = self.crash_steps.judge(args, impl, self.alternatives, covered)

@@ -18,6 +18,7 @@ from kafkalog.model import errors, invariants, log
 from kafkalog.model import values as v
 from kafkalog.model.crash import crash
 from kafkalog.model.crash import inside as crash_inside
+from kafkalog.model.crash.torn import torn_pairs
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.producer.producer_state import Producers, producer_views
 from kafkalog.model.state import PartitionState
@@ -242,6 +243,12 @@ class ModelSut:
                                        action, model, self.mode, back)
         return crash.crash_states(self.partition_state, self.durable, model, self.mode,
                                   offsets_back=back)
+
+    def torn_headers(self) -> bool:
+        """KL-ALLOW-10: whether a torn power loss now may mix two batches' headers (kafka mode,
+        a batch re-appended where an undoable cut left one with the same CRC-covered bytes)."""
+        return self.mode is crash.CrashMode.KAFKA and bool(
+            torn_pairs((self.partition_state.segments, *self.durable.layouts)))
 
     def adopt(self, outcome: tuple[PartitionState, crash.Durable]) -> None:
         """Continue from one state of the allowed set (the one the implementation recovered)."""

@@ -440,11 +440,12 @@ CUTTING_ACTIONS = frozenset({"truncate_to", "truncate_fully_and_start_at", "dele
 
 def crash_rules(args: dict[str, Any], impl: StepResult,
                 since_last_crash: frozenset[str] = frozenset(),
-                transactional: bool = False) -> set[str]:
+                transactional: bool = False, torn_headers: bool = False) -> set[str]:
     """The KL-CRASH rules one crash step exercised (specs/log.md §15): `since_last_crash` are the
     actions run since the previous crash (or the start), `transactional` whether the log held
     transactional data when it crashed (its recovery then rebuilds `.txnindex` entries and
-    ongoing transactions, KL-CRASH-12)."""
+    ongoing transactions, KL-CRASH-12), `torn_headers` whether a torn image it judged had a
+    set with mixed headers (KL-ALLOW-10)."""
     rules = {"KL-CRASH-1", "KL-CRASH-4", "KL-CRASH-5", "KL-CRASH-6", "KL-CRASH-7", "KL-CRASH-10",
              "KL-CRASH-11"}
     if since_last_crash & CUTTING_ACTIONS:
@@ -459,6 +460,8 @@ def crash_rules(args: dict[str, Any], impl: StepResult,
         rules.add("KL-CRASH-9")
     if not impl.ok:
         rules.add("KL-CRASH-13")
+    if torn_headers:
+        rules.add("KL-ALLOW-10")
     return rules
 
 

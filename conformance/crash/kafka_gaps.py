@@ -3,10 +3,11 @@
 `kafkalog check --crash-mode kafka` holds kafkalog's implementation with Kafka's fsync choices
 put back (conformance/broken/kafka_durability.py) to the model's kafka allowed set. A few
 outcomes Kafka really reaches are left out of that set on purpose: they need bytes the model
-never wrote (a torn epoch or base offset, planted corruption torn into later data, a stale
-`.swap` copy) or files a planted swap's undone renames lose (a time index). A divergence that
-is one of them is reported as `crash.outside_kafka_set.<name>`, so it reads as a known gap, not
-as an unexplained too-narrow set; the run still stops there (the model cannot continue from it).
+never wrote (a torn epoch or base offset from a garbage page, planted corruption torn into
+later data, a stale `.swap` copy) or files a planted swap's undone renames lose (a time index).
+A divergence that is one of them is reported as `crash.outside_kafka_set.<name>`, so it reads
+as a known gap, not as an unexplained too-narrow set; the run still stops there (the model
+cannot continue from it).
 """
 
 from __future__ import annotations
@@ -24,22 +25,22 @@ KAFKA_GAPS: dict[str, str] = {
     "resurrected_batch_epoch": (
         "GAP-4, GAP-1 L-weak: a power loss undid an unsynced recovery cut under a later "
         "unsynced append at the same offsets; the old batch is back, and its partition leader "
-        "epoch, which the batch CRC excludes (FLT-8), may be old, new or a torn mix of both: "
-        "only the epoch cache differs"),
+        "epoch, which the batch CRC excludes (FLT-8), is a value no page choice the model "
+        "enumerates gives (KL-ALLOW-10 holds old, new and zeroed pages; a garbage page is "
+        "random bytes): only the epoch cache differs"),
     "resurrected_batch_offset": (
         "GAP-4, GAP-1 L-weak, FLT-8, GAP-11: as resurrected_batch_epoch, for the base offset, "
         "which the batch CRC excludes too: an old and a new batch of the same length and CRC-"
-        "covered bytes at one position, torn into a mix, leave a CRC-valid batch whose offsets "
-        "are neither (the last segment's bytes are the member's, its offsets are not)"),
+        "covered bytes at one position, torn with a garbage page, leave a CRC-valid batch whose "
+        "offsets are neither (the last segment's bytes are the member's, its offsets are not)"),
     "resurrected_batch_below_base": (
-        "GAP-1 L-weak, GAP-11, FLT-8, RCV-6: as resurrected_batch_offset, but the torn base "
-        "offset falls below its segment's base (an unsynced cut undone under a later unsynced "
-        "append at the same position): recovery's range check (SEG-2) throws "
+        "GAP-1 L-weak, GAP-11, FLT-8, RCV-6: as resurrected_batch_offset, but the garbage "
+        "base offset falls below its segment's base: recovery's range check (SEG-2) throws "
         "LogSegmentOffsetOverflowException, retryOnOffsetOverflow hands the "
         "segment to splitOverflowedSegment, whose precondition (hasOverflow: a last offset "
         "above base + Int.MAX) fails with IllegalArgumentException, and Kafka's load fails, "
-        "as kafkalog's does (no split, LOC-15); the model writes no torn offset, so its set "
-        "holds no such failure"),
+        "as kafkalog's does (no split, LOC-15); the model's set holds that failure for old, "
+        "new and zeroed header pages (KL-ALLOW-10), not for garbage ones"),
     "planted_batches_back": (
         "GAP-4, GAP-6, FLT-8: an earlier crash planted CRC-valid batches whose offsets go back "
         "(leftover offsets_back); the load emptied their segment (RCV-6) without an fsync, and "
