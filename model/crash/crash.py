@@ -141,7 +141,9 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     planted = durable.planted
     ghosts = (_removed_snapshots(durable.ghosts, before, after)
               if mode is CrashMode.KAFKA else ())
-    rolled = _rolled_to(before, after)
+    # A truncation that starts the log higher moves the active base up without a roll's
+    # flush (LOG-41, LOC-9, DUR-23: `truncateFullyAndStartAt` renames and creates, no fsync).
+    rolled = None if action in TRUNCATIONS else _rolled_to(before, after)
     if rolled is not None:
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
     # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it raises

@@ -41,9 +41,14 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     without that segment (KL-ALLOW-6).
     """
     low = min(durable_before.flushed, durable_after_action.flushed)
+    # What a kafka-mode process crash inside the action leaves on disk: the layouts an earlier
+    # unsynced cut may bring back stay possible, as after a crash between actions (GAP-1).
     on_disk = Durable(low, durable_after_action.checkpoints,
                       tuple(dict.fromkeys((*durable_after_action.epoch_options,
-                                           *durable_before.epoch_options))))
+                                           *durable_before.epoch_options))),
+                      tuple(dict.fromkeys(durable_before.layouts + durable_after_action.layouts)),
+                      tuple(dict.fromkeys(durable_before.ghosts + durable_after_action.ghosts)),
+                      tuple(dict.fromkeys(durable_before.planted + durable_after_action.planted)))
     process = fault is FaultModel.PROCESS_CRASH
     removing = action in TRUNCATIONS or action == "delete_old_segments"
     if fault is FaultModel.PROCESS_CRASH:

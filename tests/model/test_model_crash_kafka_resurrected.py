@@ -117,3 +117,41 @@ def test_kafka_mode__planted_offsets_back__emptied_again_by_the_next_load__stay_
             grown |= {s.log_end_offset for s, _ in later if s.log_end_offset > 4}
             assert all(check_all(s) == [] for s, _ in later)
         assert grown == ({5, 6} if back else set()), mode
+
+
+def _cut_then_restarted_higher() -> tuple[_Tracked, Any, crash.Durable]:
+    """Seed 75's shape: three synced batches, an unsynced cut to 0, one batch appended, then
+    `truncate_fully_and_start_at(1)`: the log restarts above its active base, no fsync."""
+    log_ = _Tracked(CrashMode.KAFKA)
+    for _ in range(3):
+        log_.do("append_as_leader", (Record(None, b"test", 100),), 0)
+    log_.do("close_and_reopen")
+    log_.do("truncate_to", 0)
+    log_.do("append_as_leader", (Record(None, b"test", 100),), 0)
+    before, durable = log_.state, log_.durable
+    log_.do("truncate_fully_and_start_at", 1)
+    return log_, before, durable
+
+
+def test_kafka_full_truncation_above_the_active_base__is_no_roll__the_cut_layout_stays(
+) -> None:
+    """A full truncation moving the active base up is not a roll: it flushes nothing
+    (LOG-41, DUR-23), so the layout the unsynced cut removed may still come back after a power
+    loss. Spec: KL-CRASH-2, KL-CRASH-3"""
+    log_, _, _ = _cut_then_restarted_higher()
+    assert log_.durable.flushed == 0
+    outcomes = crash.crash_states(log_.state, log_.durable, FaultModel.POWER_LOSS, log_.mode)
+    assert ((0, 3),) in _layouts(outcomes)
+
+
+def test_kafka_process_crash_inside_a_full_truncation__the_cut_layout_stays() -> None:
+    """A process crash inside the action leaves the disk as the crash between actions would:
+    the layouts an earlier unsynced cut may bring back stay in the loaded states' durable
+    part, so a later power loss may still resurrect them. Spec: KL-CRASH-8, KL-CRASH-3"""
+    log_, before, durable = _cut_then_restarted_higher()
+    outcomes = crash_inside.crash_between(before, durable, log_.state, log_.durable,
+                                          "truncate_fully_and_start_at",
+                                          FaultModel.PROCESS_CRASH, log_.mode)
+    kept = [after.layouts for _, after in crash.loaded_outcomes(outcomes)]
+    assert kept and all(any(sum(len(s.batches) for s in layout) == 3 for layout in layouts)
+                        for layouts in kept)
