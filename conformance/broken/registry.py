@@ -1,7 +1,8 @@
 """Every broken implementation by name, and how `--broken NAME` runs one.
 
 The log's bugs (`BROKEN`: kafka_bugs.py, off_by_ones.py), the crash-recovery ones (crash.py),
-the producer-state ones (producer.py) and the transaction ones (txn.py) share one namespace:
+the producer-state ones (producer.py), the transaction ones (txn.py) and the log cleaner's
+(cleaner.py) share one namespace:
 `kafkalog check --broken NAME`, `serve-adapter --broken NAME` and trace headers name them.
 
 A bug is installed while at least one `BrokenImplSut` of that name is open and removed when the
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kafkalog.conformance.broken.base import Broken, apply, restore
+from kafkalog.conformance.broken.cleaner import CLEANER_BROKEN
 from kafkalog.conformance.broken.crash import BROKEN_CRASH
 from kafkalog.conformance.broken.kafka_bugs import KAFKA_BUGS
 from kafkalog.conformance.broken.off_by_ones import OFF_BY_ONES
@@ -33,7 +35,7 @@ _installed: dict[str, tuple[int, list[tuple[Any, str, Any]]]] = {}  # name -> (u
 
 def all_broken() -> dict[str, Broken]:
     """Every broken implementation `--broken NAME` reaches."""
-    return {**BROKEN, **BROKEN_CRASH, **PRODUCER_BROKEN, **TXN_BROKEN}
+    return {**BROKEN, **BROKEN_CRASH, **PRODUCER_BROKEN, **TXN_BROKEN, **CLEANER_BROKEN}
 
 
 def broken_class(name: str) -> Broken:
