@@ -57,10 +57,28 @@ REQUIRED_APIS: tuple[Any, ...] = (ProduceRequest, FetchRequest, ListOffsetsReque
                                   MetadataRequest)
 
 
+#: ListOffsets MAX_TIMESTAMP (-3) exists from v7 on (KIP-734).
+MAX_TIMESTAMP_LIST_OFFSETS = 7
+
+
 def broker_limits(broker: Broker) -> list[str]:
     """One line per optional API the broker does not offer, naming what is left out."""
-    return [f"the broker offers no {req.__name__.removesuffix('Request')} (api {req.API_KEY}): "
-            f"{what}" for req, what in OPTIONAL_APIS if not broker.control.supports(req)]
+    lines = [f"the broker offers no {req.__name__.removesuffix('Request')} (api {req.API_KEY}): "
+             f"{what}" for req, what in OPTIONAL_APIS if not broker.control.supports(req)]
+    return lines + _list_offsets_limits(broker)
+
+
+def _list_offsets_limits(broker: Broker) -> list[str]:
+    """A ListOffsets below v7 cannot ask for MAX_TIMESTAMP: sut.py answers those lookups
+    `unsupported`, and this says so once."""
+    if not broker.control.supports(ListOffsetsRequest):
+        return []
+    highest = broker.control.versions[ListOffsetsRequest.API_KEY][1]
+    if highest >= MAX_TIMESTAMP_LIST_OFFSETS:
+        return []
+    return [f"the broker offers ListOffsets up to v{highest} only (api "
+            f"{ListOffsetsRequest.API_KEY}): fetch_offset_by_timestamp for MAX_TIMESTAMP (v7, "
+            "KIP-734) is left out"]
 
 
 def probe_broker(bootstrap: str) -> list[str]:

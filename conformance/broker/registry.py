@@ -123,3 +123,23 @@ def _register_kfake() -> None:
 
 
 _register_kfake()
+
+
+def _kafka_wire(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.kafka_wire_broker import KafkaWireBroker
+
+    return KafkaWireBroker(log_path)
+
+
+def _register_kafka_wire() -> None:
+    from kafkalog.conformance.broker.kafka_wire_broker import KAFKA_WIRE_MODULE, KAFKA_WIRE_VERSION
+
+    # As for kfake, the topic prefix carries the exact version into every trace header.
+    register(BrokerKind("kafka-wire", f"kafka-wire {KAFKA_WIRE_VERSION} ({KAFKA_WIRE_MODULE}, "
+                                      "go install from the Go module proxy), one broker on disk",
+                        _kafka_wire,
+                        adapter_options=("--topic-prefix",
+                                         f"kafkalog-kafka-wire-{KAFKA_WIRE_VERSION}-")))
+
+
+_register_kafka_wire()
