@@ -39,8 +39,11 @@ _PACKAGE = f"{KAFKA_WIRE_MODULE}/cmd/kafka-wire@{KAFKA_WIRE_VERSION}"
 _LDFLAGS = f"-X main.version={KAFKA_WIRE_VERSION}"
 _OVERRIDE = "KAFKALOG_KAFKA_WIRE_BIN"
 #: The proxy's refusal of kafka-wire itself (the go command also asks for the longer path
-#: cmd/kafka-wire as a module), not of one of its dependencies.
-_REFUSED = re.compile(rf"{re.escape(KAFKA_WIRE_MODULE)}(/\S*)?/@v/\S*: 403 Forbidden")
+#: cmd/kafka-wire as a module), not of one of its dependencies: a 403, or, when a copy from
+#: elsewhere sits in the module cache, the checksum database's 404 (it knows only what the
+#: proxy served).
+_REFUSED = re.compile(rf"{re.escape(KAFKA_WIRE_MODULE)}(/\S*)?/@v/\S*: 403 Forbidden"
+                      rf"|verifying module: {re.escape(KAFKA_WIRE_MODULE)}@\S+: .*404 Not Found")
 _WHERE = "kafka-wire"
 
 #: Its environment (every setting has a KAFKA_WIRE_<PATH> variable): off is everything that
@@ -123,8 +126,8 @@ def _install_failure(output: str) -> BrokerUnavailableError:
     text = " ".join(output.split())
     if _REFUSED.search(text):
         return ModuleNotServedError(
-            f"the Go module proxy does not serve {KAFKA_WIRE_MODULE}@{KAFKA_WIRE_VERSION} (403 "
-            f"Forbidden); set {_OVERRIDE} to a kafka-wire binary built from that release",
+            f"the Go module proxy does not serve {KAFKA_WIRE_MODULE}@{KAFKA_WIRE_VERSION}; set "
+            f"{_OVERRIDE} to a kafka-wire binary built from that release",
             where=_WHERE)
     return BrokerUnavailableError(f"go install {_PACKAGE} failed: {text[-300:]}", where=_WHERE)
 
