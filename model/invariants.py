@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .helpers import relative_offset_fits
+from .producer.producer_state import ProducerState
 from .producer.transactions import last_stable_offset
 from .segment import materialised
+from .segment_facts import IdentityMemo, log_facts, offset_indexes_consistent
 from .state import Batch, PartitionState
 from .versions import index_entry_per_batch
 
@@ -42,40 +43,23 @@ def batches_inside_segments(s: PartitionState) -> bool:
     Domain: a roll above the LEO is followed by a follower append starting at or above the new
     base (as LOG-22's own rolls are); Kafka checks only the largest offset (SEG-3 step 3).
     """
-    for i, seg in enumerate(s.segments):
-        upper = s.segments[i + 1].base_offset if i + 1 < len(s.segments) else None
-        for batch in seg.batches:
-            if batch.base_offset < seg.base_offset or batch.base_offset > batch.last_offset:
-                return False
-            if not relative_offset_fits(batch.last_offset, seg.base_offset):
-                return False
-            if upper is not None and batch.last_offset >= upper:
-                return False
-    return True
+    return log_facts(s.segments).batches_inside  # segment_facts.py: the walk's answer, kept
 
 
 def offsets_strictly_increasing(s: PartitionState) -> bool:
     """KL-INV-6 (LOG-15 (4), SEG-2, LOG-2): batch last offsets strictly increase across the log."""
-    lasts = [b.last_offset for seg in s.segments for b in seg.batches]
-    return all(a < b for a, b in zip(lasts, lasts[1:], strict=False))
+    return log_facts(s.segments).lasts_increasing
 
 
 def data_below_log_end(s: PartitionState) -> bool:
     """KL-INV-7 (LOC-3, LOG-42): every stored offset is below the log end offset."""
-    return all(b.last_offset < s.log_end_offset for seg in s.segments for b in seg.batches)
+    highest = log_facts(s.segments).max_last
+    return highest is None or highest < s.log_end_offset
 
 
 def positions_contiguous(s: PartitionState) -> bool:
     """KL-INV-8 (FMT-52): batches sit back to back from position 0; size is their sum."""
-    for seg in s.segments:
-        position = 0
-        for batch in seg.batches:
-            if batch.position != position:
-                return False
-            position += batch.size
-        if position != seg.size:
-            return False
-    return True
+    return log_facts(s.segments).positions_contiguous
 
 
 def epochs_strictly_increasing(s: PartitionState) -> bool:
@@ -99,42 +83,19 @@ def offset_index_well_formed(s: PartitionState) -> bool:
     batch's last offset paired with the start of that batch or of an earlier one.
     """
     per_batch = index_entry_per_batch(s.config.kafka_version)
-    for seg in s.segments:
-        keys = [k for k, _ in seg.offset_index]
-        if any(a >= b for a, b in zip(keys, keys[1:], strict=False)):
-            return False
-        if per_batch:
-            starts = {(b.last_offset, b.position) for b in seg.batches}
-            if any(entry not in starts for entry in seg.offset_index):
-                return False
-            continue
-        ends = {b.last_offset: b.position for b in seg.batches}
-        positions = {b.position for b in seg.batches}
-        if any(key not in ends or position not in positions or position > ends[key]
-               for key, position in seg.offset_index):
-            return False
-    return True
+    return offset_indexes_consistent(s.segments, per_batch)
 
 
 def time_index_well_formed(s: PartitionState) -> bool:
     """KL-INV-12 (FMT-19, FMT-22): timestamps strictly increase, offsets never decrease."""
-    for seg in s.segments:
-        entries = seg.time_index
-        for (t1, o1), (t2, o2) in zip(entries, entries[1:], strict=False):
-            if t1 >= t2 or o1 > o2:
-                return False
-        if any(not seg.base_offset <= o < s.log_end_offset for _, o in entries):
-            return False
-    return True
+    facts = log_facts(s.segments)
+    highest = facts.max_time_index_offset
+    return facts.time_index_ordered and (highest is None or highest < s.log_end_offset)
 
 
 def indexes_within_capacity(s: PartitionState) -> bool:
     """KL-INV-13 (FMT-14, FMT-21, FMT-26): entry counts never exceed capacities."""
-    return all(
-        len(seg.offset_index) <= seg.offset_index_max_entries
-        and len(seg.time_index) <= max(seg.time_index_max_entries, 0)
-        for seg in s.segments
-    )
+    return log_facts(s.segments).indexes_within_capacity
 
 
 def pending_deletions_have_timers(s: PartitionState) -> bool:
@@ -149,7 +110,11 @@ def producer_state_well_formed(s: PartitionState) -> bool:
     caches at most 5 batches with strictly increasing last offsets below the LEO; snapshot
     offsets increase, the latest is at most the map end, and no snapshot holds a producer twice,
     more than one batch per producer, or data at or beyond its own offset (KAFKA-6683)."""
-    ps = s.producer_state
+    # A step that leaves the producer state alone keeps the very same frozen object.
+    return _producer_state_consistent(s.producer_state, s.log_end_offset)
+
+
+def _producer_state_of(ps: ProducerState, log_end_offset: int) -> bool:
     ids = [e.producer_id for e in ps.producers]
     if ids != sorted(set(ids)) or ps.last_snap_offset > ps.last_map_offset:
         return False
@@ -157,7 +122,7 @@ def producer_state_well_formed(s: PartitionState) -> bool:
         lasts = [b.last_offset for b in e.batches]
         if len(lasts) > 5 or lasts != sorted(set(lasts)):
             return False
-        if any(not 0 <= b.first_offset <= b.last_offset < s.log_end_offset for b in e.batches):
+        if any(not 0 <= b.first_offset <= b.last_offset < log_end_offset for b in e.batches):
             return False
     offsets = [o for o, _ in ps.snapshots]
     if offsets != sorted(set(offsets)):
@@ -171,9 +136,7 @@ def producer_state_well_formed(s: PartitionState) -> bool:
     return True
 
 
-def _is_commit(batch: Batch) -> bool:
-    marker = batch.producer_batch().marker
-    return marker is not None and marker.commit
+_producer_state_consistent: IdentityMemo[ProducerState, bool] = IdentityMemo(_producer_state_of)
 
 
 def last_stable_offset_bounded(s: PartitionState) -> bool:
@@ -198,19 +161,9 @@ def transactions_well_formed(s: PartitionState) -> bool:
     if any(c.last_offset < s.log_start_offset or c.first_offset in ongoing
            for c in ps.unreplicated):
         return False
-    for i, segment in enumerate(s.segments):
-        upper = s.segments[i + 1].base_offset if i + 1 < len(s.segments) else s.log_end_offset
-        lasts = [e.last_offset for e in segment.txn_index]
-        if lasts != sorted(set(lasts)):
-            return False
-        aborts = {b.base_offset: b.producer_id for b in segment.batches
-                  if b.is_control and not _is_commit(b)}
-        for e in segment.txn_index:
-            if not (segment.base_offset <= e.last_offset < upper and e.first_offset <= e.last_offset
-                    and e.last_stable_offset <= e.last_offset + 1
-                    and aborts.get(e.last_offset) == e.producer_id):
-                return False
-    return True
+    facts = log_facts(s.segments)
+    active = facts.active_max_txn_last
+    return facts.txn_index_consistent and (active is None or active < s.log_end_offset)
 
 
 def cleaner_checkpoint_bounded(s: PartitionState) -> bool:

@@ -238,25 +238,49 @@ def action_spec(name: str, where: str = "action") -> ActionSpec:
 
 def encode(value: Any) -> Json:
     """A value of the vocabulary as JSON-ready data (see the module docstring for the mapping)."""
-    if value is None or isinstance(value, bool | str):
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = _kind_of(value)
+    if kind == _AS_IS:
         return value
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, int | float):
-        return value
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, tuple | list):
-        return [encode(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if kind == _DATACLASS:
         out: dict[str, Json] = {}
         for name, omittable, default in _fields_of(type(value)):
             item = getattr(value, name)
             if not omittable or item != default:
                 out[name] = encode(item)
         return out
+    if kind == _SEQUENCE:
+        return [encode(item) for item in value]
+    if kind == _ENUM:
+        return value.value
+    if kind == _BYTES:
+        return base64.b64encode(value).decode("ascii")
+    return {str(key): encode(item) for key, item in value.items()}
+
+
+_AS_IS, _ENUM, _BYTES, _SEQUENCE, _DATACLASS, _DICT = range(6)
+#: How `encode` encodes a value, by its type: every step encodes its arguments and both results,
+#: and the answer depends on the type alone.
+_KINDS: dict[type, int] = {}
+
+
+def _kind_of(value: Any) -> int:
+    """The encoding of `value`'s type, tried in this order (an int enum encodes as an enum)."""
+    if value is None or isinstance(value, bool | str):
+        return _AS_IS
+    if isinstance(value, enum.Enum):
+        return _ENUM
+    if isinstance(value, int | float):
+        return _AS_IS
+    if isinstance(value, bytes):
+        return _BYTES
+    if isinstance(value, tuple | list):
+        return _SEQUENCE
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _DATACLASS
     if isinstance(value, dict):
-        return {str(key): encode(item) for key, item in value.items()}
+        return _DICT
     raise TypeError(f"no JSON encoding for {type(value).__name__}")
 
 

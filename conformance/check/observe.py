@@ -91,14 +91,15 @@ def with_snapshot_tables(view: v.LogStateView, log: Log, fs: FileSystem,
 
 
 def _remembered_table(fs: FileSystem, path: Any, memo: SnapshotMemo | None) -> Table:
-    version = None if memo is None else fs.version_of(path)
+    key = str(path)  # once: the manager keeps Paths, and each str() of one is a Python call
+    version = None if memo is None else fs.version_of(key)
     if memo is None or version is None:
         return _snapshot_table(fs, path)
-    known = memo.get(str(path))
+    known = memo.get(key)
     if known is not None and known[0] == version:
         return known[1]
     table = _snapshot_table(fs, path)
-    memo[str(path)] = (version, table)
+    memo[key] = (version, table)
     return table
 
 

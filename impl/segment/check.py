@@ -42,16 +42,28 @@ def next_offset_unless_unchanged(segment: Any) -> int:
 
 def _fingerprint(segment: Any) -> Hashable | None:
     """The segment's file versions, sizes and loaded index entries, or None when the file
-    system cannot tell a file's version. The recording file system keeps its answers while
-    nothing is journalled, so the second fingerprint of a step costs three lookups."""
-    fs, offsets, times = segment.fs, segment._offset_index, segment._time_index
-    versions = (fs.version_of(segment.log.path), fs.version_of(offsets.path),
-                fs.version_of(times.path))
+    system cannot tell a file's version."""
+    offsets, times = segment._offset_index, segment._time_index
+    versions = _file_versions(segment, (segment.log.path, offsets.path, times.path))
     if None in versions:
         return None
     loaded = (offsets.get().entries if offsets.is_loaded() else -1,
               times.get().entries if times.is_loaded() else -1)
     return versions, segment.size(), loaded, segment.base_offset
+
+
+def _file_versions(segment: Any, paths: tuple[str, str, str]) -> tuple[Hashable | None, ...]:
+    """`fs.version_of` of each path. No answer changes while the file system's `generation()`
+    holds, and state() and check() fingerprint every segment each step: asked once per
+    generation and paths."""
+    fs = segment.fs
+    generation = fs.generation()
+    seen = segment.versions_seen
+    if generation is not None and seen is not None and seen[:3] == (fs, generation, paths):
+        return seen[3]  # type: ignore[no-any-return]
+    versions = tuple(fs.version_of(path) for path in paths)
+    segment.versions_seen = None if generation is None else (fs, generation, paths, versions)
+    return versions
 
 
 def check_segment(segment: Any) -> int:

@@ -150,8 +150,9 @@ class LogSegment(SegmentFiles):
         self.txn_index = TransactionIndex(fs, lambda: self.txn_index_file, base_offset)
         # What the last `recover()` walk saw, for the loader's later passes (PSR-7).
         self.recovered_batches: RecoveredBatches | None = None
-        # (fingerprint, next offset) of the last check (impl/segment/check.py).
+        # Memos of impl/segment/check.py: the last check (fingerprint, next offset), file versions.
         self.last_check: tuple[Hashable, int] | None = None
+        self.versions_seen: tuple[Hashable, ...] | None = None
 
     @classmethod
     def open(

@@ -29,6 +29,9 @@ from typing import Any
 
 from kafkalog.impl.checkpoint.checkpoint_file import (
     LEADER_EPOCH_CHECKPOINT_FILENAME,
+    LOG_START_OFFSET_CHECKPOINT_FILENAME,
+    RECOVERY_POINT_CHECKPOINT_FILENAME,
+    REPLICATION_OFFSET_CHECKPOINT_FILENAME,
     LeaderEpochCheckpointFile,
 )
 from kafkalog.impl.fs.file_system import FileSystem
@@ -411,7 +414,12 @@ def finish_partition(fs: FileSystem, report: PartitionReport, partition_dir: Pat
                                      "no .log file; loading creates an empty segment at the log "
                                      "start offset", "REC-8"))
     epoch_path = partition_dir / LEADER_EPOCH_CHECKPOINT_FILENAME
-    report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
+    if memo is None:
+        report.epoch_entries, epoch_findings = read_epochs(fs, epoch_path)
+    else:  # copies: the report owns its lists, the memo keeps the answer
+        entries, epoch_findings = memo.read_kept(fs, (str(epoch_path),),
+                                                 lambda: read_epochs(fs, epoch_path))
+        report.epoch_entries = list(entries)
     report.findings.extend(epoch_findings)
     # Batches below the log start are not judged (EPO-7); without trusted root
     # checkpoints the first segment's base is the log start.
@@ -470,6 +478,19 @@ def root_findings(layout: LogDirLayout, checkpoints: RootCheckpoints) -> list[Fi
     return findings
 
 
+#: The files `read_root_checkpoints` reads.
+_ROOT_CHECKPOINT_FILES = (RECOVERY_POINT_CHECKPOINT_FILENAME, LOG_START_OFFSET_CHECKPOINT_FILENAME,
+                          REPLICATION_OFFSET_CHECKPOINT_FILENAME)
+
+
+def _root_checkpoints(fs: FileSystem, root: Path, memo: SegmentMemo | None) -> RootCheckpoints:
+    def read() -> RootCheckpoints:
+        return read_root_checkpoints(fs, root, strict_high_watermarks=False)
+    if memo is None:
+        return read()
+    return memo.read_kept(fs, tuple(str(root / name) for name in _ROOT_CHECKPOINT_FILES), read)
+
+
 def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False,
                    memo: SegmentMemo | None = None) -> VerifyReport:
     """Check a whole log directory without writing to it; `memo` (optional, memo.py) reuses
@@ -483,7 +504,7 @@ def verify_log_dir(fs: FileSystem, path: Path | str, deep: bool = False,
             or layout.other_partition_dirs):
         raise LogDirError("the directory is empty: not a Kafka log directory", where=str(path))
     # A corrupt HW file is fatal for LogDir.open; verify reports it and checks the rest.
-    checkpoints = read_root_checkpoints(fs, layout.path, strict_high_watermarks=False)
+    checkpoints = _root_checkpoints(fs, layout.path, memo)
     report = VerifyReport(str(layout.path), layout.clean_shutdown_marker)
     report.findings = root_findings(layout, checkpoints)
     for tp, partition_dir in sorted(layout.partitions.items()):
