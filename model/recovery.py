@@ -35,13 +35,16 @@ class Checkpoints:
     """The content of every checkpoint file a load reads (FMT-36..FMT-41, DUR-14).
 
     A missing entry reads as 0 (RCV-2); the log-start file holds an entry only when the log
-    start offset is above the first segment's base (FMT-40).
+    start offset is above the first segment's base (FMT-40). `cleaner` is the partition's entry
+    in `cleaner-offset-checkpoint` (FMT-9, CLN-21; None: no entry), which every write makes
+    durable at once (KL-CRASH-15).
     """
 
     recovery_point: int = 0
     log_start: int = 0
     high_watermark: int = 0
     epochs: tuple[EpochEntry, ...] = ()
+    cleaner: int | None = None
 
 
 def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
@@ -265,4 +268,20 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
     # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
     loaded = on_high_watermark_updated(replace(loaded, high_watermark=hw))
+    loaded = replace(loaded, cleaner_checkpoint=loaded_cleaner_checkpoint(checkpoints.cleaner,
+                                                                          loaded))
     return schedule_deletion(loaded, dropped), cut, len(emptied)
+
+
+def loaded_cleaner_checkpoint(entry: int | None, loaded: PartitionState) -> int | None:
+    """The cleaner checkpoint after an unclean load: the file's entry, lowered to the active
+    base when it lies above the loaded LEO (kafkalog, strict: a crash inside a truncation
+    after its cut and before CLN-68 lowered the entry, or a load that started the log at the
+    log-start checkpoint, leaves it there; the load finishes that lowering so KL-INV-18
+    holds. Kafka keeps the entry until the next pass resets it, CLN-15).
+
+    Spec: KL-CRASH-15, KL-CLEAN-13.
+    """
+    if entry is None or entry <= loaded.log_end_offset:
+        return entry
+    return loaded.active.base_offset

@@ -164,7 +164,7 @@ def _swap_bugs() -> tuple[Broken, ...]:
         Broken("swap_suffix_kept", "CLN-57", "CLN-57",
                "the swapped-in segment keeps its `.swap` file names",
                LogCleaner, "_replace_segments",
-               diff(('        cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")\n', ""))),
+               diff(("        _drop_swap_suffix(cleaned, local.fs, local.dir)\n", ""))),
         # CLN-57 (LOC-14): the replaced segments are renamed `.deleted` and removed after
         # file.delete.delay.ms, so readers of the old files finish first.
         Broken("swap_deletes_at_once", "CLN-57", "CLN-57",

@@ -14,11 +14,13 @@ import os
 import random
 import shutil
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from kafkalog.conformance.adapter.json_codec import FEATURES
+from kafkalog.conformance.check.impl_values import (  # batch_view: conformance/broker/sut.py
+    batch_view,  # noqa: F401
+    fetch_data_value,
+)
 from kafkalog.conformance.check.observe import (
     IndexMemo,
     SnapshotMemo,
@@ -34,17 +36,15 @@ from kafkalog.conformance.crash.sweep import (
     Sweeper,
     SweepPoint,
     in_load_difference,
+    loaded_view,
     parse_in_load,
 )
-from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
-from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
 from kafkalog.impl.log.log import Log
 from kafkalog.impl.producer.producer_state_manager import AppendOrigin
 from kafkalog.impl.records.memory_records import MemoryRecords
-from kafkalog.impl.segment.log_segment import FetchDataInfo as ImplFetchDataInfo
 from kafkalog.impl.time import MockTime
 from kafkalog.impl.verify.index import TRUNCATION_REMNANT
 from kafkalog.impl.verify.memo import SegmentMemo
@@ -299,7 +299,7 @@ class ImplSut:
         differs from the live load, or None; crash_steps.py then sets the step's `in_load`."""
         inner = _new_root()
         try:
-            return self.sweeper.crash_in_load(image, inner, self.log.state(),
+            return self.sweeper.crash_in_load(image, inner, loaded_view(self.log, self.fs),
                                               self.time.milliseconds())
         finally:
             remove_scratch(image)
@@ -309,7 +309,7 @@ class ImplSut:
         """KL-CRASH-14: crash the load just run after `point` of its operations under
         (`fault`, `seed`) of `spec`, load that image, and compare with the first load."""
         point, fault, seed = parse_in_load(spec)
-        first = self.log.state()
+        first = loaded_view(self.log, self.fs)
         fs = self.fs
         assert isinstance(fs, CrashableFileSystem)
         fs.close_all()
@@ -323,7 +323,7 @@ class ImplSut:
         self.in_load_finding = "load", (  # until the load below succeeds
             "a crash inside the load leaves an image whose load fails (KL-CRASH-14)")
         self._load_image(inner, None)
-        self.in_load_finding = in_load_difference(first, self.log.state())
+        self.in_load_finding = in_load_difference(first, loaded_view(self.log, self.fs))
 
     def crash_sweep(self, plan: Sequence[tuple[str, int]]) -> list[SweepPoint]:
         """Every crash point of the last action under every (fault, seed) of `plan`: what the
@@ -339,12 +339,8 @@ class ImplSut:
     def state(self) -> v.LogStateView:
         """Log.state() plus each segment's exact index entries and what each producer snapshot
         file holds (observe.py)."""
-        view = with_indexes(self.log.state(), self.log, self.fs, self.index_memo)
-        view = with_snapshot_tables(view, self.log, self.fs, self.snapshot_memo)
-        if not is_compacted(self.config):
-            return view
-        checkpoint = CleanerCheckpoint(self.fs, self.log.dir).read()
-        return replace(view, cleaner_checkpoint=-1 if checkpoint is None else checkpoint)
+        view = with_indexes(loaded_view(self.log, self.fs), self.log, self.fs, self.index_memo)
+        return with_snapshot_tables(view, self.log, self.fs, self.snapshot_memo)
 
     def check(self) -> list[str]:
         """Log.check() plus what verify found in the directory at the last clean close."""
@@ -552,50 +548,3 @@ def _expected(kind: str, path: str, last_segment_prefix: str, live: bool) -> boo
     # A live active segment's index files are preallocated: zero-filled past the valid
     # entries, which truncation also zeroes (FMT-26, FMT-15); only that tail is expected.
     return live and kind == "index_not_trimmed"
-
-
-def fetch_data_value(info: ImplFetchDataInfo) -> v.FetchDataInfo:
-    """The shared value of an impl read: the slice's size and the whole batches inside it."""
-    records: MemoryRecords = info.records
-    start = info.fetch_offset_metadata.relative_position_in_segment
-    batches = tuple(batch_view(batch, max(start, 0), with_producer=True)
-                    for batch in records.batches())
-    return v.FetchDataInfo(
-        fetch_offset_metadata=info.fetch_offset_metadata,
-        size_in_bytes=records.size_in_bytes,
-        batches=batches,
-        first_entry_incomplete=info.first_entry_incomplete,
-        aborted_transactions=info.aborted_transactions,
-    )
-
-
-def batch_view(batch: Any, slice_start: int, with_producer: bool = False) -> v.BatchView:
-    """A decoded batch; `position` is in the segment file (slice start + position in slice).
-    `with_producer` adds the header's producer fields (feature `producer_state`)."""
-    producer = ((batch.producer_id, batch.producer_epoch, batch.base_sequence) if with_producer
-                else (-1, -1, -1))
-    decoded = list(batch.records())
-    return v.BatchView(
-        base_offset=batch.base_offset,
-        last_offset=batch.last_offset,
-        partition_leader_epoch=batch.partition_leader_epoch,
-        max_timestamp=batch.max_timestamp,
-        size_in_bytes=batch.size_in_bytes,
-        position=slice_start + batch.position,
-        records=tuple(record.to_value() for record in decoded),
-        record_offsets=_record_offsets(batch, decoded),
-        timestamp_type=batch.timestamp_type,
-        producer_id=producer[0],
-        producer_epoch=producer[1],
-        base_sequence=producer[2],
-        is_transactional=batch.is_transactional,
-        is_control=batch.is_control_batch,
-    )
-
-
-def _record_offsets(batch: Any, decoded: list[Any]) -> tuple[int, ...] | None:
-    """CLN-47: the records' offsets when cleaning left gaps in the batch, else None."""
-    offsets = tuple(record.offset for record in decoded)
-    if offsets == tuple(range(batch.base_offset, batch.last_offset + 1)):
-        return None
-    return offsets

@@ -450,6 +450,8 @@ def crash_rules(args: dict[str, Any], impl: StepResult,
              "KL-CRASH-11"}
     if since_last_crash & CUTTING_ACTIONS:
         rules.add("KL-CRASH-3")
+    if "clean" in since_last_crash:
+        rules.add("KL-CRASH-15")  # a pass's swaps and cleaner checkpoint, durable or part-way
     if transactional:
         rules.add("KL-CRASH-12")
     if args.get("fault") != "process_crash":

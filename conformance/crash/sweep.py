@@ -43,8 +43,11 @@ from kafkalog.conformance.check.scratch import new_scratch, remove_scratch
 from kafkalog.conformance.check.view_checks import first_difference
 from kafkalog.conformance.crash.crash_image import CrashImage, FaultModel
 from kafkalog.conformance.crash.fault_fs import RecordingFileSystem
+from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
+from kafkalog.impl.cleaner.config import is_compacted
 from kafkalog.impl.fs.file_system import FileHandle, FileSystem, PathLike
 from kafkalog.impl.load.log_dir import LogDir, TopicPartition
+from kafkalog.impl.log.log import Log
 from kafkalog.impl.time import MockTime
 from kafkalog.model import values as v
 from kafkalog.model.errors import IllegalArgumentError
@@ -263,7 +266,7 @@ class Sweeper:
         recorder = _TrackingRecordingFileSystem(root)
         try:
             log_dir = LogDir.open(recorder, root, self.config, MockTime(now_ms))
-            state: v.LogStateView | str = log_dir.log(self.partition).state()
+            state: v.LogStateView | str = loaded_view(log_dir.log(self.partition), recorder)
         except Exception as error:  # noqa: BLE001 - the same load failing on a recorder
             state = f"{type(error).__name__}: {error}"
         finally:
@@ -310,11 +313,21 @@ class Sweeper:
         fs = _TrackingFileSystem()
         try:
             log_dir = LogDir.open(fs, root, self.config, MockTime(now_ms))
-            return log_dir.log(self.partition).state()
+            return loaded_view(log_dir.log(self.partition), fs)
         except Exception as error:  # a load that fails is a finding, not a crash of the sweep
             return f"{type(error).__name__}: {error}"
         finally:
             fs.close_all()
+
+
+def loaded_view(log: Log, fs: FileSystem) -> v.LogStateView:
+    """`log.state()` with its cleaner checkpoint entry (KL-CLEAN-11, KL-CRASH-15), as the live
+    ImplSut.state() reports it: a compacted log's view carries the entry (-1: none)."""
+    view = log.state()
+    if not is_compacted(log.config):
+        return view
+    entry = CleanerCheckpoint(fs, log.dir).read()
+    return replace(view, cleaner_checkpoint=-1 if entry is None else entry)
 
 
 def _describe(first: v.LogStateView, second: v.LogStateView | str,

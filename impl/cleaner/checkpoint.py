@@ -58,3 +58,16 @@ class CleanerCheckpoint:
         current = self.read()
         if current is not None and current > active_base:
             self.write(active_base)
+
+    def lower_above_log_end(self, log_end_offset: int, active_base: int,
+                            config: LogConfig) -> None:
+        """KL-CRASH-15 (kafkalog, strict): at load, an entry above the LEO is lowered to the
+        active base. A crash inside a truncation between its cut and the CLN-68 lowering leaves
+        one (the load finishes the lowering, so KL-INV-18 holds); Kafka keeps it until the
+        next pass resets it (CLN-15)."""
+        flags = policy_flags(config.cleanup_policy)
+        if flags is None or not flags[0]:
+            return
+        current = self.read()
+        if current is not None and current > log_end_offset:
+            self.write(active_base)

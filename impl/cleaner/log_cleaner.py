@@ -10,12 +10,16 @@ Crash policy (strict, every step durable before the next): the `.cleaned` files 
 their names fsynced; all four are renamed `.swap` and the directory fsynced, so a load either
 sees no complete swap (and deletes the leftovers, REC-2: the log is unchanged) or completes it
 (REC-3..5); only then are the old segments renamed `.deleted` (durably, `delete_segment_files`)
-and the swap files renamed to their plain names, with a final directory fsync. The checkpoint is
+and the swap files renamed to their plain names, the `.log` first and durably (a `.log.swap`
+left beside an index already renamed in would make the load delete that index), with a final
+directory fsync. The checkpoint is
 written after the swaps, so a crash before it redoes the work (CLN-60). The pass runs under the
 log's lock, so appends wait for it (Kafka cleans without the lock and takes it for the swap).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
 from kafkalog.impl.cleaner.config import is_compacted
@@ -26,6 +30,7 @@ from kafkalog.impl.cleaner.plan import (
     dirty_range,
     group_lengths,
 )
+from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log
 from kafkalog.impl.producer.rebuild import producer_views
 from kafkalog.impl.records.memory_records import MemoryRecords
@@ -41,6 +46,28 @@ def _facts(segment: LogSegment) -> SegmentFacts:
     return SegmentFacts(segment.base_offset, segment.size(),
                         segment.offset_index.size_in_bytes(), segment.time_index.size_in_bytes(),
                         segment.get_first_batch_timestamp())
+
+
+def _drop_swap_suffix(segment: LogSegment, fs: FileSystem, directory: Path) -> None:
+    """`.swap` -> plain names, the `.log`'s rename durable before the indexes' (KL-CRASH-15,
+    strict, beyond Kafka's GAP-2 renames). While `<base>.log.swap` is there the load completes
+    the swap (RCV-4) and deletes every plain file in its range: an index already renamed in
+    would go with the old ones, and the segment, below the recovery point, would be rebuilt
+    with an empty transaction index. Once the `.log` is plain, any `.swap` index left is
+    merely renamed. (`change_file_suffixes` renames all four with no fsync between.)"""
+    log_path = Path(segment.log.path)
+    txn = segment.txn_index_file  # derived from the `.log` name: taken before it changes
+    segment.log.rename_to(_without_swap(log_path))
+    fs.fsync_dir(directory)
+    segment._offset_index.rename_to(_without_swap(segment.offset_index_file))
+    segment._time_index.rename_to(_without_swap(segment.time_index_file))
+    if fs.exists(txn):
+        fs.rename(txn, _without_swap(txn))
+    fs.fsync_dir(directory)
+
+
+def _without_swap(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(SWAP_FILE_SUFFIX))
 
 
 class LogCleaner:
@@ -190,8 +217,7 @@ class LogCleaner:
         for old in group[1:]:
             local.segments.remove(old.base_offset)
         local.delete_segment_files(group, async_delete=True)
-        cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, "")
-        local.fs.fsync_dir(local.dir)
+        _drop_swap_suffix(cleaned, local.fs, local.dir)
         self.log.producer_state.delete_snapshots_async(s.base_offset for s in group[1:])
 
     def clean(self) -> CleanResult | None:

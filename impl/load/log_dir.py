@@ -45,6 +45,7 @@ from kafkalog.impl.checkpoint.checkpoint_file import (
     REPLICATION_OFFSET_CHECKPOINT_FILENAME,
     OffsetCheckpointFile,
 )
+from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.time import Time
@@ -439,6 +440,7 @@ class LogDir:
                 had_clean_shutdown=self.had_clean_shutdown,
             )
             log.on_truncated = self.checkpoint_recovery_points
+            _lower_cleaner_checkpoint(self.fs, partition_dir, log)
             return log
         except InvalidFileNameError as error:
             # The loader names the bare file; say which partition directory holds it.
@@ -535,3 +537,15 @@ class LogDir:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _lower_cleaner_checkpoint(fs: FileSystem, partition_dir: Path, log: Log) -> None:
+    """KL-CRASH-15: a cleaner checkpoint entry above the loaded LEO is lowered to the active
+    base (a crash interrupted a truncation's CLN-68 lowering). Directories whose name is no
+    live `<topic>-<partition>` have no entry to lower."""
+    try:
+        checkpoint = CleanerCheckpoint(fs, partition_dir)
+    except InvalidLogDirNameError:
+        return
+    active = log.local_log.segments.active_segment()
+    checkpoint.lower_above_log_end(log.log_end_offset, active.base_offset, log.config)

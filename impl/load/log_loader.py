@@ -223,6 +223,13 @@ class LogLoader:
                 max_swap = max(max_swap, self._next_offset_of_log(self.dir / name, base))
         if max_swap >= 0:
             self._sync_swap_files(swap_files)
+            if self._strict_order():
+                # KL-CRASH-15 (strict): an empty swapped-in segment's range [base, base) would
+                # delete nothing, and an old `.txnindex` it has no copy of would stay under its
+                # name (Kafka's CLN-59: the renames overwrite only the files it has). While its
+                # `.log.swap` is there no index of it is plain yet (the `.log` goes first,
+                # durably), so every plain file at its base is an old segment's.
+                max_swap = max(max_swap, min_swap + 1)
             for name in self._regular_files():
                 if name.endswith(SWAP_FILE_SUFFIX) or name.endswith(SNAPSHOT_SUFFIX):
                     # kafkalog keeps producer snapshots in the range (Kafka deletes every file
@@ -235,8 +242,23 @@ class LogLoader:
                     continue
                 if min_swap <= offset < max_swap:
                     self._delete(self.dir / name)
-        for name in swap_files:
+        self._drop_swap_suffixes(swap_files)
+
+    def _drop_swap_suffixes(self, swap_files: list[str]) -> None:
+        """Rename the `.swap` files to their plain names. KL-CRASH-14, KL-CRASH-15 (strict): the
+        `.log` renames durable before the indexes'; a power loss that kept an index's rename
+        and lost its `.log`'s would make the next load complete the swap again and delete that
+        index (it is plain and in the swap's range: Kafka's `swap_index_lost`, GAP-2)."""
+        strict = self._strict_order()
+        logs = [n for n in swap_files
+                if strict and n.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX)]
+        for name in logs:
             self._rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
+        if logs:
+            self.fs.fsync_dir(self.dir)
+        for name in swap_files:  # Kafka's way: every rename in listing order, none synced
+            if name not in logs:
+                self._rename(self.dir / name, self.dir / name[: -len(SWAP_FILE_SUFFIX)])
 
     def _sync_swap_files(self, swap_files: list[str]) -> None:
         """Strict, beyond Kafka (which renames without a sync): the segments a swap replaces

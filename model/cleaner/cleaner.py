@@ -5,7 +5,8 @@ segments below the end offset (CLN-29), cleans each group into one segment at th
 base and swaps it in (CLN-51..CLN-57), then writes the cleaner checkpoint (CLN-22). Where Kafka
 leaves a choice (the offset map's capacity, CLN-85) the model offers every outcome
 (`choices.choose`, KL-ALLOW-7). Not modelled: legacy (v0/v1) batches and their mtime horizon
-(CLN-34), aborts and crashes inside a pass (CLN-56..CLN-61), the I/O throttle (CLN-50).
+(CLN-34), aborts inside a pass (CLN-56..CLN-61), the I/O throttle (CLN-50). `clean_stages`
+gives the states a pass goes through, for a crash inside it (model/crash/cleaning.py).
 """
 
 from __future__ import annotations
@@ -206,11 +207,30 @@ def clean(state: PartitionState) -> tuple[PartitionState, CleanResult | None]:
     KL-CLEAN-9, KL-CLEAN-10, KL-CLEAN-11, KL-ALLOW-7. Offsets never change; nothing at or above
     the first uncleanable offset is read or changed; LEO, HW and the log start offset stay.
     """
+    stages, result = clean_stages(state)
+    return stages.final, result
+
+
+@dataclass(frozen=True)
+class PassStages:
+    """The states one pass goes through, for a crash inside it (KL-CRASH-15): `selected` after
+    selection (its reset checkpoint written), then per group the state after its swap and the
+    group's old segments, then `final` with the checkpoint written."""
+
+    selected: PartitionState
+    swaps: tuple[tuple[PartitionState, tuple[Segment, ...]], ...]
+    final: PartitionState
+
+
+def clean_stages(state: PartitionState) -> tuple[PassStages, CleanResult | None]:
+    """`clean`, with the states in between (CLN-51..CLN-57: groups are swapped one by one, the
+    checkpoint written last, CLN-22). Spec: KL-CLEAN-5, KL-CRASH-15."""
     if not is_compacted(state):
-        return state, None
+        return PassStages(state, (), state), None
     state, dirty = select(state)
     if not dirty.eligible:
-        return state, None
+        return PassStages(state, (), state), None
+    selected = state
     aborted = collect_aborted(state, dirty.first_dirty, dirty.first_uncleanable)
     options = end_offset_options(state, dirty.first_dirty, dirty.first_uncleanable, aborted)
     end_offset = choose("clean_end_offset", options)
@@ -221,11 +241,14 @@ def clean(state: PartitionState) -> tuple[PartitionState, CleanResult | None]:
                       at_least(state.config.kafka_version, "3.9.2"))
     tracker = TxnTracker()
     bases: list[int] = []
+    swaps: list[tuple[PartitionState, tuple[Segment, ...]]] = []
     for group in _groups(state, end_offset, dirty.first_uncleanable):
         state, tracker = clean_group(state, group, ctx, tracker)
         bases.append(group[0].base_offset)
+        swaps.append((state, group))
     state = replace(state, cleaner_checkpoint=end_offset)
-    return state, CleanResult(dirty.first_dirty, end_offset, dirty.first_uncleanable, tuple(bases))
+    result = CleanResult(dirty.first_dirty, end_offset, dirty.first_uncleanable, tuple(bases))
+    return PassStages(selected, tuple(swaps), state), result
 
 
 def lower_checkpoint_on_truncation(state: PartitionState) -> PartitionState:

@@ -113,11 +113,12 @@ def log_start_checkpoint(state: PartitionState) -> int:
 
 
 def _root_checkpoints(state: PartitionState) -> Checkpoints:
-    """The three root checkpoints written from `state` (LogDir._write_checkpoints, DUR-14)."""
+    """The three root checkpoints written from `state` (LogDir._write_checkpoints, DUR-14),
+    with the epoch cache and the cleaner checkpoint (written on every change, KL-CRASH-15)."""
     return Checkpoints(recovery_point=state.recovery_point,
                        log_start=log_start_checkpoint(state),
                        high_watermark=state.high_watermark.message_offset,
-                       epochs=state.epochs)
+                       epochs=state.epochs, cleaner=state.cleaner_checkpoint)
 
 
 def _rolled_to(before: PartitionState, after: PartitionState) -> int | None:
@@ -133,10 +134,13 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             mode: CrashMode = CrashMode.STRICT) -> Durable:
     """What is durable once `action` has returned (taking `before` to `after`).
 
-    Spec: KL-CRASH-2, KL-CRASH-3, KL-CRASH-4. Actions that do not change the log leave it as is.
+    Spec: KL-CRASH-2, KL-CRASH-3, KL-CRASH-4, KL-CRASH-15. Actions that do not change the log
+    leave it as is. The cleaner checkpoint file is rewritten atomically and durably whenever
+    the entry changes (a pass's reset and end, a truncation's lowering, CLN-68), so it holds
+    the entry the action left; a pass's swaps are durable before it returns (strict).
     """
     flushed = durable.flushed
-    checkpoints = durable.checkpoints
+    checkpoints = replace(durable.checkpoints, cleaner=after.cleaner_checkpoint)
     layouts = durable.layouts
     planted = durable.planted
     ghosts = (_removed_snapshots(durable.ghosts, before, after)
@@ -219,6 +223,8 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     (planted.py); it stays one a load empties again.
     """
     marked = (on_disk[-1],) if planted and on_disk and mode is CrashMode.KAFKA else ()
+    # The load's lowering of a cleaner checkpoint above the LEO is durable (KL-CRASH-15).
+    checkpoints = replace(checkpoints, cleaner=state.cleaner_checkpoint)
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         mixed = _removals_undone(on_disk, state.segments)
         layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from ..crash.cleaning import crash_inside_clean
 from ..crash.crash import (
     TRUNCATIONS,
     CrashMode,
@@ -38,8 +39,11 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     is the lower of the two); each checkpoint is its old or its new content (CRP-8). A crash
     inside a clean shutdown may also leave the cleanly reopened log (the marker was durable,
     CRP-14). A crash inside a roll onto the empty active segment's base may leave the log
-    without that segment (KL-ALLOW-6).
+    without that segment (KL-ALLOW-6). A crash inside a cleaning pass: KL-CRASH-15
+    (cleaning.py).
     """
+    if action == "clean":
+        return crash_inside_clean(before, durable_before, after, fault, mode, offsets_back)
     low = min(durable_before.flushed, durable_after_action.flushed)
     # What a kafka-mode process crash inside the action leaves on disk: the layouts an earlier
     # unsynced cut may bring back stay possible, as after a crash between actions (GAP-1).
@@ -193,10 +197,12 @@ def _partly_retained(layouts: tuple[tuple[Segment, ...], ...],
 
 
 def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
-    """CRP-8: each checkpoint file is its old or its new content, independently of the others."""
+    """CRP-8: each checkpoint file is its old or its new content, independently of the others
+    (the cleaner checkpoint too: a truncation lowers it after its cut, CLN-68)."""
     out: dict[Checkpoints, None] = {}
     for rp in {old.recovery_point, new.recovery_point}:
         for lso in {old.log_start, new.log_start}:
             for hw in {old.high_watermark, new.high_watermark}:
-                out.setdefault(Checkpoints(rp, lso, hw, new.epochs), None)
+                for cleaner in dict.fromkeys((old.cleaner, new.cleaner)):
+                    out.setdefault(Checkpoints(rp, lso, hw, new.epochs, cleaner), None)
     return list(out)

@@ -10,16 +10,20 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kafkalog.conformance.adapter.json_codec import FEATURES
 from kafkalog.conformance.check.impl_sut import ImplSut
 from kafkalog.conformance.check.lockstep import DivergenceError, Lockstep
 from kafkalog.conformance.check.runner import run_seed
+from kafkalog.conformance.check.session import START_MS, Session
 from kafkalog.conformance.check.sut import ModelSut
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.impl.cleaner import filter as impl_filter
 from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.model import values as v
+from kafkalog.model.crash import inside as crash_inside
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -78,3 +82,52 @@ def test_lockstep__small_offset_map__is_accepted_as_another_kafka_choice(
         assert lockstep.steps[-1].divergence is None
     finally:
         lockstep.sut.close()
+
+
+def test_compact_family__crash_steps__reach_a_crash_inside_a_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Crash steps run for compacted logs (KL-CRASH-15): a fixed seed crashes inside `clean`
+    (its sweep loads every point of the pass) and conforms."""
+    reached: list[str] = []
+    original = crash_inside.crash_inside_clean
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reached.append("clean")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(crash_inside, "crash_inside_clean", counted)
+    outcome = run_seed(183, steps=40, config_family="compact", crash_weight=2,
+                       crash_sweep=True, time_limit_s=60)
+    assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
+    assert reached and sum(outcome.crashes.values()) > 0
+
+
+def _put(lockstep: Lockstep, *keys: int) -> None:
+    for key in keys:
+        record = v.Record(b"k%d" % key, b"v", START_MS)
+        lockstep.step("append_as_leader", {"records": (record,), "leader_epoch": 0})
+    lockstep.step("roll", {})
+    lockstep.step("update_high_watermark",
+                  {"offset": lockstep.model.partition_state.log_end_offset})
+
+
+def test_crash_sweep__every_point_of_a_two_group_pass__conforms() -> None:
+    """Groups [0, 4) and [6, 10): the first group's cleaned segment ends at 4, so a crash
+    between its `.deleted` renames leaves segment 4 beside it (KL-CRASH-15). The sweep loads
+    every point of the pass under every fault model; each image's view carries the cleaner
+    checkpoint like the live one (else the first point would already differ and end the
+    sweep)."""
+    session = Session(CONFIG_FAMILIES["compact"], ImplSut, frozenset(FEATURES),
+                      crash_sweep=True)
+    lockstep = session.start()
+    try:
+        _put(lockstep, 0, 1, 0, 1)
+        _put(lockstep, 2, 3)
+        _put(lockstep, 2, 3, 2, 3)
+        lockstep.step("clean", {})
+        lockstep.step("crash", {"point": 6, "fault": "process_crash", "seed": 3,
+                                "leftover": "none"})
+        swept = sum(lockstep.crash_steps.crashes.values())
+        assert swept > 100  # every point of the pass, not the first alone
+    finally:
+        session.finish(lockstep)

@@ -43,6 +43,13 @@ def test_crash_rules__after_a_truncation__exercise_kl_crash_3() -> None:
     assert "KL-CRASH-3" not in crash_rules({"fault": "power_loss"}, ok, frozenset({"read"}))
 
 
+def test_crash_rules__after_a_cleaning_pass__exercise_kl_crash_15() -> None:
+    """KL-CRASH-15 (a pass's swaps and checkpoint) is met by a crash after or inside `clean`."""
+    ok = StepResult(value=0)
+    assert "KL-CRASH-15" in crash_rules({"fault": "power_loss"}, ok, frozenset({"clean"}))
+    assert "KL-CRASH-15" not in crash_rules({"fault": "power_loss"}, ok, frozenset({"roll"}))
+
+
 def test_crash_rules__with_transactional_data__exercise_kl_crash_12() -> None:
     ok = StepResult(value=0)
     assert "KL-CRASH-12" in crash_rules({"fault": "power_loss"}, ok, frozenset(), True)

@@ -76,3 +76,23 @@ def test_clean__keyless_record_from_a_follower__is_dropped_by_the_pass() -> None
     LogCleaner(sut.log).clean()
     assert rows(sut) == [(1, b"k", b"v")]
     sut.close()
+
+
+def test_clean__swap_log_renamed_to_its_plain_name_durably_before_its_indexes() -> None:
+    """While `<base>.log.swap` is there the load completes the swap and deletes every plain
+    file in its range: an index already renamed in (a power loss keeping that rename and
+    losing the `.log`'s) would go, and the segment below the recovery point would be rebuilt
+    with an empty transaction index (tests/regressions/KL-CRASH-15-*-seed183). Spec:
+    KL-CRASH-15."""
+    sut = build(COMPACT)
+    assert LogCleaner(sut.log).clean() is not None
+    ops = sut.fs.journal()[sut.action_mark:]
+    renames = [i for i, op in enumerate(ops) if op.kind == "rename" and op.path.endswith(".swap")]
+    logs = [i for i in renames if ops[i].path.endswith(".log.swap")]
+    assert logs
+    for i in logs:
+        assert ops[i + 1].kind == "fsync_dir"
+        base = ops[i].path.removesuffix(".log.swap")
+        indexes = [j for j in renames if ops[j].path.startswith(base) and j != i]
+        assert indexes and all(j > i + 1 for j in indexes)
+    sut.close()

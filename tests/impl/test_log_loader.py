@@ -449,3 +449,23 @@ def test_unclean_load__active_index_rebuilt_beyond_segment_index_bytes__loads_an
     log.append_as_leader(leader("test"), 0)
     assert [s.base_offset for s in log.local_log.segments.values()] == [0, 17]
     log.close()
+
+
+def test_load__empty_swap__replaces_every_file_of_its_base(log_dir: Path, time: MockTime) -> None:
+    """An empty cleaned segment's swap range [base, base) covers nothing; the old segment's
+    `.txnindex`, of which the swap has no copy, must not stay under the swapped-in segment
+    (strict: every plain file at the base of a `.log.swap` is an old segment's). Spec:
+    KL-CRASH-15, RCV-4."""
+    from kafkalog.impl.index.transaction_index import encode_entry
+    from kafkalog.model.values import AbortedTxnEntry
+
+    log = filled_log(log_dir, time, n=30)
+    offsets = log.close()
+    bases = [int(p.name[:20]) for p in sorted(log_dir.glob("*.log"))]
+    old_txn = log_dir / f"{bases[0]:020d}.txnindex"
+    old_txn.write_bytes(encode_entry(AbortedTxnEntry(7, 1, 2, 3)))
+    (log_dir / f"{bases[0]:020d}.log.swap").write_bytes(b"")
+    again = reopen_unclean(log_dir, time, recovery_point=offsets.recovery_point)
+    assert not old_txn.exists()
+    assert again.segments[0].base_offset == bases[0] and again.segments[0].size() == 0
+    again.close()
