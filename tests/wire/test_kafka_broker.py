@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from kafkalog.conformance.broker.adapter import broker_features
 from kafkalog.conformance.broker.kafka import KafkaBroker, kafka_unavailable
-from kafkalog.conformance.broker.registry import KAFKA_39, KAFKA_44, broker_kind
+from kafkalog.conformance.broker.registry import KAFKA_39, KAFKA_42, KAFKA_44, broker_kind
 from kafkalog.conformance.broker.sut import Broker, BrokerSut
 from kafkalog.conformance.errors import AdapterCrashedError
 from kafkalog.conformance.gen.configs import config_family
@@ -48,7 +48,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("name,version", [("kafka-4.4", KAFKA_44), ("kafka-3.9", KAFKA_39)])
+@pytest.mark.parametrize("name,version", [("kafka-4.4", KAFKA_44), ("kafka-4.2", KAFKA_42),
+                                          ("kafka-3.9", KAFKA_39)])
 def test_check_wire_broker__apache_kafka__conforms_and_stops_its_broker(
         name: str, version: str, tmp_path: Path) -> None:
     """`check --wire-broker` starts Kafka on a free loopback port, every run conforms over the
