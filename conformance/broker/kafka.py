@@ -13,10 +13,8 @@ exactly the process it started, also on Ctrl-C and when starting fails.
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 import shutil
-import signal
 import string
 import subprocess
 import tempfile
@@ -25,7 +23,7 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port
+from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port, log_tail, terminate
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 #: The folder holding pom.xml and server.properties.template (a source checkout's brokers/kafka).
@@ -187,11 +185,7 @@ class KafkaBroker:
             where=f"Kafka {self.version}")
 
     def log_tail(self, limit: int = 400) -> str:
-        try:
-            return " ".join(self.log_path.read_text("utf-8", "replace")[-4 * limit:].split())[
-                -limit:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, limit)
 
     @property
     def alive(self) -> bool:
@@ -200,15 +194,7 @@ class KafkaBroker:
     def stop(self, grace_s: float = 20.0) -> None:
         """Stop the JVM this object started (SIGTERM: a controlled shutdown; SIGKILL after
         `grace_s`), then delete its log directory."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            if grace_s > 0:
-                proc.send_signal(signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=grace_s)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        terminate(self._proc, grace_s)
         if not self._log.closed:
             self._log.close()
         shutil.rmtree(self._dir, ignore_errors=True)

@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port
+from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port, log_tail, terminate
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 KAFKA_WIRE_MODULE = "github.com/csnyder256/kafka-wire"
@@ -195,11 +194,7 @@ class KafkaWireBroker:
                                      f"{timeout_s:.0f} s: {self.log_tail()}", where=_WHERE)
 
     def log_tail(self, limit: int = 300) -> str:
-        try:
-            text = self.log_path.read_text("utf-8", "replace")[-4 * limit:]
-        except OSError:
-            return ""
-        return " ".join(text.split())[-limit:]
+        return log_tail(self.log_path, limit)
 
     @property
     def alive(self) -> bool:
@@ -208,15 +203,7 @@ class KafkaWireBroker:
     def stop(self, grace_s: float = 5.0) -> None:
         """Stop the process this object started (SIGTERM: it drains its connections; SIGKILL
         after `grace_s`), then delete its data folder."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            if grace_s > 0:
-                proc.send_signal(signal.SIGTERM)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=grace_s)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+        terminate(self._proc, grace_s)
         if not self._log.closed:
             self._log.close()
         shutil.rmtree(self._dir, ignore_errors=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -36,6 +37,29 @@ def tansu_binary() -> str | None:
     except ModuleNotFoundError:
         pass
     return shutil.which("tansu")
+
+
+def terminate(proc: subprocess.Popen[bytes] | None, grace_s: float) -> None:
+    """Stop `proc`, a process this project started: SIGTERM (a broker drains or shuts down in
+    order), SIGKILL after `grace_s` (at once when it is 0), then reap it."""
+    if proc is None or proc.poll() is not None:
+        return
+    if grace_s > 0:
+        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def log_tail(path: Path, limit: int) -> str:
+    """The last `limit` characters of a broker's log file, whitespace folded ("" unreadable)."""
+    try:
+        text = path.read_text("utf-8", "replace")[-4 * limit:]
+    except OSError:
+        return ""
+    return " ".join(text.split())[-limit:]
 
 
 def free_loopback_port() -> int:

@@ -19,16 +19,12 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.kfake import KFAKE_VERSION, KfakeBroker
-from kafkalog.conformance.check.lockstep import DivergenceError
-from kafkalog.conformance.check.runner import sut_factory
-from kafkalog.conformance.check.session import Session
-from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
-from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit, write_trace
+from kafkalog.conformance.traces.trace import Trace, write_trace
 from kafkalog.model import values as v
-
-from kafkalog.cli.wire_cmds import wire_adapter_command
+from wire_findings import record_finding
 
 BROKER = f"kfake {KFAKE_VERSION}"
+TOPIC_PREFIX = f"kafkalog-kfake-{KFAKE_VERSION}-"
 
 
 def _leader(*timestamps: int) -> list[tuple[str, dict[str, object]]]:
@@ -83,27 +79,10 @@ SCRIPTED = {
 
 def scripted(name: str, broker: KfakeBroker) -> Trace | None:
     family, steps = SCRIPTED[name]
-    config = CONFIG_FAMILIES[family]
-    factory, features, process = sut_factory(
-        wire_adapter_command(broker.address, broker_log=broker.log_path), None)
-    try:
-        session = Session(config, factory, features)
-        lockstep = session.start()
-        for action, args in steps:
-            try:
-                lockstep.step(action, dict(args))
-            except DivergenceError as divergence:
-                header = TraceHeader(
-                    config=config, config_family=family, now_ms=session.now_ms,
-                    outcome="diverged", signature=divergence.signature, finding=BROKER,
-                    commit=git_commit(),
-                    adapter=f"kafkalog wire-adapter --bootstrap {broker.address} "
-                            f"--topic-prefix kafkalog-kfake-{KFAKE_VERSION}-")
-                return Trace(header, tuple(lockstep.steps))
+    trace = record_finding(family, steps, broker.address, broker.log_path, TOPIC_PREFIX, BROKER)
+    if trace is None:
         print(f"{name}: conforms now")
-        return None
-    finally:
-        process.close()
+    return trace
 
 
 def main(out: Path) -> None:

@@ -1,0 +1,41 @@
+"""What the make_*_findings.py scripts share: one scripted scenario recorded against a running
+broker up to its first divergence, as a trace whose header names the broker in `finding`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kafkalog.conformance.check.lockstep import DivergenceError
+from kafkalog.conformance.check.runner import sut_factory
+from kafkalog.conformance.check.session import Session
+from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
+from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit
+
+from kafkalog.cli.wire_cmds import wire_adapter_command
+
+
+def record_finding(family: str, steps: Any, address: str, log_path: Path, topic_prefix: str,
+                   finding: str) -> Trace | None:
+    """The trace of `steps` up to the broker's first divergence, or None when it conforms.
+    The adapter runs with `topic_prefix`, which the header's adapter line repeats."""
+    config = CONFIG_FAMILIES[family]
+    factory, features, process = sut_factory(
+        wire_adapter_command(address, topic_prefix=topic_prefix, broker_log=log_path), None)
+    try:
+        session = Session(config, factory, features)
+        lockstep = session.start()
+        for action, args in steps:
+            try:
+                lockstep.step(action, dict(args))
+            except DivergenceError as divergence:
+                header = TraceHeader(
+                    config=config, config_family=family, now_ms=session.now_ms,
+                    outcome="diverged", signature=divergence.signature, finding=finding,
+                    commit=git_commit(),
+                    adapter=f"kafkalog wire-adapter --bootstrap {address} "
+                            f"--topic-prefix {topic_prefix}")
+                return Trace(header, tuple(lockstep.steps))
+        return None
+    finally:
+        process.close()
