@@ -121,12 +121,14 @@ def _root_checkpoints(state: PartitionState) -> Checkpoints:
                        epochs=state.epochs, cleaner=state.cleaner_checkpoint)
 
 
-def _rolled_to(before: PartitionState, after: PartitionState) -> int | None:
-    """The offset a roll inside this action flushed to (KL-ROLL-7), or None without a roll."""
-    if after.active.base_offset == before.active.base_offset:
+def _rolled_to(action: str, before: PartitionState, after: PartitionState) -> int | None:
+    """The offset a roll inside this action flushed to (KL-ROLL-7), or None without a roll.
+    A truncation never rolls, even one that restarts the log above the active base (LOG-41,
+    LOC-9, DUR-23: `truncateFullyAndStartAt` renames and creates, no fsync)."""
+    if action in TRUNCATIONS or after.active.base_offset == before.active.base_offset:
         return None
     if after.active.base_offset < before.active.base_offset:
-        return None  # a truncation or deletion, not a roll
+        return None  # a deletion, not a roll
     return min(after.active.base_offset, before.log_end_offset)
 
 
@@ -145,9 +147,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     planted = durable.planted
     ghosts = (_removed_snapshots(durable.ghosts, before, after)
               if mode is CrashMode.KAFKA else ())
-    # A truncation that starts the log higher moves the active base up without a roll's
-    # flush (LOG-41, LOC-9, DUR-23: `truncateFullyAndStartAt` renames and creates, no fsync).
-    rolled = None if action in TRUNCATIONS else _rolled_to(before, after)
+    rolled = _rolled_to(action, before, after)
     if rolled is not None:
         flushed = max(flushed, rolled)  # KL-CRASH-2: the roll's flush is synchronous
     # KL-CRASH-2: `flush`, and (strict) an LSO increase flushes up to the LSO before it raises
