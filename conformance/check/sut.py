@@ -18,7 +18,7 @@ from kafkalog.model import errors, invariants, log
 from kafkalog.model import values as v
 from kafkalog.model.crash import crash
 from kafkalog.model.crash import inside as crash_inside
-from kafkalog.model.crash.torn import torn_pairs
+from kafkalog.model.crash.torn import TornClues, torn_pairs
 from kafkalog.model.errors import KafkalogError
 from kafkalog.model.producer.producer_state import Producers, producer_views
 from kafkalog.model.state import PartitionState
@@ -230,19 +230,20 @@ class ModelSut:
 
     # --- crashes (model/crash/crash.py) ---------------------------------------------------------
 
-    def crash_outcomes(self, fault: str, ops_lost: int,
-                       leftover: str = "none") -> tuple[crash.Outcome, ...]:
+    def crash_outcomes(self, fault: str, ops_lost: int, leftover: str = "none",
+                       clues: TornClues | None = None) -> tuple[crash.Outcome, ...]:
         """The allowed set of a crash under `fault`: after the last action when no operation
         of it was lost, else inside it (KL-CRASH-8). Of the leftovers only `offsets_back`
-        changes the set (KL-CRASH-9)."""
+        changes the set (KL-CRASH-9). `clues`: what the recovered state shows of a header a
+        garbage page tore (KL-ALLOW-10, model/crash/torn.py)."""
         model = crash.FaultModel(fault)
         back = leftover == "offsets_back"
         if ops_lost > 0 and self.last is not None:
             action, before, durable = self.last
             return crash_inside.crash_between(before, durable, self.partition_state, self.durable,
-                                       action, model, self.mode, back)
+                                              action, model, self.mode, back, clues)
         return crash.crash_states(self.partition_state, self.durable, model, self.mode,
-                                  offsets_back=back)
+                                  offsets_back=back, clues=clues)
 
     def torn_headers(self) -> bool:
         """KL-ALLOW-10: whether a torn power loss now may mix two batches' headers (kafka mode,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -40,11 +41,13 @@ from kafkalog.conformance.crash.sweep import (
     idempotence_view,
     sweep_plan,
 )
+from kafkalog.conformance.crash.torn_clues import TORN_FAULT, clues_of_error, clues_of_view
 from kafkalog.conformance.errors import AdapterError
 from kafkalog.conformance.traces.trace import TraceStep
 from kafkalog.model import values as v
 from kafkalog.model.crash.crash import LoadFailure, load_failures, loaded_outcomes
 from kafkalog.model.crash.invariants import crash_violations
+from kafkalog.model.crash.torn import TornClues
 from kafkalog.model.log import view
 
 Problem = tuple[str, str]  # (what differed, message), as Lockstep's checks report it
@@ -246,7 +249,12 @@ class CrashSteps:
         leftover = str(args.get("leftover", "none"))
         outcomes = self._all_outcomes(str(args["fault"]), int(impl.value), alternatives,
                                       leftover)
-        problem, alternatives = self._adopt(outcomes, alternatives)
+        widen = None
+        if self.garbage_possible(str(args["fault"])):
+            def widen(recovered: v.LogStateView) -> tuple[Any, ...]:
+                return self._all_outcomes(str(args["fault"]), int(impl.value), alternatives,
+                                          leftover, clues_of_view(recovered))
+        problem, alternatives = self._adopt(outcomes, alternatives, widen)
         self.at_risk |= leftovers_at_risk(self.model.mode, leftover)
         # One pre-crash state, exact F. Offsets going back are corruption of synced data
         # (FLT-8): recovery may empty a flushed segment, so KL-CRASH-10 does not apply.
@@ -259,12 +267,14 @@ class CrashSteps:
         """The model's own failed load when its set for this crash has one with the impl's
         error type (KL-CRASH-13), else the problem. A failed load does not say how many
         operations of the action it lost, so both sets (after the action, inside it) are asked."""
-        leftover = str(args.get("leftover", "none"))
-        for ops_lost in (0, 1):
-            for member in self._all_outcomes(str(args["fault"]), ops_lost, alternatives,
-                                             leftover):
-                if isinstance(member, LoadFailure) and member.code == impl.code:
-                    return StepResult(code=member.code, message=member.message)
+        leftover, fault = str(args.get("leftover", "none")), str(args["fault"])
+        clues = clues_of_error(impl.describe()) if self.garbage_possible(fault) else None
+        for with_clues in (None, clues) if clues is not None else (None,):
+            for ops_lost in (0, 1):
+                for member in self._all_outcomes(fault, ops_lost, alternatives, leftover,
+                                                 with_clues):
+                    if isinstance(member, LoadFailure) and member.code == impl.code:
+                        return StepResult(code=member.code, message=member.message)
         gap = kafka_load_gap(self.model.mode, impl.describe(), self.at_risk,
                              str(args["fault"]))
         if gap is not None:
@@ -273,24 +283,34 @@ class CrashSteps:
                     f"{impl.describe()}")
         return "crash.load", f"load after the crash failed: {impl.describe()}"
 
+    def garbage_possible(self, fault: str) -> bool:
+        """Whether a crash under `fault` may leave a header a garbage page tore (KL-ALLOW-10):
+        kafka mode, torn power loss; the allowed set is then asked again with what the
+        recovered state shows (torn_clues.py) before a state is called outside it."""
+        return str(self.model.mode) == "kafka" and fault == TORN_FAULT
+
     def _all_outcomes(self, fault: str, ops_lost: int, alternatives: list[Any],
-                      leftover: str = "none") -> tuple[Any, ...]:
+                      leftover: str = "none", clues: TornClues | None = None
+                      ) -> tuple[Any, ...]:
         """The allowed set from the model's state and from every alternative still possible
         (an earlier crash may have left states that look alike but differ in what is durable)."""
-        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost, leftover))
+        outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost, leftover, clues))
         primary = self.model.snapshot()
         try:
             for alternative in alternatives:
                 self.model.restore(alternative)
                 outcomes.update(dict.fromkeys(
-                    self.model.crash_outcomes(fault, ops_lost, leftover)))
+                    self.model.crash_outcomes(fault, ops_lost, leftover, clues)))
         finally:
             self.model.restore(primary)
         return tuple(outcomes)
 
-    def _adopt(self, outcomes: Any, alternatives: list[Any]) -> tuple[Problem | None, list[Any]]:
+    def _adopt(self, outcomes: Any, alternatives: list[Any],
+               widen: Callable[[v.LogStateView], tuple[Any, ...]] | None = None
+               ) -> tuple[Problem | None, list[Any]]:
         """Move the model to the first allowed member whose view is the implementation's; the
-        problem when none is, and the alike-looking members kept as alternatives."""
+        problem when none is, and the alike-looking members kept as alternatives. `widen`: the
+        set asked again with what the recovered state shows, when no member matches."""
         try:
             recovered = self.sut.state()
         except AdapterError:
@@ -303,6 +323,8 @@ class CrashSteps:
                     "implementation loaded"), alternatives
         outcomes = loaded_outcomes(outcomes)
         matching = [o for o in outcomes if view(o[0]) == recovered]
+        if not matching and widen is not None:
+            matching = [o for o in loaded_outcomes(widen(recovered)) if view(o[0]) == recovered]
         if str(self.model.mode) == "kafka":
             matching = diverse_first(matching)
         if not matching:
@@ -393,17 +415,35 @@ class _SweepVerdicts:
         inside = point.ops_lost > 0
         key = (point.image, point.fault, inside)
         if key not in self._verdicts:
-            self._verdicts[key] = _allows(self._allowed_set(point, inside), point.recovered)
+            self._verdicts[key] = (_allows(self._allowed_set(point, inside), point.recovered)
+                                   or self._allows_torn(point))
         return self._verdicts[key]
+
+    def _allows_torn(self, point: SweepPoint) -> bool:
+        """A state outside the set, judged again with what it shows of a header a garbage
+        page tore (KL-ALLOW-10)."""
+        if not self._crash_steps.garbage_possible(point.fault):
+            return False
+        recovered = point.recovered
+        clues = (clues_of_error(recovered) if isinstance(recovered, str)
+                 else clues_of_view(recovered))
+        if clues is None:
+            return False
+        return _allows(_allowed_of(self._crash_steps._all_outcomes(
+            point.fault, point.ops_lost, self._alternatives, clues=clues)), recovered)
 
     def _allowed_set(self, point: SweepPoint, inside: bool) -> Allowed:
         if (point.fault, inside) not in self._allowed:
-            outcomes = self._crash_steps._all_outcomes(point.fault, point.ops_lost,
-                                                       self._alternatives)
-            members = [view(o[0]) for o in loaded_outcomes(outcomes)]
-            self._allowed[point.fault, inside] = (members, frozenset(map(_unindexed, members)),
-                                                  load_failures(outcomes))
+            self._allowed[point.fault, inside] = _allowed_of(self._crash_steps._all_outcomes(
+                point.fault, point.ops_lost, self._alternatives))
         return self._allowed[point.fault, inside]
+
+
+def _allowed_of(outcomes: tuple[Any, ...]) -> Allowed:
+    """A sweep's allowed set: the loaded members' views, the same without index entries, and
+    the codes of the failed loads."""
+    members = [view(o[0]) for o in loaded_outcomes(outcomes)]
+    return members, frozenset(map(_unindexed, members)), load_failures(outcomes)
 
 
 def _crash_at(args: dict[str, Any], points: list[SweepPoint], point: SweepPoint) -> dict[str, Any]:

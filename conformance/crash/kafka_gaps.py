@@ -5,6 +5,8 @@ put back (conformance/broken/kafka_durability.py) to the model's kafka allowed s
 outcomes Kafka really reaches are left out of that set on purpose: they need bytes the model
 never wrote (a torn epoch or base offset from a garbage page, planted corruption torn into
 later data, a stale `.swap` copy) or files a planted swap's undone renames lose (a time index).
+A torn header's garbage page is held by construction first (KL-ALLOW-10, torn_clues.py); the
+`resurrected_batch_*` names are left for one the recovered state's clues do not reconstruct.
 A divergence that is one of them is reported as `crash.outside_kafka_set.<name>`, so it reads
 as a known gap, not as an unexplained too-narrow set; the run still stops there (the model
 cannot continue from it).

@@ -29,7 +29,7 @@ from typing import Any
 from ..choices import outcomes
 from ..crash.planted import empties_again, with_planted
 from ..crash.producers import surviving_snapshots
-from ..crash.torn import torn_header_layouts
+from ..crash.torn import TornClues, torn_header_layouts
 from ..errors import KafkalogError
 from ..helpers import floor_index
 from ..log import view
@@ -381,7 +381,8 @@ def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offse
 def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                  mode: CrashMode = CrashMode.STRICT,
                  extra_layouts: tuple[tuple[Segment, ...], ...] = (),
-                 offsets_back: bool = False) -> tuple[Outcome, ...]:
+                 offsets_back: bool = False,
+                 clues: TornClues | None = None) -> tuple[Outcome, ...]:
     """Every state a crash after the last completed action, then a load, may leave.
 
     Spec: KL-CRASH-1, KL-CRASH-2, KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-ALLOW-10. Checkpoints
@@ -390,7 +391,8 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
     unclean (the marker was consumed when the log was opened). `offsets_back`: CRC-valid
     batches whose offsets go back were planted after the last segment's data (KL-CRASH-9);
     recovery empties that segment when it reaches them, or cuts earlier at a torn batch. Kafka
-    mode, torn power loss: a header torn between two batches at one position (KL-ALLOW-10).
+    mode, torn power loss: a header torn between two batches at one position (KL-ALLOW-10),
+    with `clues` also the garbage-page headers the recovered state shows (torn.py).
     """
     layouts = _surviving_layouts(state, durable, fault, mode)
     for extra in extra_layouts:  # intermediate layouts lose unsynced data like the others
@@ -401,7 +403,7 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
     sources = (state.segments, *(durable.layouts if mode is CrashMode.KAFKA else ()),
                *extra_layouts)
     if mode is CrashMode.KAFKA and fault is FaultModel.POWER_LOSS_TORN:
-        layouts += torn_header_layouts(layouts, sources)  # KL-ALLOW-10
+        layouts += torn_header_layouts(layouts, sources, clues)  # KL-ALLOW-10
     for layout in layouts:
         beyond = _beyond_cut(layout, sources)
         for epochs in durable.epoch_options:

@@ -23,6 +23,7 @@ from ..crash.crash import (
     crash_states,
     durable_after,
 )
+from ..crash.torn import TornClues
 from ..recovery import Checkpoints
 from ..state import PartitionState, Segment
 
@@ -32,7 +33,8 @@ __all__ = ["crash_between"]
 def crash_between(before: PartitionState, durable_before: Durable, after: PartitionState,
                   durable_after_action: Durable, action: str, fault: FaultModel,
                   mode: CrashMode = CrashMode.STRICT,
-                  offsets_back: bool = False) -> tuple[Outcome, ...]:
+                  offsets_back: bool = False,
+                  clues: TornClues | None = None) -> tuple[Outcome, ...]:
     """A crash inside `action`: a state of the allowed set of the log before or after it.
 
     Spec: KL-CRASH-8, KL-ALLOW-6. Data durable before the action and not removed by it stays (F
@@ -40,7 +42,7 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
     inside a clean shutdown may also leave the cleanly reopened log (the marker was durable,
     CRP-14). A crash inside a roll onto the empty active segment's base may leave the log
     without that segment (KL-ALLOW-6). A crash inside a cleaning pass: KL-CRASH-15
-    (cleaning.py).
+    (cleaning.py). `clues`: as for `crash_states` (KL-ALLOW-10).
     """
     if action == "clean":
         return crash_inside_clean(before, durable_before, after, fault, mode, offsets_back)
@@ -111,7 +113,7 @@ def crash_between(before: PartitionState, durable_before: Durable, after: Partit
                                                  + durable_after_action.ghosts)),
                              tuple(dict.fromkeys(durable_before.planted
                                                  + durable_after_action.planted)))
-            for outcome in crash_states(state, merged, fault, mode, layouts, offsets_back):
+            for outcome in crash_states(state, merged, fault, mode, layouts, offsets_back, clues):
                 if process and mode is CrashMode.KAFKA and not isinstance(outcome, LoadFailure):
                     # GAP-4: the page cache survived; the disk only has what was durable.
                     loaded, after_load = outcome

@@ -12,19 +12,23 @@ reads it like any other (RCV-6): a base offset under the segment's base fails th
 the segment, one ahead is kept.
 
 The model enumerates the old, new and zeroed choice of each header page. Garbage pages (random
-bytes where the two differ) are not enumerated: their values are not a finite set; the checker
-names what they leave (conformance/crash/kafka_gaps.py). Pure and stdlib-only.
+bytes where the two differ) leave values no finite set holds: for them the checker hands in
+`TornClues`, numbers the recovered state shows (where a segment ends, where an epoch starts),
+and the model adds each header those numbers imply that agrees with both batches on every
+byte where the two agree (a garbage page replaces only the bytes that differ), then recovers
+it like any other. The clues only choose which of the possible headers to try; membership is
+still decided by the model's own recovery. Pure and stdlib-only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from itertools import product
 
 from ..state import Batch, Segment
 
-__all__ = ["PAGE", "crc_covered", "torn_header_layouts", "torn_pairs"]
+__all__ = ["PAGE", "TornClues", "crc_covered", "torn_header_layouts", "torn_pairs"]
 
 PAGE = 4096  # FLT-7: the unit a torn power loss keeps or loses
 _OFFSET_FIELD = (0, 8)  # FMT-45: baseOffset, bytes [0, 8) of the batch
@@ -33,6 +37,20 @@ _EPOCH_FIELD = (12, 4)  # FMT-45: partitionLeaderEpoch, bytes [12, 16)
 _CHOICES = ("old", "new", "zero")
 
 Pair = tuple[int, Batch, Batch]  # (segment base, one batch, the other) at one position
+Header = tuple[int, int]  # (base offset, partition leader epoch)
+
+
+@dataclass(frozen=True)
+class TornClues:
+    """Numbers a recovered state shows that a torn batch's header may have set: offsets one
+    past a batch (`ends`: a segment's next offset, the log end), offsets a batch may start at
+    (`starts`: an epoch's start offset, the offset a failed load names), offsets a batch may
+    end at (`lasts`: an offset-index entry, the offset a failed load names), and epochs."""
+
+    ends: frozenset[int] = frozenset()
+    starts: frozenset[int] = frozenset()
+    lasts: frozenset[int] = frozenset()
+    epochs: frozenset[int] = frozenset()
 
 
 def crc_covered(batch: Batch) -> tuple[object, ...]:
@@ -101,6 +119,30 @@ def _mixed_headers(old: Batch, new: Batch) -> Iterator[tuple[int, int]]:
             yield header
 
 
+def _agrees(old: int, new: int, value: int, width: int) -> bool:
+    """`value` fits the field and keeps every byte where `old` and `new` agree."""
+    if not -(1 << (8 * width - 1)) <= value < 1 << (8 * width - 1):
+        return False
+    return all(a != b or c == a for a, b, c in zip(
+        _field(old, width), _field(new, width), _field(value, width), strict=True))
+
+
+def _garbage_headers(old: Batch, new: Batch, clues: TornClues) -> Iterator[Header]:
+    """The headers `clues` imply that a garbage page may leave where `old` and `new` differ."""
+    span = new.last_offset - new.base_offset
+    bases = ({end - span - 1 for end in clues.ends} | set(clues.starts)
+             | {last - span for last in clues.lasts})
+    epochs = {*clues.epochs, old.partition_leader_epoch, new.partition_leader_epoch}
+    for base in sorted(bases):
+        if not _agrees(old.base_offset, new.base_offset, base, _OFFSET_FIELD[1]):
+            continue
+        for epoch in sorted(epochs):
+            if (base, epoch) not in (_header(old), _header(new)) and _agrees(
+                    old.partition_leader_epoch, new.partition_leader_epoch, epoch,
+                    _EPOCH_FIELD[1]):
+                yield base, epoch
+
+
 def _with_header(batch: Batch, base_offset: int, epoch: int) -> Batch:
     shift = base_offset - batch.base_offset
     offsets = (None if batch.record_offsets is None
@@ -121,14 +163,16 @@ def _replaced(layout: tuple[Segment, ...], base: int, batch: Batch,
 
 
 def torn_header_layouts(layouts: list[tuple[Segment, ...]],
-                        sources: tuple[tuple[Segment, ...], ...]
-                        ) -> list[tuple[Segment, ...]]:
+                        sources: tuple[tuple[Segment, ...], ...],
+                        clues: TornClues | None = None) -> list[tuple[Segment, ...]]:
     """The surviving `layouts` with a torn header at one position where two of the `sources`
-    hold batches of the same CRC-covered bytes (KL-ALLOW-10); none when no source pairs up."""
+    hold batches of the same CRC-covered bytes (KL-ALLOW-10); none when no source pairs up.
+    With `clues`, also the garbage-page headers they imply."""
     out: list[tuple[Segment, ...]] = []
     for base, one, other in torn_pairs(sources):
         for old, new in ((one, other), (other, one)):
-            for offset, epoch in _mixed_headers(old, new):
+            garbage = _garbage_headers(old, new, clues) if clues is not None else ()
+            for offset, epoch in (*_mixed_headers(old, new), *garbage):
                 mixed = _with_header(new, offset, epoch)
                 for layout in layouts:
                     torn = _replaced(layout, base, new, mixed)

@@ -115,3 +115,37 @@ def test_rebuilt_segment__batch_below_the_base__the_load_fails() -> None:
         assert "offset 0" in str(error)
     else:
         raise AssertionError("a batch below the base loaded")
+
+
+def test_garbage_headers__clues_imply_a_random_byte__agreeing_bytes_kept() -> None:
+    """A garbage page replaces only the bytes where the two headers differ (FLT-10): offsets
+    0x0A and 0x0B differ in their last byte, so a recovered log ending at 0x11 (a batch at 0x10)
+    is a header the set holds with that clue; one at 0x1010 changes a byte the two share, and an
+    epoch in the clues that differs where epochs 3 and 3 agree is refused. Spec: KL-ALLOW-10"""
+    from kafkalog.model.crash.torn import TornClues, _garbage_headers
+
+    old, new = _batch(0x0A, 3, 0), _batch(0x0B, 3, 0)
+    clues = TornClues(ends=frozenset({0x11, 0x1011}), epochs=frozenset({3, 7}))
+    assert set(_garbage_headers(old, new, clues)) == {(0x10, 3)}
+    assert set(_garbage_headers(old, new, TornClues())) == set()
+
+
+def test_torn_header_layouts__garbage_clue__one_more_layout_only_with_clues() -> None:
+    """The seed-102582 pair (offsets 1 and 2, epochs 2 and 4): a clue of a log ending at 4
+    gives the header (3, 2) (offset byte 0x03 where 0x01 and 0x02 differ, the old epoch),
+    which no old, new or zeroed page gives; without clues the set does not hold it.
+    Spec: KL-ALLOW-10"""
+    from kafkalog.model.crash.torn import TornClues
+
+    state, durable = _reappended(CrashMode.KAFKA)
+    sources = (state.segments, *durable.layouts)
+
+    def headers(clues: TornClues | None) -> set[tuple[int, int]]:
+        return {(b.base_offset, b.partition_leader_epoch)
+                for layout in torn_header_layouts([state.segments], sources, clues)
+                for b in layout[-1].batches}
+
+    clue = TornClues(ends=frozenset({4}), epochs=frozenset({2}))
+    assert (3, 2) in headers(clue)
+    assert (3, 2) not in headers(None)
+    assert headers(TornClues()) == headers(None)
