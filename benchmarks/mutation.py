@@ -10,7 +10,12 @@ gives the commands). A benchmark-style job, not part of CI.
 `--families a,b --runs N` keeps the first N of those runs whose family is one of the named
 ones (the same seeds and families default `check` gives them): a bounded killing test for a
 module only some families reach, e.g. the producer-state modules and
-`--families producers,producers_append_time,transactions` (benchmarks/cosmic-ray-producer*.toml).
+`--families producers,producers_append_time,transactions`.
+
+`--first a,b` runs all of default check's runs, those of the named families first: the verdict
+is default check's (a mutant survives only if all 100 runs conform), and a mutant of a module
+only those families reach dies after a few runs instead of a whole check
+(benchmarks/cosmic-ray-producer*.toml).
 """
 
 from __future__ import annotations
@@ -24,9 +29,13 @@ from kafkalog.conformance.gen.configs import DEFAULT_MIX
 EXAMPLES, STEPS = 100, 40  # kafkalog check's default profile
 
 
-def plan(families: set[str] | None, runs: int | None) -> list[tuple[int, str]]:
-    """(seed, family) of the runs to make: default check's, filtered and cut."""
+def plan(families: set[str] | None, runs: int | None,
+         first: set[str] | None = None) -> list[tuple[int, str]]:
+    """(seed, family) of the runs to make: default check's, filtered and cut, or all of them
+    with the `first` families' runs ahead of the others."""
     chosen = [(seed, DEFAULT_MIX[seed % len(DEFAULT_MIX)]) for seed in range(EXAMPLES)]
+    if first:
+        chosen.sort(key=lambda run: run[1] not in first)
     if families:
         chosen = [(seed, family) for seed, family in chosen if family in families]
     return chosen[:runs] if runs is not None else chosen
@@ -36,9 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default="", help="comma-separated config families")
     parser.add_argument("--runs", type=int, default=None, help="at most this many runs")
+    parser.add_argument("--first", default="", help="comma-separated families to run first")
     args = parser.parse_args(argv)
     families = {f for f in args.families.split(",") if f} or None
-    for seed, family in plan(families, args.runs):
+    first = {f for f in args.first.split(",") if f} or None
+    for seed, family in plan(families, args.runs, first):
         outcome = run_seed(seed, steps=STEPS, config_family=family, shrink_s=0.0,
                            time_limit_s=30, crash_weight=1, crash_sweep=True)
         if outcome.outcome != "conformed":

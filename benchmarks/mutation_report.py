@@ -9,6 +9,7 @@ start from this list.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 def _callers(root: Path, name: str, module: str) -> int:
     pattern = re.compile(rf"\b{re.escape(name)}\(")  # a call, as a method or by bare name
     count = 0
-    for path in (root / "impl").glob("*.py"):
+    for path in (root / "impl").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         if path.stem == module:
             text = re.sub(rf"def {re.escape(name)}\b", "", text)
@@ -27,13 +28,30 @@ def _callers(root: Path, name: str, module: str) -> int:
     return count
 
 
+def wilson(killed: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson interval of a sampled kill rate."""
+    if total == 0:
+        return 0.0, 1.0
+    p = killed / total
+    centre = p + z * z / (2 * total)
+    margin = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total))
+    scale = 1 + z * z / total
+    return (centre - margin) / scale, (centre + margin) / scale
+
+
 def main(argv: list[str]) -> int:
     session, root = Path(argv[0]), Path(argv[1] if len(argv) > 1 else ".")
     db = sqlite3.connect(session)
     outcomes = Counter(row[0] for row in db.execute("select test_outcome from work_results"))
     killed, survived = outcomes.get("KILLED", 0), outcomes.get("SURVIVED", 0)
-    print(f"executed {killed + survived}, killed {killed}, survived {survived}, "
-          f"skipped {outcomes.get(None, 0)} (equivalent by construction: `|` in annotations)")
+    skipped = Counter(row[0] for row in db.execute(
+        "select output from work_results where test_outcome is null"))
+    low, high = wilson(killed, killed + survived)
+    print(f"executed {killed + survived}, killed {killed}, survived {survived} "
+          f"(kill rate 95% interval {low:.0%}..{high:.0%}); skipped: "
+          f"{skipped.get('not sampled', 0)} not sampled, "
+          f"{sum(skipped.values()) - skipped.get('not sampled', 0)} `|` in annotations "
+          "(equivalent by construction)")
     rows = db.execute(
         "select s.module_path, s.definition_name, s.start_pos_row, s.operator_name, r.diff "
         "from work_results r join mutation_specs s on r.job_id = s.job_id "

@@ -2,6 +2,7 @@
 # Mutation testing of impl/ modules, a benchmark-style job, never CI.
 #
 #   bash scripts/mutation.sh log_retention epoch_cache     # modules of impl/, default: both
+#   SAMPLE=25 bash scripts/mutation.sh producer_state      # a seeded sample of 25 mutants
 #
 # cosmic-ray mutates files in place, so it works on a copy of the committed tree (git archive
 # HEAD) under $SANDBOX, imported ahead of the editable install through PYTHONPATH; the worktree
@@ -32,6 +33,9 @@ for module in ${MODULES[@]}; do
     "src/benchmarks/cosmic-ray-$module.toml" > "$config"
   "$BIN/cosmic-ray" init "$config" "$SANDBOX/$module.sqlite"
   "$BIN/cr-filter-operators" "$SANDBOX/$module.sqlite" "$config"
+  if [ -n "${SAMPLE:-}" ]; then
+    "$PY" -m kafkalog.benchmarks.mutation_sample "$SANDBOX/$module.sqlite" "$SAMPLE" "${SAMPLE_SEED:-0}"
+  fi
   "$BIN/cosmic-ray" exec "$config" "$SANDBOX/$module.sqlite"
-  "$BIN/cr-report" "$SANDBOX/$module.sqlite" --show-pending | tail -4
+  "$PY" -m kafkalog.benchmarks.mutation_report "$SANDBOX/$module.sqlite" "$SANDBOX/src"
 done

@@ -1,0 +1,57 @@
+"""The mutation-testing tools: the killing test's plan, the seeded sample, the interval."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kafkalog.benchmarks.mutation import EXAMPLES, plan
+from kafkalog.benchmarks.mutation_report import wilson
+
+PRODUCERS = {"producers", "producers_append_time", "transactions"}
+
+
+def test_plan__first_families__all_of_default_check_those_ahead() -> None:
+    """`--first` keeps every run of default check (its verdict), the named families' first."""
+    ordered = plan(None, None, PRODUCERS)
+    assert sorted(ordered) == plan(None, None)
+    assert len(ordered) == EXAMPLES
+    leading = [family in PRODUCERS for _, family in ordered]
+    assert leading == sorted(leading, reverse=True) and any(leading)
+
+
+def test_wilson__interval_holds_the_rate_and_narrows_with_the_sample() -> None:
+    low, high = wilson(9, 10)
+    assert low < 0.9 < high
+    wide, narrow = wilson(9, 10), wilson(90, 100)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+@pytest.mark.skipif(shutil.which("cosmic-ray") is None and not (
+    Path(sys.executable).parent / "cosmic-ray").exists(), reason="cosmic-ray not installed")
+def test_mutation_sample__keeps_n_seeded_mutants(tmp_path: Path) -> None:
+    """N pending mutants are kept, the rest marked skipped; a second draw has none left to
+    skip."""
+    from cosmic_ray.work_db import use_db
+    from kafkalog.benchmarks.mutation_sample import sample
+
+    module = tmp_path / "m.py"
+    module.write_text("def f(a, b):\n    return a + b < 3 and a - 1 > 0\n")
+    config = tmp_path / "c.toml"
+    config.write_text(f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = 10.0\n'
+                      'excluded-modules = []\ntest-command = "true"\n'
+                      '[cosmic-ray.distributor]\nname = "local"\n')
+    session = tmp_path / "s.sqlite"
+    cosmic_ray = Path(sys.executable).parent / "cosmic-ray"
+    subprocess.run([str(cosmic_ray), "init", str(config), str(session)], check=True,
+                   capture_output=True)
+    with use_db(str(session)) as db:
+        total = db.num_work_items
+        assert total > 3
+        assert sample(db, 3, 7) == (3, total - 3)
+        assert len(list(db.pending_work_items)) == 3
+        assert sample(db, 3, 7) == (3, 0)
