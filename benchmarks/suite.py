@@ -19,7 +19,7 @@ from typing import Any
 
 from kafkalog.impl.records.batch_scan import ACTIVE as BATCH_SCAN
 
-from . import append, kafka_peer, lockstep_bench, peer, read, reopen
+from . import append, clean, kafka_peer, lockstep_bench, peer, read, reopen
 from .core import SCALES, Figure, Scale, scratch_dir
 
 REQUIRED_KEYS: tuple[str, ...] = (
@@ -28,7 +28,7 @@ REQUIRED_KEYS: tuple[str, ...] = (
     "append.follower.1mib", "append.follower.16kib", "append.follower.rec100x1",
     "append.follower.rec100x10", "append.follower.rec100x100",
     "read.sequential", "lookup.translate_offset", "recovery.unclean",
-    "open.clean.small", "open.clean.large", "memory.open_read",
+    "open.clean.small", "open.clean.large", "memory.open_read", "clean.pass",
     "conformance.lockstep", "conformance.end_to_end", "conformance.model", "conformance.impl",
     # The same workloads through independent codecs (kafkalog's number alone, marked
     # "skipped", when a peer is not installed)
@@ -42,7 +42,7 @@ REQUIRED_KEYS: tuple[str, ...] = (
 Progress = Callable[[str], None]
 GROUPS: tuple[str, ...] = ("append (leader)", "append (follower)", "append + flush",
                            "sequential read", "offset lookup", "recovery", "clean open + memory",
-                           "conformance", "peer codecs", "Kafka peer")
+                           "cleaning", "conformance", "peer codecs", "Kafka peer")
 
 
 def _clean_open_and_memory(scale: Scale, root: Path) -> list[Figure]:
@@ -66,6 +66,8 @@ def _group(name: str, scale: Scale, root: Path) -> list[Figure]:
         return [reopen.recovery_figure(scale, root)]
     if name == "clean open + memory":
         return _clean_open_and_memory(scale, root)
+    if name == "cleaning":
+        return [clean.cleaning_figure(scale, root)]
     if name == "peer codecs":
         return peer.peer_figures(scale, root)
     if name == "Kafka peer":
