@@ -55,3 +55,21 @@ def test_mutation_sample__keeps_n_seeded_mutants(tmp_path: Path) -> None:
         assert sample(db, 3, 7) == (3, total - 3)
         assert len(list(db.pending_work_items)) == 3
         assert sample(db, 3, 7) == (3, 0)
+
+
+def test_c_mutation_sites__code_only__each_mutant_one_change(tmp_path: Path) -> None:
+    """Sites come from code, never comments, strings or preprocessor lines; `->`, `<<` and
+    `>>` are not relational operators; a mutant changes exactly its site."""
+    from kafkalog.benchmarks.c_mutation import mutated, sites
+
+    unit = tmp_path / "_scan_x.c"
+    unit.write_text('#include <string.h>\n/* a < b && c */\nstatic int f(int a, int *p) {\n'
+                    '    if (a < 3 && p->x >= 1) return a << 2; // x == y\n'
+                    '    return g("<") + 1;\n}\n')
+    found = sites(unit)
+    assert [(s.line, s.old, s.new) for s in found] == [
+        (4, "<", "<="), (4, ">=", ">"), (4, "&&", "||"), (5, " + 1", "")]
+    text = unit.read_text()
+    first = mutated(text, found[0])
+    assert "if (a <= 3 && p->x >= 1)" in first
+    assert sum(a != b for a, b in zip(first.splitlines(), text.splitlines(), strict=True)) == 1
