@@ -30,8 +30,10 @@ COMPACT_FAMILIES: dict[str, v.LogConfig] = {
 
 
 def is_compact_config(config: v.LogConfig) -> bool:
-    """True for the configs of the compaction families."""
-    return any(config == c for c in COMPACT_FAMILIES.values())
+    """True for the configs of the compaction families, under any Kafka version profile (a
+    campaign rotates the profiles; `--kafka-version`, `--kafka`)."""
+    return any(replace(config, kafka_version=c.kafka_version) == c
+               for c in COMPACT_FAMILIES.values())
 
 
 def _cleans(machine: TxnLogMachine) -> bool:

@@ -131,3 +131,18 @@ def test_crash_sweep__every_point_of_a_two_group_pass__conforms() -> None:
         assert swept > 100  # every point of the pass, not the first alone
     finally:
         session.finish(lockstep)
+
+
+@pytest.mark.parametrize("profile", ["3.9", "4.0", "4.3"])
+def test_is_compact_config__under_every_profile__the_compaction_machine(profile: str) -> None:
+    """A campaign rotates the Kafka profiles and `--kafka-version` sets one: the compaction
+    machine (and its `clean` steps) must run under each, not only under the family's own.
+    Spec: KL-CLEAN-1, KL-VERSION-1"""
+    import dataclasses
+
+    from kafkalog.conformance.gen.compaction import is_compact_config
+
+    compact = dataclasses.replace(CONFIG_FAMILIES["compact"], kafka_version=profile)
+    assert is_compact_config(compact)
+    assert not is_compact_config(dataclasses.replace(CONFIG_FAMILIES["tiny"],
+                                                     kafka_version=profile))
