@@ -81,7 +81,7 @@ def test_handshake__kafka_adapter__lists_the_features_it_implements(
     try:
         assert process.features == frozenset({"core", "follower_append", "hw_metadata",
                                               "leader_epochs", "timestamps", "reopen",
-                                              "producer_state", "transactions",
+                                              "producer_state", "transactions", "clean",
                                               "kafka_loader"})
     finally:
         process.close()
@@ -127,8 +127,8 @@ def test_check__kafka_unifiedlog__conforms_to_its_profile_on_fixed_seeds(
 def test_check__kafka_unifiedlog__conforms_on_the_compact_family(
         kafka: tuple[str, str, tuple[int, ...]]) -> None:
     """Kafka's log opened with the model's compaction settings agrees step by step with the
-    model on keyed records, tombstones and keyless ones (no cleaning pass: no `clean` feature).
-    Spec: KL-CLEAN-12"""
+    model on keyed records, tombstones and keyless ones (and, where the compaction machine
+    runs, Kafka's cleaner's passes: tests/jvm/test_kafka_cleaner.py). Spec: KL-CLEAN-12"""
     command, profile, _ = kafka
     for seed in COMPACT_SEEDS[profile]:
         outcome = run_seed(seed, steps=40, config_family="compact", adapter=command,

@@ -26,7 +26,7 @@ public final class Main {
         "maybe_increment_high_watermark", "maybe_increment_log_start_offset", "delete_old_segments",
         "roll", "truncate_to", "truncate_fully_and_start_at", "flush", "assign_epoch",
         "end_offset_for_epoch", "fetch_offset_by_timestamp", "advance_clock", "close_and_reopen",
-        "crash");
+        "crash", "clean");
     private static final Set<String> SESSION_ACTIONS =
         Set.of("handshake", "open", "load_image", "state", "check", "verify", "close");
     /** Features of every generation: `kafka_loader` is the `load_image` session request. */
@@ -193,6 +193,7 @@ public final class Main {
             case "end_offset_for_epoch": return features.contains("leader_epochs");
             case "fetch_offset_by_timestamp": return features.contains("timestamps");
             case "close_and_reopen": return features.contains("reopen");
+            case "clean": return features.contains("clean");
             case "crash": return features.contains("crash") || features.contains("crash_kill");
             default: return true;
         }

@@ -216,6 +216,11 @@ final class JavaUnifiedLog extends KafkaLogBase {
     }
 
     @Override
+    protected LogCleaning newCleaning() throws Exception {
+        return new KafkaCleaner(dir.getParentFile(), clock, () -> log);
+    }
+
+    @Override
     protected LeaderEpochFileCache epochCache() {
         return log.leaderEpochCache();
     }

@@ -18,12 +18,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
@@ -199,12 +202,37 @@ public abstract class KafkaLogBase implements PartitionLog {
      * LogAppendInfo has no such field. */
     protected abstract long offsetOfMaxTimestamp(LogAppendInfo info);
 
+    /** Kafka's cleaner over this log (a new one per open; it reads the current log each call). */
+    protected abstract LogCleaning newCleaning() throws Exception;
+
+    /** Whether the log's policy contains `compact` (Kafka's own LogConfig.compact). */
+    protected final boolean compacted() {
+        return logConfig.compact;
+    }
+
+    /** Made on first use: a log never cleaned has no cleaner checkpoint file. */
+    private LogCleaning cleaning;
+
+    private LogCleaning cleaning() throws Exception {
+        if (cleaning == null) {
+            cleaning = newCleaning();
+        }
+        return cleaning;
+    }
+
     // --- dispatch --------------------------------------------------------------------------------
 
     @Override
     public Object handle(String action, Map<String, Object> a) throws Exception {
         if (action.equals("state") || action.equals("read")) {
             return act(action, a);
+        }
+        if (action.equals("clean")) {
+            try {
+                return act(action, a);
+            } finally {
+                keepWrittenTimes();
+            }
         }
         try {
             return act(action, a);
@@ -242,6 +270,23 @@ public abstract class KafkaLogBase implements PartitionLog {
         }
     }
 
+    /**
+     * After a cleaning pass: the cleaner gives each cleaned segment the last source segment's
+     * modification time itself (Cleaner.cleanSegments, `setLastModified`), so the times the
+     * files now have are Kafka's, kept as given.
+     */
+    private void keepWrittenTimes() {
+        File[] files = dir.listFiles();
+        if (files == null) {
+            return;
+        }
+        for (File f : files) {
+            if (f.getName().endsWith(".log")) {
+                stamped.put(f.getName(), f.lastModified());
+            }
+        }
+    }
+
     private Object act(String action, Map<String, Object> a) throws Exception {
         switch (action) {
             case "append_as_leader": return appendAsLeader(a);
@@ -260,9 +305,10 @@ public abstract class KafkaLogBase implements PartitionLog {
                 return maybeIncrementLogStartOffset(Args.lng(a, "offset"));
             case "delete_old_segments": return (long) deleteOldSegments();
             case "roll": return roll(Args.optLong(a, "expected_next_offset")).baseOffset();
-            case "truncate_to": return truncateTo(Args.lng(a, "offset"));
+            case "truncate_to": return truncateToAction(Args.lng(a, "offset"));
             case "truncate_fully_and_start_at":
                 truncateFullyAndStartAt(Args.lng(a, "offset"));
+                lowerCleanerCheckpoint();
                 return null;
             case "flush": return flushAction(Args.optLong(a, "offset"));
             case "assign_epoch":
@@ -285,10 +331,71 @@ public abstract class KafkaLogBase implements PartitionLog {
             case "close_and_reopen":
                 closeAndReopen();
                 return null;
+            case "clean": return cleanAction();
             case "state": return state();
             default:
                 throw new ProtocolException("UnknownActionError", "unknown action " + action);
         }
+    }
+
+    /**
+     * LogManager.truncateTo: a truncation below the active segment's base (taken before it)
+     * pauses the cleaner and, once the log truncated, lowers the checkpoint to the new active
+     * base (maybeTruncateCleanerCheckpointToActiveSegmentBaseOffset).
+     */
+    private Object truncateToAction(long offset) throws IOException {
+        boolean belowActive = offset < activeBaseOffset();
+        boolean truncated = truncateTo(offset);
+        if (belowActive) {
+            lowerCleanerCheckpoint();
+        }
+        return truncated;
+    }
+
+    /** LogManager's `maybeTruncateCheckpoint` after a truncation; a log no pass has touched
+     * has no checkpoint to lower. */
+    private void lowerCleanerCheckpoint() throws IOException {
+        if (cleaning != null) {
+            cleaning.truncated(activeBaseOffset());
+        }
+    }
+
+    private long activeBaseOffset() {
+        long base = -1L;
+        for (LogSegment s : segments()) {
+            base = s.baseOffset();
+        }
+        return base;
+    }
+
+    /**
+     * One pass of Kafka's cleaner (specs/adapter-protocol.md, `clean`): LogCleanerManager
+     * selects the log or not, Cleaner.doClean cleans it, doneCleaning writes the checkpoint.
+     * `groups` are the bases of the segments the pass wrote: every group becomes one new
+     * segment object at its first base (Cleaner.cleanSegments, replaceSegments), so they are
+     * read off the log as the segments that were not there before the pass.
+     */
+    private Object cleanAction() throws Exception {
+        Set<LogSegment> before = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (LogSegment s : segments()) {
+            before.add(s);
+        }
+        long[] pass = cleaning().clean();
+        if (pass == null) {
+            return null;
+        }
+        List<Object> groups = new ArrayList<>();
+        for (LogSegment s : segments()) {
+            if (!before.contains(s)) {
+                groups.add(s.baseOffset());
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("first_dirty_offset", pass[0]);
+        out.put("end_offset", pass[1]);
+        out.put("first_uncleanable_offset", pass[2]);
+        out.put("groups", groups);
+        return out;
     }
 
     private Object advanceClock(long ms) {
@@ -580,10 +687,18 @@ public abstract class KafkaLogBase implements PartitionLog {
             view.put("size_in_bytes", (long) batch.sizeInBytes());
             view.put("position", (long) position(batch));
             List<Object> recs = new ArrayList<>();
+            List<Object> offsets = new ArrayList<>();
+            boolean gapless = true;
             for (Record r : batch) {
                 recs.add(record(r));
+                gapless &= r.offset() == batch.baseOffset() + offsets.size();
+                offsets.add(r.offset());
             }
             view.put("records", recs);
+            // A cleaned batch keeps its base and last offset but only some records (CLN-47).
+            if (!gapless || batch.baseOffset() + offsets.size() != batch.lastOffset() + 1) {
+                view.put("record_offsets", offsets);
+            }
             view.put("timestamp_type", batch.timestampType() == TimestampType.LOG_APPEND_TIME
                 ? "LogAppendTime" : "CreateTime");
             if (batch.producerId() != -1L) {
@@ -680,6 +795,10 @@ public abstract class KafkaLogBase implements PartitionLog {
         if (Generation.FEATURES.contains("transactions")) {
             out.put("last_stable_offset", lastStableOffset());
             out.put("aborted_txns", abortedTxns());
+        }
+        if (Generation.FEATURES.contains("clean") && compacted()) {
+            Long entry = cleaning == null ? null : cleaning.checkpoint();
+            out.put("cleaner_checkpoint", entry == null ? -1L : entry);
         }
         return out;
     }
@@ -791,6 +910,9 @@ public abstract class KafkaLogBase implements PartitionLog {
             closeClean();
         } catch (Throwable e) {
             e.printStackTrace(System.err);
+        }
+        if (cleaning != null) {
+            cleaning.close();
         }
         scheduler.shutdown();
         deleteTree(root);

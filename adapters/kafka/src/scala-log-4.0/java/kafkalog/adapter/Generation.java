@@ -8,7 +8,7 @@ import java.util.Set;
 public final class Generation {
     public static final String IMPLEMENTATION = "kafka-unifiedlog @kafka.version@";
     public static final Set<String> FEATURES = Set.of("core", "follower_append", "hw_metadata",
-        "leader_epochs", "timestamps", "reopen", "producer_state", "transactions");
+        "leader_epochs", "timestamps", "reopen", "producer_state", "transactions", "clean");
 
     private Generation() {
     }

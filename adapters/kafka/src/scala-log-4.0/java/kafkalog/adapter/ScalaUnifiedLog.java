@@ -215,6 +215,11 @@ final class ScalaUnifiedLog extends KafkaLogBase {
     }
 
     @Override
+    protected LogCleaning newCleaning() throws Exception {
+        return new KafkaCleaner(dir.getParentFile(), clock, () -> log);
+    }
+
+    @Override
     protected LeaderEpochFileCache epochCache() {
         return log.leaderEpochCache();
     }
