@@ -208,7 +208,7 @@ def _run_one(seed: int, spec: TaskSpec, family: str, variant: RunVariant,
         adapter = run_adapter(spec, variant)
         if adapter is not None and spec.run_fn is None:
             extra["keep_adapter"] = True  # one warm adapter process per worker (kafka_runs.py)
-        with _hard_time_limit(spec.time_limit_s + spec.grace_s), \
+        with _hard_time_limit(spec.time_limit_s + spec.grace_s) as alarm, \
                 loader_scope(spec, variant) as loader:
             outcome = _resolve(spec.run_fn)(
                 seed,
@@ -219,6 +219,10 @@ def _run_one(seed: int, spec: TaskSpec, family: str, variant: RunVariant,
                 **extra,
             )
             row = _outcome_row(outcome, spec.adapter) | loader_columns(loader)
+        if alarm.fired is not None and row["outcome"] == "adapter_error":
+            # The interrupt surfaced as another error: Hypothesis, interrupted mid-example,
+            # replays it, draws differently and reports FlakyStrategyDefinition.
+            row = _error_row(alarm.fired, time.time() - started)
     except BaseException as error:  # noqa: BLE001 - the task must turn everything into a row
         row = _error_row(error, time.time() - started)
     finally:
@@ -318,21 +322,29 @@ class _RunTimedOut(BaseException):
     """
 
 
+class _Alarm:
+    """Whether the hard limit fired (the interrupt it raised), whatever the run made of it."""
+
+    fired: _RunTimedOut | None = None
+
+
 @contextlib.contextmanager
-def _hard_time_limit(seconds: float) -> Iterator[None]:
+def _hard_time_limit(seconds: float) -> Iterator[_Alarm]:
     """Interrupt the body after `seconds` of wall time (main thread only, as Spark workers are)."""
+    alarm = _Alarm()
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
-        yield  # no signals off the main thread: run_seed's own time limit is the only guard
+        yield alarm  # no signals off the main thread: run_seed's own time limit is the only guard
         return
 
     def on_alarm(signum: int, frame: object) -> None:
-        raise _RunTimedOut(f"run exceeded its hard time limit of {seconds:g} s")
+        alarm.fired = _RunTimedOut(f"run exceeded its hard time limit of {seconds:g} s")
+        raise alarm.fired
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     # Re-fire every second in case the first interrupt is swallowed by a bare `except`.
     signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
-        yield
+        yield alarm
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -101,7 +101,21 @@ def test_run_one__unknown_outcome_value__is_an_adapter_error() -> None:
     assert row["outcome"] == "adapter_error" and "passed" in row["error"]
 
 
-@pytest.mark.parametrize("run_fn", [sleeping, swallowing_sleeper])
+def converting_sleeper(seed: int, **kwargs: Any) -> Any:
+    """A run that turns the interrupt into its own adapter-error outcome, as run_seed does when
+    Hypothesis, interrupted mid-example, reports FlakyStrategyDefinition instead."""
+    try:
+        time.sleep(30)
+    except BaseException:
+        time.sleep(2)  # the alarm re-fires: caught again below
+    finally:
+        outcome = dataclasses.replace(synthetic_run_seed(seed, **kwargs),
+                                      outcome="adapter_error",
+                                      signature="harness|FlakyStrategyDefinition|data differs")
+    return outcome
+
+
+@pytest.mark.parametrize("run_fn", [sleeping, swallowing_sleeper, converting_sleeper])
 def test_run_one__hung_run__stopped_at_the_hard_time_limit(run_fn: Any) -> None:
     """A hang past time_limit_s + grace_s becomes an adapter_error row, even if caught once."""
     started = time.monotonic()
