@@ -21,6 +21,7 @@ Pure and stdlib-only like the rest of the model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -35,7 +36,7 @@ from ..helpers import floor_index
 from ..log import view
 from ..recovery import Checkpoints, defer_cut_deletion, recover_unclean
 from ..state import PartitionState, Segment
-from ..values import EpochEntry, LogStateView
+from ..values import EpochEntry, LogConfig, LogStateView
 
 __all__ = [
     "CrashMode",
@@ -440,18 +441,30 @@ def _recoveries(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Check
     mode also Kafka's, which keeps the checkpointed epoch cache (KL-ALLOW-8) and starts its
     producer recovery passes at the log-start checkpoint (KL-ALLOW-9).
     Spec: KL-ALLOW-8, KL-ALLOW-9"""
+    return list(_loads(mode, layout, checkpoints, state.config, state.now_ms, touched,
+                       snapshots, beyond, unreadable))
+
+
+@functools.lru_cache(maxsize=4096)
+def _loads(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Checkpoints,
+           config: LogConfig, now_ms: int, touched: frozenset[int],
+           snapshots: tuple[tuple[int, Any], ...], beyond: tuple[Segment, ...],
+           unreadable: int | None) -> tuple[Any, ...]:
+    """`_recoveries` of one image, remembered: a crash set meets the same image under many
+    durable variants (checkpoints mixed old and new, epoch files, ghosts), and a load is a
+    pure function of the image."""
     out: list[Any] = []
     for walk in (False, True) if mode is CrashMode.KAFKA else (False,):
         recovered: Any
         try:
-            recovered = recover_unclean(layout, checkpoints, state.config, state.now_ms, touched,
+            recovered = recover_unclean(layout, checkpoints, config, now_ms, touched,
                                         snapshots, beyond, unreadable, kafka_walk=walk,
                                         kafka_producers=walk)
         except KafkalogError as error:
             recovered = LoadFailure(error.code, error.message)
         if recovered not in out:
             out.append(recovered)
-    return out
+    return tuple(out)
 
 
 def _beyond_cut(layout: tuple[Segment, ...],

@@ -23,6 +23,7 @@ Pure and stdlib-only like the rest of the model; `recovery.py` calls `reload_pro
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from ..helpers import floor_index
@@ -107,6 +108,7 @@ def recover_producers(files: Snapshots, segments: tuple[Segment, ...], log_start
     return files, indexes
 
 
+@functools.lru_cache(maxsize=4096)  # a crash set reloads the same image under many variants
 def reload_producers(snapshots: Snapshots, segments: tuple[Segment, ...], log_start: int,
                      leo: int, recovery_point: int, config: LogConfig, now_ms: int,
                      dropped: bool, pass_start: int | None = None
