@@ -10,6 +10,7 @@ tests/conformance/test_broken_producer_txn.py run them.
 from __future__ import annotations
 
 from kafkalog.conformance.broken.base import Broken, diff
+from kafkalog.impl.index.transaction_index import TransactionIndex
 from kafkalog.impl.log.log import Log
 from kafkalog.impl.producer.producer_state_manager import (
     AppendInfo,
@@ -76,6 +77,19 @@ TXN_BROKEN: dict[str, Broken] = {
                      "                self.update_high_watermark(self.log_end_offset_metadata)\n"
                      "            self._rebuild_producer_state(target_offset)\n"
                      "            self._snapshot_removals_durable()\n"))),
+        # Two slips of collectAbortedTxns (TXN-16) that mutation testing left alive until the
+        # `reads_across_aborts` scenario read from inside a segment of several aborts.
+        Broken("aborted_list_keeps_ended", "TXN-16", "TXN-15",
+               "read_committed lists aborted transactions that ended before the fetch offset",
+               TransactionIndex, "collect_aborted",
+               diff(("if entry.last_offset >= fetch_offset and entry.first_offset",
+                     "if entry.first_offset"))),
+        Broken("aborted_scan_stops_at_fetch", "TXN-16", "TXN-15",
+               "the aborted-transaction scan ends at the first entry stable past the fetch "
+               "offset, not past the read's end",
+               TransactionIndex, "collect_aborted",
+               diff(("if entry.last_stable_offset >= upper_bound_offset:",
+                     "if entry.last_stable_offset >= fetch_offset:"))),
     )
 }
 

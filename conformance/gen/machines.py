@@ -31,7 +31,10 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
         extra["crash"] = None  # not even drawn: runs without crashes generate as before them
     if {"producer_state", "transactions"} <= session.features and is_compact_config(
             session.config):
-        machine = type("CompactLogMachine", (CompactLogMachine,), {"session": session, **extra})
+        # Its cleaning passes are what its seeds are for (the cleaner zoo pins them): the
+        # transaction scenario added for the `.txnindex` reads stays with the txn family.
+        machine = type("CompactLogMachine", (CompactLogMachine,),
+                       {"session": session, "reads_across_aborts": None, **extra})
     elif {"producer_state", "transactions"} <= session.features and is_txn_config(
             session.config):
         machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})

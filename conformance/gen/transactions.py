@@ -233,6 +233,24 @@ class TxnLogMachine(ProducerLogMachine):
         self.do("read", start_offset=start, max_bytes=1 << 16,
                 isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
 
+    @precondition(_uses_txn)
+    @rule(indices=st.lists(PRODUCERS, min_size=3, max_size=3, unique=True),
+          commits=st.lists(st.booleans(), min_size=3, max_size=3), skip=st.integers(1, 6))
+    def reads_across_aborts(self, indices: list[int], commits: list[bool], skip: int) -> None:
+        """Three transactions in one segment, each ended before the next begins (ABORT where
+        `commits` says so), the HW to the LEO, then read_committed from the first of them and
+        from `skip` offsets on: the aborted list holds every aborted transaction that ends at
+        or after the fetch offset and begins below the read's end, however many one `.txnindex`
+        holds, and none that ended before the fetch offset (TXN-15, TXN-16)."""
+        start = self.view().log_end_offset
+        for index, commit in zip(indices, commits, strict=True):
+            self.txn_produce(index, 1)
+            self.end_txn(index, commit, 0, 0)
+        self.hw_near_leo(0)
+        for offset in (start, start + skip):
+            self.do("read", start_offset=offset, max_bytes=1 << 16,
+                    isolation=v.Isolation.TXN_COMMITTED, min_one_message=False)
+
     @precondition(lambda self: _uses_txn(self) and self.crash_enabled())
     @rule(indices=st.lists(PRODUCERS, min_size=1, max_size=3, unique=True),
           point=CRASH_POINTS, fault=st.sampled_from(CRASH_FAULTS), seed=CRASH_SEEDS)
