@@ -16,7 +16,7 @@ from typing import Any
 
 from kafka.protocol.admin import CreateTopicsRequest, DeleteRecordsRequest
 from kafka.protocol.consumer import FetchRequest, ListOffsetsRequest, OffsetForLeaderEpochRequest
-from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.producer import InitProducerIdRequest, ProduceRequest
 from kafkalog.conformance.adapter.server import serve
 from kafkalog.conformance.broker.producers import TRANSACTION_APIS
@@ -65,7 +65,17 @@ def broker_limits(broker: Broker) -> list[str]:
     """One line per optional API the broker does not offer, naming what is left out."""
     lines = [f"the broker offers no {req.__name__.removesuffix('Request')} (api {req.API_KEY}): "
              f"{what}" for req, what in OPTIONAL_APIS if not broker.control.supports(req)]
-    return lines + _list_offsets_limits(broker)
+    return _handshake_limits(broker) + lines + _list_offsets_limits(broker)
+
+
+def _handshake_limits(broker: Broker) -> list[str]:
+    """A broker that answers ApiVersions v0 in another layout (kafka_wire.py) is named once:
+    the handshake then used the flexible version, which a Kafka client would send first."""
+    used = broker.control.api_versions_version
+    if used == 0:
+        return []
+    return [f"the broker answers ApiVersions v0 in a layout that is not v0's (api "
+            f"{ApiVersionsRequest.API_KEY}): the handshake used ApiVersions v{used} (KIP-511)"]
 
 
 def _list_offsets_limits(broker: Broker) -> list[str]:

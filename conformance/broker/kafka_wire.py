@@ -5,7 +5,10 @@ batch bytes the built-in codec wrote, a ListOffsets for one timestamp, a DeleteR
 offset — so it uses kafka-python's protocol layer (`kafka.protocol`, the generated message
 classes and `KafkaProtocol` framing) and none of its client machinery (no batching, retries,
 metadata refresh or version guessing). `KafkaConnection` sends one request and waits for its
-response; versions are negotiated once with ApiVersions.
+response; versions are negotiated once with ApiVersions: v0, which every Kafka answers in the v0
+layout, and v3 (KIP-511, what clients since Kafka 2.4 send first) on a fresh socket only when a
+broker answers v0 in a layout the codec cannot decode (nafka answers every ApiVersions as v4).
+`api_versions_version` records which one was used, and the adapter names it (adapter.py).
 
 Everything that goes wrong with the socket (refused, reset, closed, timed out, a frame the codec
 cannot decode) raises `BrokerConnectionError`; the adapter turns it into an adapter error that
@@ -26,26 +29,57 @@ class BrokerConnectionError(Exception):
     """The broker could not be reached, dropped the connection, or sent an undecodable frame."""
 
 
+class UndecodableResponseError(BrokerConnectionError):
+    """The broker answered with a frame the codec cannot decode as the request's response."""
+
+
+#: The ApiVersions version asked when v0's answer cannot be decoded: the first flexible one
+#: (KIP-511), whose request carries the client's software name and version.
+FLEXIBLE_API_VERSIONS = 3
+
+
 class KafkaConnection:
     """One blocking connection to one broker; `request` sends and waits for the response."""
 
     def __init__(self, host: str, port: int, timeout_s: float = 10.0,
                  client_id: str = "kafkalog-wire") -> None:
         self.address = f"{host}:{port}"
+        self._endpoint = (host, port, timeout_s, client_id)
+        self._connect()
+        self.versions: dict[int, tuple[int, int]] = {}
+        #: The ApiVersions version the handshake used: 0, or FLEXIBLE_API_VERSIONS for a broker
+        #: that answers v0 in another layout (a divergence the adapter names, KL-WIRE-1).
+        self.api_versions_version = 0
+        self.versions = self._api_versions()
+
+    def _connect(self) -> None:
+        host, port, timeout_s, client_id = self._endpoint
         try:
             self._sock = socket.create_connection((host, port), timeout=timeout_s)
         except OSError as error:
             raise BrokerConnectionError(f"cannot connect to {self.address}: {error}") from None
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._protocol = KafkaProtocol(client_id=client_id)
-        self.versions: dict[int, tuple[int, int]] = {}
-        self.versions = self._api_versions()
 
     def _api_versions(self) -> dict[int, tuple[int, int]]:
-        response = self.request(ApiVersionsRequest[0]())
+        try:
+            response = self.request(ApiVersionsRequest[0]())
+        except UndecodableResponseError:
+            response = self._flexible_api_versions()
         if response.error_code != 0:
             raise BrokerConnectionError(f"ApiVersions failed with error {response.error_code}")
         return {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+
+    def _flexible_api_versions(self) -> Any:
+        """ApiVersions v3 on a fresh socket (the old one may hold the rest of the frame v0
+        could not decode); raises UndecodableResponseError when that fails too."""
+        from kafkalog import __version__
+
+        self.close()
+        self._connect()
+        self.api_versions_version = FLEXIBLE_API_VERSIONS
+        return self.request(ApiVersionsRequest[FLEXIBLE_API_VERSIONS](
+            client_software_name="kafkalog", client_software_version=__version__))
 
     def version(self, request_class: Any, wanted: int) -> int:
         """The highest version of an API both sides speak, at most `wanted`.
@@ -87,7 +121,7 @@ class KafkaConnection:
             raise BrokerConnectionError(
                 f"{self.address} failed during {message.name}: {error}") from None
         except Exception as error:  # the codec could not decode the frame
-            raise BrokerConnectionError(
+            raise UndecodableResponseError(
                 f"undecodable response to {message.name}: {type(error).__name__}: {error}"
             ) from None
 

@@ -149,3 +149,22 @@ def _register_kafka_wire() -> None:
 
 
 _register_kafka_wire()
+
+
+def _nafka(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.nafka_broker import NafkaBroker
+
+    return NafkaBroker(log_path)
+
+
+def _register_nafka() -> None:
+    from kafkalog.conformance.broker.nafka_broker import NAFKA_VERSION
+
+    # As for kfake, the topic prefix carries the exact version into every trace header.
+    register(BrokerKind("nafka", f"nafka {NAFKA_VERSION} (PyPI, pure Python over SQLite, in a "
+                                 "virtual environment of its own), one broker",
+                        _nafka, adapter_options=("--topic-prefix",
+                                                 f"kafkalog-nafka-{NAFKA_VERSION}-")))
+
+
+_register_nafka()

@@ -61,8 +61,8 @@ PROFILES: dict[str, dict[str, int]] = {
 @click.option("--wire", default=None, metavar="HOST:PORT",
               help="Check a Kafka-compatible broker over Kafka's protocol (`wire-adapter`).")
 @click.option("--wire-broker", default=None, metavar="NAME",
-              help="Start a registered broker (kafka-3.9, kafka-4.4, tansu, kfake, "
-                   "librdkafka-mock: "
+              help="Start a registered broker (kafka-3.9, kafka-4.2, kafka-4.4, tansu, kfake, "
+                   "librdkafka-mock, kafka-wire, nafka: "
                    "conformance/broker/registry.py) on a free loopback port, check it as "
                    "--wire does, and stop it; its log is OUT/NAME.log.")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
