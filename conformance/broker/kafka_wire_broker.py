@@ -16,19 +16,22 @@ out what needs them, one line each (adapter.py, `broker_limits`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 
-from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port, log_tail, terminate
+from kafkalog.conformance.broker.process import (
+    LOOPBACK,
+    await_listening,
+    free_loopback_port,
+    log_tail,
+    terminate,
+)
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 KAFKA_WIRE_MODULE = "github.com/csnyder256/kafka-wire"
@@ -180,18 +183,7 @@ class KafkaWireBroker:
 
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise BrokerUnavailableError(
-                    f"kafka-wire exited with status {self._proc.returncode}: {self.log_tail()}",
-                    where=_WHERE)
-            with contextlib.suppress(OSError), socket.create_connection(
-                    (LOOPBACK, self.port), timeout=0.2):
-                return
-            time.sleep(0.05)
-        raise BrokerUnavailableError(f"kafka-wire did not listen on {self.address} within "
-                                     f"{timeout_s:.0f} s: {self.log_tail()}", where=_WHERE)
+        await_listening(self._proc, self.port, timeout_s, "kafka-wire", self.log_path, _WHERE)
 
     def log_tail(self, limit: int = 300) -> str:
         return log_tail(self.log_path, limit)

@@ -26,20 +26,23 @@ transaction API: Metadata names any topic asked for, so the adapter runs on the 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 
-from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port, log_tail, terminate
+from kafkalog.conformance.broker.process import (
+    LOOPBACK,
+    await_listening,
+    free_loopback_port,
+    log_tail,
+    terminate,
+)
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 NAFKA_VERSION = "0.1"
@@ -180,18 +183,7 @@ class NafkaBroker:
 
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise BrokerUnavailableError(
-                    f"nafka exited with status {self._proc.returncode}: {self.log_tail()}",
-                    where=_WHERE)
-            with contextlib.suppress(OSError), socket.create_connection(
-                    (LOOPBACK, self.port), timeout=0.2):
-                return
-            time.sleep(0.05)
-        raise BrokerUnavailableError(f"nafka did not listen on {self.address} within "
-                                     f"{timeout_s:.0f} s: {self.log_tail()}", where=_WHERE)
+        await_listening(self._proc, self.port, timeout_s, "nafka", self.log_path, _WHERE)
 
     def _reported_version(self) -> str:
         """The version the launcher printed first; the trace headers name the pinned one, so

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from kafkalog.conformance.errors import BrokerUnavailableError
+
 LOOPBACK = "127.0.0.1"
 
 
@@ -60,6 +62,24 @@ def log_tail(path: Path, limit: int) -> str:
     except OSError:
         return ""
     return " ".join(text.split())[-limit:]
+
+
+def await_listening(proc: subprocess.Popen[bytes], port: int, timeout_s: float, name: str,
+                    log_path: Path, where: str) -> None:
+    """Return once `proc` accepts connections on the loopback `port`; a BrokerUnavailableError
+    naming `name`, its exit status or the wait, and its log's tail otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise BrokerUnavailableError(
+                f"{name} exited with status {proc.returncode}: {log_tail(log_path, 300)}",
+                where=where)
+        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port),
+                                                                    timeout=0.2):
+            return
+        time.sleep(0.05)
+    raise BrokerUnavailableError(f"{name} did not listen on {LOOPBACK}:{port} within "
+                                 f"{timeout_s:.0f} s: {log_tail(log_path, 300)}", where=where)
 
 
 def free_loopback_port() -> int:
