@@ -21,9 +21,8 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from types import TracebackType
 
-from kafkalog.conformance.broker.process import LOOPBACK, free_loopback_port, log_tail, terminate
+from kafkalog.conformance.broker.process import LOOPBACK, ServerBroker, free_loopback_port
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 #: The folder holding pom.xml and server.properties.template (a source checkout's brokers/kafka).
@@ -115,8 +114,11 @@ def cluster_id() -> str:
             return text
 
 
-class KafkaBroker:
+class KafkaBroker(ServerBroker):
     """One Kafka JVM (KRaft, combined mode) on free loopback ports; stops by PID."""
+
+    stop_grace_s = 20.0  # SIGTERM: a controlled shutdown
+    tail_limit = 400
 
     def __init__(self, version: str, log_path: Path, start_timeout_s: float = 120.0) -> None:
         java = java_binary()
@@ -144,10 +146,6 @@ class KafkaBroker:
         except BaseException:
             self.stop(grace_s=0)
             raise
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
     def _write_properties(self) -> Path:
         template = string.Template((KAFKA_DIR / "server.properties.template").read_text())
@@ -183,25 +181,3 @@ class KafkaBroker:
         raise BrokerUnavailableError(
             f"the broker did not start within {timeout_s:.0f} s: {self.log_tail()}",
             where=f"Kafka {self.version}")
-
-    def log_tail(self, limit: int = 400) -> str:
-        return log_tail(self.log_path, limit)
-
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, grace_s: float = 20.0) -> None:
-        """Stop the JVM this object started (SIGTERM: a controlled shutdown; SIGKILL after
-        `grace_s`), then delete its log directory."""
-        terminate(self._proc, grace_s)
-        if not self._log.closed:
-            self._log.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
-
-    def __enter__(self) -> KafkaBroker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

@@ -23,14 +23,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from types import TracebackType
 
 from kafkalog.conformance.broker.process import (
     LOOPBACK,
+    ServerBroker,
     await_listening,
     free_loopback_port,
-    log_tail,
-    terminate,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -148,7 +146,7 @@ def kafka_wire_version(binary: Path) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in words[1])
 
 
-class KafkaWireBroker:
+class KafkaWireBroker(ServerBroker):
     """One kafka-wire process on a free loopback port; a context manager that stops it by
     PID, also when starting fails."""
 
@@ -177,32 +175,6 @@ class KafkaWireBroker:
             self.stop(grace_s=0)
             raise
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None
         await_listening(self._proc, self.port, timeout_s, "kafka-wire", self.log_path, _WHERE)
-
-    def log_tail(self, limit: int = 300) -> str:
-        return log_tail(self.log_path, limit)
-
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Stop the process this object started (SIGTERM: it drains its connections; SIGKILL
-        after `grace_s`), then delete its data folder."""
-        terminate(self._proc, grace_s)
-        if not self._log.closed:
-            self._log.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
-
-    def __enter__(self) -> KafkaWireBroker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

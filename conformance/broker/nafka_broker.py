@@ -34,14 +34,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from types import TracebackType
 
 from kafkalog.conformance.broker.process import (
     LOOPBACK,
+    ServerBroker,
     await_listening,
     free_loopback_port,
-    log_tail,
-    terminate,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -151,7 +149,7 @@ def install_failure(output: str) -> BrokerUnavailableError:
                                   f"{text[-300:]}", where=_WHERE)
 
 
-class NafkaBroker:
+class NafkaBroker(ServerBroker):
     """One nafka process on a free loopback port; a context manager that stops it by PID, also
     when starting fails."""
 
@@ -177,10 +175,6 @@ class NafkaBroker:
             self.stop(grace_s=0)
             raise
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None
         await_listening(self._proc, self.port, timeout_s, "nafka", self.log_path, _WHERE)
@@ -197,25 +191,3 @@ class NafkaBroker:
             raise BrokerUnavailableError(f"the interpreter runs nafka {found}, not the pinned "
                                          f"{NAFKA_VERSION}", where=_WHERE)
         return found
-
-    def log_tail(self, limit: int = 300) -> str:
-        return log_tail(self.log_path, limit)
-
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Stop the process this object started (SIGTERM: it closes its listener and its
-        SQLite store; SIGKILL after `grace_s`), then delete its data folder."""
-        terminate(self._proc, grace_s)
-        if not self._log.closed:
-            self._log.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
-
-    def __enter__(self) -> NafkaBroker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()

@@ -18,6 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO, Self
 
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -80,6 +81,43 @@ def await_listening(proc: subprocess.Popen[bytes], port: int, timeout_s: float, 
         time.sleep(0.05)
     raise BrokerUnavailableError(f"{name} did not listen on {LOOPBACK}:{port} within "
                                  f"{timeout_s:.0f} s: {log_tail(log_path, 300)}", where=where)
+
+
+class ServerBroker:
+    """What a broker process this project started shares (kafka.py, kafka_wire_broker.py,
+    nafka_broker.py): its PID, whether it runs, its log's tail, and a stop by PID (SIGTERM,
+    SIGKILL after `stop_grace_s`) that then deletes its data folder; a context manager."""
+
+    stop_grace_s = 5.0
+    tail_limit = 300
+    log_path: Path
+    _proc: subprocess.Popen[bytes] | None
+    _log: BinaryIO
+    _dir: Path
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def log_tail(self, limit: int | None = None) -> str:
+        return log_tail(self.log_path, self.tail_limit if limit is None else limit)
+
+    def stop(self, grace_s: float | None = None) -> None:
+        terminate(self._proc, self.stop_grace_s if grace_s is None else grace_s)
+        if not self._log.closed:
+            self._log.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
 
 
 def free_loopback_port() -> int:
