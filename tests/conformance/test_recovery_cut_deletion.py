@@ -65,8 +65,8 @@ def _lockstep(monkeypatch: pytest.MonkeyPatch) -> tuple[Lockstep, ImplSut]:
     assert [s.base_offset for s in model.partition_state.segments] == [0, 2, 4]
     model.durable = replace(model.durable, flushed=TORN)  # also what KL-CRASH-10 checks
 
-    def crash_outcomes(fault: str, ops_lost: int,
-                       leftover: str = "none") -> tuple[crash.Outcome, ...]:
+    def crash_outcomes(fault: str, ops_lost: int, leftover: str = "none",
+                       clues: object = None) -> tuple[crash.Outcome, ...]:
         # The image is the page cache with one page torn: a power loss's set at that frontier.
         return crash.crash_states(model.partition_state, model.durable,
                                   crash.FaultModel.POWER_LOSS, model.mode)
