@@ -14,7 +14,6 @@ import shutil
 from pathlib import Path
 
 from kafkalog.impl.cleaner.log_cleaner import LogCleaner
-from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.time import MockTime
@@ -32,7 +31,7 @@ from .core import (
     bench_config,
     paired,
 )
-from .reopen import read_crc_files
+from .reopen import open_clean, read_crc_files
 
 KEYS = 1_000  # distinct keys: each written about total_bytes / (KEYS * ~120 B) times
 RECORDS_PER_BATCH = 100
@@ -70,14 +69,12 @@ def build_dirty_log(directory: Path, total_bytes: int) -> LogOffsets:
 
 
 def _copy_open(source: Path, target: Path, offsets: LogOffsets) -> Log:
+    """A fresh copy of the dirty log at `target`, opened as after a clean shutdown."""
     if target.parent.exists():
         shutil.rmtree(target.parent)
     target.parent.mkdir(parents=True)
     shutil.copytree(source, target)
-    return Log.open(FileSystem(), target, compact_config(), MockTime(START_MS),
-                    log_start_offset=offsets.log_start_offset,
-                    recovery_point=offsets.recovery_point,
-                    high_watermark=offsets.high_watermark, had_clean_shutdown=True)
+    return open_clean(target, offsets, SEGMENT_BYTES, compact_config())
 
 
 def cleaning_figure(scale: Scale, root: Path) -> Figure:

@@ -21,6 +21,7 @@ only those families reach dies after a few runs instead of a whole check
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from kafkalog.conformance.check.runner import run_seed
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     families = {f for f in args.families.split(",") if f} or None
     first = {f for f in args.first.split(",") if f} or None
+    # A mutation tool stops a slow test with SIGTERM, which would end the interpreter without
+    # unwinding: as a KeyboardInterrupt it leaves through run_seed's scratch scope instead.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     for seed, family in plan(families, args.runs, first):
         outcome = run_seed(seed, steps=STEPS, config_family=family, shrink_s=0.0,
                            time_limit_s=30, crash_weight=1, crash_sweep=True)

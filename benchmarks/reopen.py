@@ -22,6 +22,7 @@ from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.time import MockTime
 from kafkalog.model.errors import KafkaStorageError
+from kafkalog.model.values import LogConfig
 
 from .core import (
     MIB,
@@ -111,10 +112,13 @@ def build_closed_log(directory: Path, total_bytes: int, segments: int) -> LogOff
     return log.close()
 
 
-def open_clean(directory: Path, offsets: LogOffsets, segment_bytes: int) -> Log:
-    """`Log.open` after a clean shutdown, with the checkpointed offsets (REC-1)."""
+def open_clean(directory: Path, offsets: LogOffsets, segment_bytes: int,
+               config: LogConfig | None = None) -> Log:
+    """`Log.open` after a clean shutdown, with the checkpointed offsets (REC-1); `config`
+    defaults to the bench's with `segment_bytes`."""
     return Log.open(
-        FileSystem(), directory, bench_config(segment_bytes=segment_bytes), MockTime(START_MS),
+        FileSystem(), directory, config or bench_config(segment_bytes=segment_bytes),
+        MockTime(START_MS),
         log_start_offset=offsets.log_start_offset, recovery_point=offsets.recovery_point,
         high_watermark=offsets.high_watermark, had_clean_shutdown=True,
     )

@@ -144,17 +144,11 @@ class TansuBroker:
         self._await_listening(start_timeout_s)
 
     def _await_listening(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                break
-            with contextlib.suppress(OSError), socket.create_connection(
-                    (LOOPBACK, self.port), timeout=0.2):
-                return
-            time.sleep(0.05)
-        self.stop()
-        tail = self.log_path.read_text("utf-8", "replace")[-400:]
-        raise RuntimeError(f"tansu did not listen on {self.address}: {tail}")
+        try:
+            await_listening(self._proc, self.port, timeout_s, "tansu", self.log_path, "tansu")
+        except BrokerUnavailableError:
+            self.stop()
+            raise
 
     @property
     def alive(self) -> bool:

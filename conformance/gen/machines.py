@@ -31,10 +31,7 @@ def make_machine(session: Session) -> type[RuleBasedStateMachine]:
         extra["crash"] = None  # not even drawn: runs without crashes generate as before them
     if {"producer_state", "transactions"} <= session.features and is_compact_config(
             session.config):
-        # Its cleaning passes are what its seeds are for (the cleaner zoo pins them): the
-        # transaction scenario added for the `.txnindex` reads stays with the txn family.
-        machine = type("CompactLogMachine", (CompactLogMachine,),
-                       {"session": session, "reads_across_aborts": None, **extra})
+        machine = type("CompactLogMachine", (CompactLogMachine,), {"session": session, **extra})
     elif {"producer_state", "transactions"} <= session.features and is_txn_config(
             session.config):
         machine = type("TxnLogMachine", (TxnLogMachine,), {"session": session, **extra})

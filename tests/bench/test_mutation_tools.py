@@ -73,3 +73,28 @@ def test_c_mutation_sites__code_only__each_mutant_one_change(tmp_path: Path) -> 
     first = mutated(text, found[0])
     assert "if (a <= 3 && p->x >= 1)" in first
     assert sum(a != b for a, b in zip(first.splitlines(), text.splitlines(), strict=True)) == 1
+
+
+def test_killing_test__stopped_by_sigterm__leaves_no_scratch_directory(tmp_path: Path) -> None:
+    """A mutation tool stops a slow killing test with SIGTERM: the run's scratch directories
+    go with it (a SIGTERM once ended the interpreter with them still on /dev/shm)."""
+    import os
+    import signal
+    import time
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "KAFKALOG_SCRATCH": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-m", "kafkalog.benchmarks.mutation"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(scratch.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(scratch.iterdir()), "the killing test made no scratch directory"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(scratch.iterdir()) == []
