@@ -44,10 +44,11 @@ class CompactLogMachine(TxnLogMachine):
     """TxnLogMachine with keyed records, tombstones and cleaning passes."""
 
     key_cursor = 0
-    # The transaction family's aborted-read scenario is not drawn here: its `.txnindex` reads
-    # are that family's, and this machine's seeds keep their cleaning passes (the cleaner zoo
-    # pins them).
+    # The transaction family's aborted-read scenario and the producers' crash at far offsets are
+    # not drawn here: they are those families', and this machine's seeds keep their cleaning
+    # passes (the cleaner zoo pins them).
     reads_across_aborts = None
+    crash_at_far_offsets = None
 
     def _next_key(self) -> bytes:
         self.key_cursor = (self.key_cursor + 1) % KEYS

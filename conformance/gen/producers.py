@@ -22,7 +22,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from kafkalog.conformance.gen.machine import LogMachine
+from kafkalog.conformance.adapter.json_codec import CRASH_FAULTS
+from kafkalog.conformance.gen.machine import CRASH_POINTS, CRASH_SEEDS, LogMachine
 from kafkalog.model import values as v
 
 # Five producer ids: the large one lands in another bucket of the snapshot's hash order, 0 and
@@ -36,6 +37,10 @@ KINDS = ("next", "retry", "rebatch", "gap", "bump", "bump_bad", "stale", "wrap",
 #: Clock jumps around producer expiry (PST-22): the expiration itself, one check interval, and
 #: both together, each a millisecond either side.
 EXPIRY_ANCHORS = ("expiration", "interval", "both")
+#: Bases far above Int.MAX a log may restart at (a follower takes its leader's log start):
+#: 2^62, where a bound of 2^62 - 1 instead of Long.MAX would already cut a scan, and 2^20
+#: below Long.MAX, with room for every offset a run appends.
+FAR_BASES = (2**62, 2**63 - 2**20)
 
 PRODUCER_BASE = v.LogConfig(
     segment_bytes=400,
@@ -197,6 +202,25 @@ class ProducerLogMachine(LogMachine):
         for index in indices:
             self.produce(index, "next", 1, 0, "now")
         self.produce(indices[0], "retry", 1, 1, "now")
+
+    @precondition(lambda self: "producer_state" in self.session.features
+                  and self.crash_enabled())
+    @rule(index=PRODUCERS, base=st.sampled_from(FAR_BASES), roll=st.booleans(),
+          point=CRASH_POINTS, fault=st.sampled_from(CRASH_FAULTS), seed=CRASH_SEEDS)
+    def crash_at_far_offsets(self, index: int, base: int, roll: bool, point: int, fault: str,
+                             seed: int) -> None:
+        """The log restarted far above Int.MAX (KL-TRUNC-4), a producer's batches there with
+        a plain batch after them, over a roll or not, then a crash: the recovery walk and the
+        producer rebuild read batches at offsets near Long.MAX (PSR-7), and each recovered
+        segment ends in a batch without a producer id."""
+        self.do("truncate_fully_and_start_at", offset=base)
+        self.produce(index, "next", 1, 0, "now")
+        if roll:
+            self.do("roll", expected_next_offset=None)
+        self.produce(index, "next", 2, 0, "now")
+        self.do("append_as_leader", records=self._records(1, "now"),
+                leader_epoch=self.epoch(("latest", 0, 0)))
+        self.crash_now(point, fault, "none", seed)
 
     @precondition(lambda self: "producer_state" in self.session.features
                   and "reopen" in self.session.features)
