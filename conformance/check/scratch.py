@@ -7,11 +7,17 @@ session, a campaign run, a fuzz case) run inside one, and when it ends, however 
 error, an untyped one, an interrupt), every directory its thread made inside it and did not
 remove is removed. Directories are kept per thread, so a scope never touches another thread's
 live logs, and scopes nest.
+
+None of that runs when a signal's default action ends the process (SIGTERM kills the interpreter
+without unwinding, so the CLI turns it into KeyboardInterrupt) or when it cannot be caught at all
+(SIGKILL). So each directory's name carries its owner's PID, and the first `new_scratch` of a
+process under a parent reaps the directories there whose owner is gone (`reap_orphans`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -22,6 +28,13 @@ from pathlib import Path
 #: Scratch directories made and not removed yet, with the thread that made each.
 _LIVE: dict[Path, int] = {}
 _LOCK = threading.Lock()
+#: Parents this process has reaped already (once per process is enough: orphans only appear when
+#: another process dies, and the next run anywhere picks them up).
+_REAPED: set[str] = set()
+#: `new_scratch`'s names: a kafkalog- prefix, then `pid<owner>-` and mkdtemp's suffix (which has no
+#: dash). The `pid` marker keeps other kafkalog- directories that end in a number (a broker's
+#: `kafkalog-kafka-<version>-`) from reading as owned by a process.
+_OWNED = re.compile(r"kafkalog-(?:.*-)?pid([0-9]+)-[a-z0-9_]+")
 
 
 def scratch_dir() -> str | None:
@@ -39,8 +52,18 @@ def scratch_dir() -> str | None:
 
 
 def new_scratch(prefix: str = "kafkalog-conformance-", parent: str | None = None) -> Path:
-    """A new empty directory under `parent` (default: `scratch_dir()`), registered for removal."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent or scratch_dir()))
+    """A new empty directory under `parent` (default: `scratch_dir()`), registered for removal.
+
+    Its name is `<prefix>pid<this process>-<random>`; the first call for a parent also reaps the
+    directories under it whose owner has died (`reap_orphans`).
+    """
+    where = parent or scratch_dir() or tempfile.gettempdir()
+    with _LOCK:
+        first = where not in _REAPED
+        _REAPED.add(where)
+    if first:
+        reap_orphans(where)
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}pid{os.getpid()}-", dir=where))
     with _LOCK:
         _LIVE[path] = threading.get_ident()
     return path
@@ -51,6 +74,51 @@ def remove_scratch(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
     with _LOCK:
         _LIVE.pop(path, None)
+
+
+def reap_orphans(parent: str | Path) -> list[Path]:
+    """Remove the scratch directories under `parent` whose owning process no longer exists.
+
+    Only names `new_scratch` makes count, and only this user's directories: a live PID (or one
+    this user may not signal), a name without a PID (older versions made those) and anything
+    that cannot be read or removed are left alone. The PIDs are this PID namespace's, so a
+    parent shared between containers with their own namespaces must not be a scratch parent.
+    Returns the directories removed.
+    """
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _OWNED.fullmatch(entry.name)
+        if match is None or not _dead(int(match.group(1))):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if uid is not None and entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        if not os.path.lexists(entry.path):
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _dead(pid: int) -> bool:
+    """Whether no process `pid` exists (a zombie still does; so does one we may not signal)."""
+    if pid <= 0:  # 0 and negatives would signal process groups
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False
 
 
 @contextmanager

@@ -168,16 +168,14 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
 def _start_wire_broker(stack: contextlib.ExitStack, name: str, out: Path) -> tuple[Any, Any]:
     """Start the registered broker `name` (stopped by PID when `stack` closes, also on Ctrl-C
     and SIGTERM); its log goes to OUT/NAME.log."""
-    import signal
-
+    from kafkalog.cli.main import unwind_on_sigterm
     from kafkalog.conformance.broker.registry import broker_kind
 
     kind = broker_kind(name)
     out.mkdir(parents=True, exist_ok=True)
-    # SIGTERM would end the interpreter without unwinding: make it a KeyboardInterrupt, which
-    # every run lets through (a SystemExit would be caught as one run's harness error), so the
-    # broker stops as on Ctrl-C.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # `main` has done this already; a caller that runs the command without it (click's test
+    # runner) still gets a broker stopped on SIGTERM as on Ctrl-C.
+    unwind_on_sigterm()
     click.echo(f"starting {kind.describe} ...", err=True)
     running = kind.start(out / f"{name}.log")
     stack.callback(running.stop)

@@ -11,13 +11,10 @@ import json
 import signal
 import sys
 import time
-from types import FrameType
 
 import click
 
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+from kafkalog.cli.main import unwind_on_sigterm
 
 
 @click.command()
@@ -52,9 +49,10 @@ def fuzz(cases: int, seed: int, kinds: str, memory_limit_mib: int, as_json: bool
     summary = campaign.Summary()
     interrupted = False
     # SIGTERM (and SIGINT, even when a shell started this in the background with SIGINT
-    # ignored) stops the run and still prints the counts of the cases run so far.
+    # ignored) stops the run and still prints the counts of the cases run so far. `main` has set
+    # SIGTERM up already; a caller that runs the command without it (click's test runner) has not.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
+    unwind_on_sigterm()
     try:
         campaign.run(cases, seed=seed, kinds=chosen, progress=progress, summary=summary)
     except KeyboardInterrupt:  # Ctrl-C (SIGINT): report the cases run so far

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib
 import logging
+import signal
 import sys
+import threading
+from typing import Any
 
 import click
 
@@ -77,8 +80,35 @@ def cli() -> None:
     logging.getLogger("kafkalog").addHandler(logging.NullHandler())
 
 
+def unwind_on_sigterm() -> Any:
+    """Make SIGTERM raise KeyboardInterrupt in the main thread; the handler it replaced.
+
+    SIGTERM's default action ends the interpreter without unwinding, so no `finally` or
+    `scratch_scope` would remove the run's scratch directories (or stop a broker it started). As
+    a KeyboardInterrupt it unwinds like Ctrl-C, which every run lets through (a SystemExit would be
+    caught as one run's harness error). A SIGTERM the parent chose to ignore stays ignored; outside
+    the main thread Python cannot set handlers, and None is returned.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    return previous
+
+
 def main() -> None:
-    """Entry point: typed errors become one line on stderr and exit status 2."""
+    """Entry point: typed errors become one line on stderr and exit status 2; SIGTERM, like
+    Ctrl-C, unwinds the command and prints `kafkalog: aborted` (exit status 130)."""
+    previous = unwind_on_sigterm()
+    try:
+        _main()
+    finally:
+        if previous is not None:  # an in-process caller (a test) gets its own handler back
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main() -> None:
     try:
         # The name is fixed so `python -m kafkalog` (the launchers) prints the same usage lines.
         status = cli(standalone_mode=False, prog_name="kafkalog")
