@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
+from kafkalog.conformance.gen.cleaning_scenarios import CleaningScenarios, scenario_rule
 from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS
 from kafkalog.conformance.gen.transactions import TxnLogMachine, _uses_txn
 from kafkalog.model import values as v
@@ -40,8 +41,9 @@ def _cleans(machine: TxnLogMachine) -> bool:
     return "clean" in machine.session.features
 
 
-class CompactLogMachine(TxnLogMachine):
-    """TxnLogMachine with keyed records, tombstones and cleaning passes."""
+class CompactLogMachine(CleaningScenarios, TxnLogMachine):
+    """TxnLogMachine with keyed records, tombstones and cleaning passes, and the cleaner's
+    scenarios (cleaning_scenarios.py)."""
 
     key_cursor = 0
     # The transaction family's aborted-read scenario and the producers' crash at far offsets are
@@ -49,6 +51,13 @@ class CompactLogMachine(TxnLogMachine):
     # passes (the cleaner zoo pins them).
     reads_across_aborts = None
     crash_at_far_offsets = None
+    # Three copies of the rule that runs one of the cleaner's scenarios (cleaning_scenarios.py).
+    cleaning_scenario = scenario_rule(0)
+    cleaning_scenario_1 = scenario_rule(1)
+    cleaning_scenario_2 = scenario_rule(2)
+    cleaning_scenario_3 = scenario_rule(3)
+    cleaning_scenario_4 = scenario_rule(4)
+    cleaning_scenario_5 = scenario_rule(5)
 
     def _next_key(self) -> bytes:
         self.key_cursor = (self.key_cursor + 1) % KEYS

@@ -142,14 +142,16 @@ CONFIG_FAMILIES.update(_producer_families())
 #: machines are the plain machine plus producer actors (conformance/gen/producers.py,
 #: transactions.py), so a run of theirs reaches the plain rules and the producer table, its
 #: snapshots, the LSO and the `.txnindex` besides; they are drawn twice as often as a plain
-#: family, the transaction family (whose state is richest) three times. A trace records its own
-#: family and seed, so replay does not depend on this cycle. The compacted family closes the
-#: cycle: its machine cleans and refuses keyless records (KL-CLEAN-*), without crashes until the
-#: crash model covers a cleaning pass.
+#: family, the transaction family (whose state is richest) three times. The compacted family's
+#: machine is the transaction machine on a compacted log (keyed records, cleaning passes,
+#: crashes inside them, conformance/gen/compaction.py); its runs are the cheapest of the cycle
+#: and each meets only a few of the cleaner's scenarios, so it is drawn twice. A trace records
+#: its own family and seed, so replay does not depend on this cycle.
 DEFAULT_MIX: tuple[str, ...] = (
     "tiny", "transactions", "producers", "index_full", "size_retention", "transactions",
-    "producers_append_time", "time_roll", "hw_retention", "transactions", "producers",
-    "log_append_time", "roomy", "producers_append_time", "zero_retention", "compact",
+    "producers_append_time", "compact", "time_roll", "hw_retention", "transactions",
+    "producers", "log_append_time", "roomy", "producers_append_time", "zero_retention",
+    "compact",
 )
 
 #: The default mix of `kafkalog campaign`: the same cycle as `check`'s.

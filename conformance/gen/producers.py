@@ -210,16 +210,17 @@ class ProducerLogMachine(LogMachine):
     def crash_at_far_offsets(self, index: int, base: int, roll: bool, point: int, fault: str,
                              seed: int) -> None:
         """The log restarted far above Int.MAX (KL-TRUNC-4), a producer's batches there with
-        a plain batch after them, over a roll or not, then a crash: the recovery walk and the
-        producer rebuild read batches at offsets near Long.MAX (PSR-7), and each recovered
-        segment ends in a batch without a producer id."""
+        plain batches between and after them, over a roll or not, then a crash: the recovery
+        walk and the producer rebuild read batches at offsets near Long.MAX (PSR-7), skipping
+        the plain ones, and each recovered segment ends in a batch without a producer id."""
+        plain = {"records": self._records(1, "now"), "leader_epoch": self.epoch(("latest", 0, 0))}
         self.do("truncate_fully_and_start_at", offset=base)
         self.produce(index, "next", 1, 0, "now")
         if roll:
             self.do("roll", expected_next_offset=None)
+        self.do("append_as_leader", **plain)
         self.produce(index, "next", 2, 0, "now")
-        self.do("append_as_leader", records=self._records(1, "now"),
-                leader_epoch=self.epoch(("latest", 0, 0)))
+        self.do("append_as_leader", **plain)
         self.crash_now(point, fault, "none", seed)
 
     @precondition(lambda self: "producer_state" in self.session.features
