@@ -46,11 +46,12 @@ class CompactLogMachine(CleaningScenarios, TxnLogMachine):
     scenarios (cleaning_scenarios.py)."""
 
     key_cursor = 0
-    # The transaction family's aborted-read scenario and the producers' crash at far offsets are
-    # not drawn here: they are those families', and this machine's seeds keep their cleaning
-    # passes (the cleaner zoo pins them).
+    # The transaction family's aborted-read scenario and the producers' crash at far offsets and
+    # overlapping replicated batches are not drawn here: they are those families', and this
+    # machine's seeds keep their cleaning passes (the cleaner zoo pins them).
     reads_across_aborts = None
     crash_at_far_offsets = None
+    replicate_overlapping_batches = None
     # Three copies of the rule that runs one of the cleaner's scenarios (cleaning_scenarios.py).
     cleaning_scenario = scenario_rule(0)
     cleaning_scenario_1 = scenario_rule(1)

@@ -173,6 +173,23 @@ class ProducerLogMachine(LogMachine):
         if retry:
             self.produce(index, "retry", 1, 1, "now")
 
+    @precondition(lambda self: "producer_state" in self.session.features
+                  and "follower_append" in self.session.features)
+    @rule(index=PRODUCERS, count=st.integers(1, 3), inside=st.booleans())
+    def replicate_overlapping_batches(self, index: int, count: int, inside: bool) -> None:
+        """A follower append of a producer's batch and one more that ends at its last offset
+        or inside it (a malformed fetch: offsets must strictly increase batch to batch); the
+        whole append is refused with OffsetsOutOfOrderError (KL-APPEND-7), before any producer
+        state is touched."""
+        pid, epoch, seq = self._producer(index)
+        base, leader = self.view().log_end_offset, self.epoch(("latest", 0, 0))
+        first = v.BatchSpec(base, leader, self._records(count, "now"), producer_id=pid,
+                            producer_epoch=epoch, base_sequence=seq)
+        second = v.BatchSpec(base if inside else first.last_offset, leader,
+                             self._records(1, "now"), producer_id=pid, producer_epoch=epoch,
+                             base_sequence=increment(seq, count))
+        self.do("append_as_follower", batches=(first, second), leader_epoch=None)
+
     @precondition(lambda self: "producer_state" in self.session.features)
     @rule(index=PRODUCERS, below=st.integers(0, 1), fence=st.booleans())
     def epoch_to_max(self, index: int, below: int, fence: bool) -> None:
