@@ -16,11 +16,18 @@ kafkalog's throughput over Kafka's (above 1: kafkalog is faster):
 - offset lookup: `lookup.translate_offset` (`LogSegment.translateOffset` on the same full-index
   segment files, the same random offsets);
 - recovery: `recovery.unclean` (load after an unclean shutdown with recovery point 0, on a copy
-  of the same crashed log).
+  of the same crashed log);
+- cleaning: `clean.pass`'s dirty keyed log, one pass of kafkalog's `LogCleaner` against one of
+  Kafka's own cleaner (`LogCleanerManager` selection, `Cleaner.doClean`, the checkpoint, as the
+  adapter's `clean` action runs it), each on a fresh copy of the same files (copy and load
+  untimed, fsyncs included). Both offset maps hold 314,572 entries (the adapter's 8 MiB map),
+  far more than the 1,000 keys, so either pass is one pass over the whole dirty range.
 
 Both sides are warmed up by the same rule before measuring (`kafka_harness.warm_up`: until three
 consecutive runs agree within 10%), and the warm-up runs are reported in `extra["warmup"]`.
-Every Kafka answer is checked (end offsets, bytes read, the positions found) before it counts.
+Every Kafka answer is checked (end offsets, bytes read, the positions found; for the cleaning
+pass its end offset, log end offset and the records and bytes the log keeps, against kafkalog's
+untimed reference pass over the same input) before it counts.
 Without java/mvn, or when the adapter does not build, each row keeps kafkalog's number alone and
 says "skipped: <reason>". `KAFKALOG_BENCH_KAFKA` picks another release (default 4.4, i.e. 4.4.0).
 `kafka_runs` runs these rows alone, several times back to back.
@@ -36,13 +43,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafkalog.impl.cleaner.log_cleaner import LogCleaner
 from kafkalog.impl.fs.file_system import FileSystem
-from kafkalog.impl.log.log import Log
+from kafkalog.impl.log.log import Log, LogOffsets
 from kafkalog.impl.records.record_batch import RecordBatch
 from kafkalog.impl.segment.log_segment import LogSegment
 from kafkalog.impl.time import MockTime
+from kafkalog.model.errors import KafkaStorageError
 
-from . import append, read
+from . import append, clean, read
 from .core import (
     MIB,
     START_MS,
@@ -66,7 +75,11 @@ from .kafka_harness import (
 
 KEYS: tuple[str, ...] = ("kafka.append.leader.1mib", "kafka.append.leader.16kib",
                          "kafka.append.follower.1mib", "kafka.read.sequential",
-                         "kafka.lookup.translate_offset", "kafka.recovery.unclean")
+                         "kafka.lookup.translate_offset", "kafka.recovery.unclean",
+                         "kafka.clean.pass")
+#: The adapter's offset map (CleanerSettings: 8 MiB of 24-byte MD5 slots at load factor 0.9),
+#: given to kafkalog's cleaner too so both passes run with the same capacity.
+KAFKA_OFFSET_MAP_ENTRIES = 314_572
 Peer = KafkaHarness | str  # the running harness, or the reason its rows are skipped
 Check = Callable[[dict[str, Any]], None]
 
@@ -240,8 +253,74 @@ def recovery_figure(scale: Scale, root: Path, peer: Peer) -> Figure:
                    f"{len(files)} segments from offset 0", "MiB/s", total / MIB, impl, base, peer)
 
 
+def _cleaned(log: Log, end_offset: int) -> dict[str, int]:
+    """What a pass left, in the fields Kafka's answer has: the pass's end offset, the log end
+    offset, and the records and bytes of every segment afterwards."""
+    segments = list(log.local_log.segments.values())
+    records = sum(b.record_count for s in segments for b in s.log.batches())
+    return {"end_offset": end_offset, "log_end_offset": log.log_end_offset, "records": records,
+            "bytes": sum(s.size() for s in segments)}
+
+
+def _clean_once(source: Path, target: Path, offsets: LogOffsets) -> tuple[Sample, dict[str, int]]:
+    """kafkalog's pass over a fresh copy of `source` (copy and open untimed) and what it left."""
+    log = clean._copy_open(source, target, offsets)
+    try:
+        watch = Stopwatch()
+        result = LogCleaner(log, KAFKA_OFFSET_MAP_ENTRIES).clean()
+        elapsed = watch.stop()
+        if result is None:
+            raise KafkaStorageError("kafkalog's cleaner selected nothing", where=str(target))
+        return elapsed, _cleaned(log, result.end_offset)
+    finally:
+        log.close()
+
+
+def _expect_all(want: dict[str, int]) -> Check:
+    def check(answer: dict[str, Any]) -> None:
+        for name, value in want.items():
+            _expect(name, value)(answer)
+    return check
+
+
+def clean_figure(scale: Scale, root: Path, peer: Peer) -> Figure:
+    """`clean.pass`'s dirty log, cleaned once per repetition by each side from the same files.
+
+    An untimed kafkalog pass first gives the answer both sides must give on every repetition:
+    Kafka's warm-up runs before kafkalog's, and an unchecked Kafka run must never count.
+    """
+    total = min(scale.recovery_bytes, clean.MAX_BYTES)
+    source = root / "kafka-clean-dirty" / "compact-0"
+    offsets = clean.build_dirty_log(source, total)
+    dirty_files = sorted(source.glob("*.log"))[:-1]  # the active segment is never cleaned
+    dirty = sum(p.stat().st_size for p in dirty_files)
+    target = root / "kafka-clean-pass" / "compact-0"
+    _, want = _clean_once(source, target, offsets)
+    check = _expect_all(want)
+    base = _kafka_side(peer, "clean", check, image=str(source),
+                       config={"segment_bytes": clean.SEGMENT_BYTES, "cleanup_policy": "compact",
+                               "min_cleanable_dirty_ratio": 0.0},
+                       recovery_point=offsets.recovery_point,
+                       log_start_offset=offsets.log_start_offset,
+                       high_watermark=offsets.high_watermark)
+
+    def impl() -> Sample:
+        elapsed, left = _clean_once(source, target, offsets)
+        if left != want:
+            raise KafkaStorageError(f"kafkalog's pass left {left}, its first pass {want}",
+                                    where=str(target))
+        return elapsed
+
+    figure = _figure(scale, KEYS[6], f"cleaning pass: one pass over {dirty / MIB:.0f} MiB of "
+                     f"dirty keyed log ({clean.KEYS:,} keys, {len(dirty_files)} segments) to "
+                     f"{want['bytes'] / MIB:.1f} MiB, a fresh copy each repetition, fsyncs "
+                     "included", "MiB/s", dirty / MIB, impl, base, peer)
+    figure.extra.update({"bytes": dirty, "kept": want})
+    return figure
+
+
 ROWS = (leader_figure, leader_16k_figure, follower_figure, read_figure, lookup_figure,
-        recovery_figure)
+        recovery_figure, clean_figure)
 
 
 def kafka_figures(scale: Scale, root: Path, version: str | None = None) -> list[Figure]:

@@ -95,6 +95,32 @@ def test_harness_run__unknown_workload__raises_with_kafkas_message(
         harness.run("follower", chunks=str(_file(harness, b"x" * 10)), chunk_bytes=3, config={})
 
 
+def test_clean_figure__harness_runs__kafkas_cleaner_beside_kafkalogs(
+        harness: KafkaHarness, tmp_path: Path) -> None:
+    """Both cleaners pass over the same dirty log and leave the same records and bytes."""
+    f = kafka_peer.clean_figure(TINY, tmp_path, harness)
+    assert f.key == "kafka.clean.pass" and f.unit == "MiB/s", f
+    assert f.value > 0 and f.baseline and f.baseline > 0 and f.ratio and f.ratio > 0, f
+    kept = f.extra["kept"]
+    # 1,000 keys, one record each kept below the active segment, whose records all stay.
+    assert kept["records"] == 1_000 + kept["log_end_offset"] - kept["end_offset"], kept
+    assert kept["bytes"] < f.extra["bytes"], kept
+
+
+def test_clean_figure__kafka_keeps_a_wrong_record_count__refused(
+        harness: KafkaHarness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Kafka pass whose result differs from kafkalog's is an error, never a number."""
+    real = harness.run
+
+    def wrong(op: str, **args: object) -> dict:
+        answer = real(op, **args)
+        return {**answer, "records": answer["records"] + 1} if op == "clean" else answer
+
+    monkeypatch.setattr(harness, "run", wrong)
+    with pytest.raises(KafkaHarnessError, match="Kafka answered records"):
+        kafka_peer.clean_figure(TINY, tmp_path, harness)
+
+
 def _file(harness: KafkaHarness, data: bytes) -> Path:
     path = harness.scratch / "data.bin"
     path.write_bytes(data)

@@ -32,6 +32,11 @@ import org.apache.kafka.storage.internals.log.LogSegment;
  * <li>lookup: LogSegment.translateOffset of every target on kafkalog's full-index segment.
  * <li>recover: a copy of kafkalog's crashed log loaded with lastShutdownClean false and
  *     recovery point 0 (LogLoader recovers every segment), then its handles dropped again.
+ * <li>clean: a fresh copy of kafkalog's closed, never-cleaned compacted log loaded after a
+ *     clean shutdown (copy and load untimed), then one pass of Kafka's own cleaner as the
+ *     adapter's `clean` action runs it (KafkaCleaner: LogCleanerManager's selection,
+ *     Cleaner.doClean with CleanerSettings' 8 MiB offset map, the checkpoint written), timed;
+ *     the answer's records and bytes are the whole log's afterwards, counted untimed.
  * </ul>
  */
 final class BenchWorkloads implements AutoCloseable {
@@ -57,6 +62,7 @@ final class BenchWorkloads implements AutoCloseable {
             case "read": return read(c);
             case "lookup": return lookup(c);
             case "recover": return recover(c);
+            case "clean": return clean(c);
             default: throw new ProtocolException("WireFormatError", "unknown op " + op);
         }
     }
@@ -228,6 +234,41 @@ final class BenchWorkloads implements AutoCloseable {
         log.closeHandlers();
         out.put("log_end_offset", end);
         return out;
+    }
+
+    private Map<String, Object> clean(Map<String, Object> c) throws Exception {
+        KafkaLogBase log = (KafkaLogBase) Generation.loadImage(Args.map(c, "config"), START_MS,
+            Args.str(c, "image", null), Args.lng(c, "recovery_point"),
+            Args.lng(c, "log_start_offset"), Args.lng(c, "high_watermark"), true);
+        try {
+            Map<String, Object> out = Bench.timed(() -> {
+                long[] pass = log.cleanPass();
+                if (pass == null) {
+                    throw new IllegalStateException("Kafka's cleaner selected no log to clean");
+                }
+                return Map.of("first_dirty_offset", pass[0], "end_offset", pass[1]);
+            });
+            long records = 0;
+            long bytes = 0;
+            for (LogSegment s : log.segments()) {
+                for (RecordBatch batch : s.log().batches()) {
+                    Integer count = batch.countOrNull();
+                    if (count == null) {
+                        throw new IllegalStateException("a batch of magic " + batch.magic()
+                            + " at offset " + batch.baseOffset() + " has no record count");
+                    }
+                    records += count;
+                }
+                bytes += s.size();
+            }
+            out.put("log_end_offset", log.logEndOffset());
+            out.put("records", records);
+            out.put("bytes", bytes);
+            return out;
+        } finally {
+            log.closeHandlers(); // the copy is deleted with the log's temporary directory
+            log.close();
+        }
     }
 
     private KafkaLogBase freshLog(Map<String, Object> config) throws IOException {

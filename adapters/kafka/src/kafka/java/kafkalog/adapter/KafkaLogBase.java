@@ -220,6 +220,15 @@ public abstract class KafkaLogBase implements PartitionLog {
         return cleaning;
     }
 
+    /**
+     * One pass of Kafka's cleaner exactly as the `clean` action runs it (selection, doClean,
+     * checkpoint), without the answer's bookkeeping: the section Bench times. {first dirty
+     * offset, end offset, first uncleanable offset}, or null when the manager selects no log.
+     */
+    long[] cleanPass() throws Exception {
+        return cleaning().clean();
+    }
+
     // --- dispatch --------------------------------------------------------------------------------
 
     @Override
