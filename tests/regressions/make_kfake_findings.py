@@ -74,6 +74,17 @@ SCRIPTED = {
         *_leader(1000, 1001),
         ("read", {"start_offset": 0, "max_bytes": 100, "isolation": v.Isolation.HIGH_WATERMARK,
                   "min_one_message": True})]),
+    # A batch with a producer id but no sequence (-1) is INVALID_RECORD in Kafka (KL-PROD-2,
+    # PSE-5); kfake answers OUT_OF_ORDER_SEQUENCE_NUMBER.
+    "producer_batch_without_sequence_is_out_of_order": ("producers", [
+        ("append_as_leader",
+         {"records": (v.Record(None, b"test", 1000),), "leader_epoch": 0, "producer_id": 1,
+          "producer_epoch": 0, "base_sequence": -1})]),
+    # A read_committed Fetch lists the aborted transactions it overlaps, an empty list when
+    # there are none (KL-TXN-9); on an empty partition kfake answers a null list.
+    "read_committed_empty_answers_null_aborted_list": ("transactions_wire", [
+        ("read", {"start_offset": 0, "max_bytes": 1000, "isolation": v.Isolation.TXN_COMMITTED,
+                  "min_one_message": True})]),
 }
 
 

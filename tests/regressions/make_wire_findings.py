@@ -65,6 +65,13 @@ def _leader(*timestamps: int) -> list[tuple[str, dict[str, object]]]:
     return steps
 
 
+def _idempotent(producer_epoch: int, base_sequence: int) -> tuple[str, dict[str, object]]:
+    """A one-record idempotent batch of model producer 1 (its first batch: InitProducerId)."""
+    return ("append_as_leader",
+            {"records": (v.Record(None, b"test", 1000),), "leader_epoch": 0, "producer_id": 1,
+             "producer_epoch": producer_epoch, "base_sequence": base_sequence})
+
+
 SCRIPTED = {
     # The issue's hand experiment: CreateTime 1000..1004, then the offset for 1002.
     "by_time_answers_offset_0_with_wall_clock": ("roomy", [
@@ -78,6 +85,14 @@ SCRIPTED = {
         *_leader(1000, 1001),
         ("read", {"start_offset": 0, "max_bytes": 100, "isolation": v.Isolation.HIGH_WATERMARK,
                   "min_one_message": True})]),
+    # Kafka, holding no state for a fresh producer, appends its first batch whatever its
+    # sequence (KL-PROD-7, PST-14); Tansu wants sequence 0.
+    "fresh_producer_sequence_1_is_out_of_order": ("producers", [
+        _idempotent(producer_epoch=0, base_sequence=1)]),
+    # An idempotent batch of a higher epoch than the one InitProducerId assigned (0) starts
+    # that epoch at sequence 0 in Kafka (KL-PROD-4, KL-PROD-7); Tansu fences it.
+    "idempotent_higher_epoch_is_fenced": ("producers", [
+        _idempotent(producer_epoch=32767, base_sequence=0)]),
 }
 
 
