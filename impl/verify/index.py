@@ -184,6 +184,12 @@ def _truncation_remnant_start(entries: Sequence[tuple[int, int]], scan: SegmentS
     return n
 
 
+def _inside_a_batch(offset: int, scan: SegmentScan) -> bool:
+    """Whether a batch of the segment holds `offset` (entries that per-append or per-batch
+    indexing writes always point into one; only a truncation remnant may not)."""
+    return any(b.base_offset <= offset <= b.last_offset for b in scan.batches)
+
+
 def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: SegmentScan,
                                path: str) -> list[Finding]:
     findings: list[Finding] = []
@@ -213,7 +219,15 @@ def _time_index_entry_findings(entries: Sequence[tuple[int, int]], scan: Segment
                                      f"{scan.next_offset})", "FMT-25"))
             continue
         seen = max((b.max_timestamp for b in scan.batches if b.base_offset <= offset), default=-1)
-        if timestamp > seen and n == len(entries) - 1:
+        if timestamp > seen and not _inside_a_batch(offset, scan):
+            # A per-append truncation remnant that later appends passed: the truncation emptied
+            # the batch holding its offset and the log went on at the target, so the offset lies
+            # in the hole between the kept batches and the target (KL-TRUNC-3).
+            findings.append(_note(TRUNCATION_REMNANT, path, at,
+                                  f"entry ({timestamp}, {offset}) points into the hole a "
+                                  "truncation left inside the segment: a per-append truncation "
+                                  "remnant", "KL-TRUNC-3"))
+        elif timestamp > seen and n == len(entries) - 1:
             # A per-append truncation remnant that later appends reached (they add no entry
             # below its timestamp): see `_truncation_remnant_start`.
             findings.append(_note(TRUNCATION_REMNANT, path, at,

@@ -238,6 +238,19 @@ def test_check_time_index__trailing_entries_past_a_truncation__one_note() -> Non
         "time_index_entry_past_truncation", "time_index_entry_past_truncation"]
 
 
+def test_check_time_index__remnant_in_a_hole_below_later_entries__a_note() -> None:
+    """Spec: KL-TRUNC-3: a truncation to 9 removed the batch 8..9 the remnant (50, 8) points
+    into and the log went on at 9; later appends added an entry above it, so the remnant is no
+    longer the last entry, and it points into the hole between the kept data and the target.
+    An entry pointing inside a batch with a wrong timestamp stays a problem."""
+    scan = facts((0, 100, 9, 10, 60), (100, 100, 11, 12, 70))
+    findings = check_time_index([(50, 8), (70, 12)], scan, "t")
+    assert kinds(findings) == ["time_index_entry_past_truncation"]
+    assert findings[0].severity.value == "note"
+    assert kinds(check_time_index([(50, 10), (70, 12)], scan, "t")) == [
+        "time_index_timestamp_mismatch"]
+
+
 def test_check_time_index__rolled_segment_without_final_entry__problem() -> None:
     """Spec: SEG-16, SEG-17"""
     scan = facts((0, 100, 0, 4, 50), (100, 100, 5, 9, 70))
