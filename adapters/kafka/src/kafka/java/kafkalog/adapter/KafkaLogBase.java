@@ -18,15 +18,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.apache.kafka.common.compress.Compression;
@@ -71,6 +68,8 @@ public abstract class KafkaLogBase implements PartitionLog {
     protected final int producerIdExpirationMs;
     protected final int producerIdExpirationCheckIntervalMs;
     private final boolean logAppendTime;
+    private final SegmentFileTimes fileTimes;
+    private final CompactionSteps compaction;
 
     protected KafkaLogBase(Map<String, Object> config, long nowMs, boolean internalSegmentBytes)
             throws IOException {
@@ -84,6 +83,8 @@ public abstract class KafkaLogBase implements PartitionLog {
         this.scheduler = new ManualScheduler(clock);
         this.root = Files.createTempDirectory("kafkalog-kafka-");
         this.dir = root.resolve("conformance-0").toFile();
+        this.fileTimes = new SegmentFileTimes(dir, clock);
+        this.compaction = new CompactionSteps(this::newCleaning, this::segments, fileTimes);
     }
 
     private static int intConfig(Map<String, Object> config, String name, long fallback) {
@@ -210,89 +211,24 @@ public abstract class KafkaLogBase implements PartitionLog {
         return logConfig.compact;
     }
 
-    /** Made on first use: a log never cleaned has no cleaner checkpoint file. */
-    private LogCleaning cleaning;
-
-    private LogCleaning cleaning() throws Exception {
-        if (cleaning == null) {
-            cleaning = newCleaning();
-        }
-        return cleaning;
-    }
-
-    /**
-     * One pass of Kafka's cleaner exactly as the `clean` action runs it (selection, doClean,
-     * checkpoint), without the answer's bookkeeping: the section Bench times. {first dirty
-     * offset, end offset, first uncleanable offset}, or null when the manager selects no log.
-     */
+    /** One pass of Kafka's cleaner without the `clean` answer's bookkeeping (what Bench times);
+     * see CompactionSteps.cleanPass. */
     long[] cleanPass() throws Exception {
-        return cleaning().clean();
+        return compaction.cleanPass();
     }
 
     // --- dispatch --------------------------------------------------------------------------------
 
     @Override
     public Object handle(String action, Map<String, Object> a) throws Exception {
-        if (action.equals("state") || action.equals("read")) {
+        // A cleaning pass keeps the file times Kafka's cleaner gave (CompactionSteps.clean).
+        if (action.equals("state") || action.equals("read") || action.equals("clean")) {
             return act(action, a);
-        }
-        if (action.equals("clean")) {
-            try {
-                return act(action, a);
-            } finally {
-                keepWrittenTimes();
-            }
         }
         try {
             return act(action, a);
         } finally {
-            stampWrites();
-        }
-    }
-
-    /** Modification times this adapter gave the segment files, by path. */
-    private final Map<String, Long> stamped = new HashMap<>();
-
-    /**
-     * Kafka takes a segment's last-modified time from its `.log` file (LogSegment.lastModified,
-     * used by time retention when no batch has a timestamp), which the OS sets from the wall
-     * clock on every write. The adapter keeps that file time on the model's clock instead: a
-     * `.log` file whose time is not the one last given here was written by this action, and
-     * gets the clock's reading, as an OS on that clock would have given it.
-     */
-    private void stampWrites() {
-        File[] files = dir.listFiles();
-        if (files == null) {
-            return;
-        }
-        long now = clock.milliseconds();
-        for (File f : files) {
-            if (!f.getName().endsWith(".log")) {
-                continue;
-            }
-            Long given = stamped.get(f.getName());
-            if (given == null || f.lastModified() != given) {
-                if (f.setLastModified(now)) {
-                    stamped.put(f.getName(), f.lastModified());
-                }
-            }
-        }
-    }
-
-    /**
-     * After a cleaning pass: the cleaner gives each cleaned segment the last source segment's
-     * modification time itself (Cleaner.cleanSegments, `setLastModified`), so the times the
-     * files now have are Kafka's, kept as given.
-     */
-    private void keepWrittenTimes() {
-        File[] files = dir.listFiles();
-        if (files == null) {
-            return;
-        }
-        for (File f : files) {
-            if (f.getName().endsWith(".log")) {
-                stamped.put(f.getName(), f.lastModified());
-            }
+            fileTimes.stampWrites();
         }
     }
 
@@ -314,10 +250,11 @@ public abstract class KafkaLogBase implements PartitionLog {
                 return maybeIncrementLogStartOffset(Args.lng(a, "offset"));
             case "delete_old_segments": return (long) deleteOldSegments();
             case "roll": return roll(Args.optLong(a, "expected_next_offset")).baseOffset();
-            case "truncate_to": return truncateToAction(Args.lng(a, "offset"));
+            case "truncate_to":
+                return compaction.truncateTo(Args.lng(a, "offset"), this::truncateTo);
             case "truncate_fully_and_start_at":
                 truncateFullyAndStartAt(Args.lng(a, "offset"));
-                lowerCleanerCheckpoint();
+                compaction.lowerCheckpoint();
                 return null;
             case "flush": return flushAction(Args.optLong(a, "offset"));
             case "assign_epoch":
@@ -340,71 +277,11 @@ public abstract class KafkaLogBase implements PartitionLog {
             case "close_and_reopen":
                 closeAndReopen();
                 return null;
-            case "clean": return cleanAction();
+            case "clean": return compaction.clean();
             case "state": return state();
             default:
                 throw new ProtocolException("UnknownActionError", "unknown action " + action);
         }
-    }
-
-    /**
-     * LogManager.truncateTo: a truncation below the active segment's base (taken before it)
-     * pauses the cleaner and, once the log truncated, lowers the checkpoint to the new active
-     * base (maybeTruncateCleanerCheckpointToActiveSegmentBaseOffset).
-     */
-    private Object truncateToAction(long offset) throws IOException {
-        boolean belowActive = offset < activeBaseOffset();
-        boolean truncated = truncateTo(offset);
-        if (belowActive) {
-            lowerCleanerCheckpoint();
-        }
-        return truncated;
-    }
-
-    /** LogManager's `maybeTruncateCheckpoint` after a truncation; a log no pass has touched
-     * has no checkpoint to lower. */
-    private void lowerCleanerCheckpoint() throws IOException {
-        if (cleaning != null) {
-            cleaning.truncated(activeBaseOffset());
-        }
-    }
-
-    private long activeBaseOffset() {
-        long base = -1L;
-        for (LogSegment s : segments()) {
-            base = s.baseOffset();
-        }
-        return base;
-    }
-
-    /**
-     * One pass of Kafka's cleaner (specs/adapter-protocol.md, `clean`): LogCleanerManager
-     * selects the log or not, Cleaner.doClean cleans it, doneCleaning writes the checkpoint.
-     * `groups` are the bases of the segments the pass wrote: every group becomes one new
-     * segment object at its first base (Cleaner.cleanSegments, replaceSegments), so they are
-     * read off the log as the segments that were not there before the pass.
-     */
-    private Object cleanAction() throws Exception {
-        Set<LogSegment> before = Collections.newSetFromMap(new IdentityHashMap<>());
-        for (LogSegment s : segments()) {
-            before.add(s);
-        }
-        long[] pass = cleaning().clean();
-        if (pass == null) {
-            return null;
-        }
-        List<Object> groups = new ArrayList<>();
-        for (LogSegment s : segments()) {
-            if (!before.contains(s)) {
-                groups.add(s.baseOffset());
-            }
-        }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("first_dirty_offset", pass[0]);
-        out.put("end_offset", pass[1]);
-        out.put("first_uncleanable_offset", pass[2]);
-        out.put("groups", groups);
-        return out;
     }
 
     private Object advanceClock(long ms) {
@@ -472,7 +349,7 @@ public abstract class KafkaLogBase implements PartitionLog {
                 Files.copy(f.toPath(), target,
                     java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
                 target.toFile().setLastModified(f.lastModified());
-                stamped.put(f.getName(), target.toFile().lastModified());
+                fileTimes.keepTimeOf(target.toFile());
             }
         }
     }
@@ -806,8 +683,7 @@ public abstract class KafkaLogBase implements PartitionLog {
             out.put("aborted_txns", abortedTxns());
         }
         if (Generation.FEATURES.contains("clean") && compacted()) {
-            Long entry = cleaning == null ? null : cleaning.checkpoint();
-            out.put("cleaner_checkpoint", entry == null ? -1L : entry);
+            out.put("cleaner_checkpoint", compaction.checkpoint());
         }
         return out;
     }
@@ -920,9 +796,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         } catch (Throwable e) {
             e.printStackTrace(System.err);
         }
-        if (cleaning != null) {
-            cleaning.close();
-        }
+        compaction.close();
         scheduler.shutdown();
         deleteTree(root);
     }
