@@ -201,12 +201,12 @@ def test_clean__not_compacted_log__answers_null_and_reports_no_checkpoint(
         process.close()
 
 
-#: `kafkalog check --kafka 4.4 --family compact --crash-weight 0 --steps 40`, seeds 0-29
-#: (docs/kafka.md): 27 conform, 9 of them with passes that select and clean the log (2, 3, 10,
-#: 13, 18, 21, 25, 26, 27); seed 8 diverges on finding 4 after its passes, 14 (after its
-#: passes) and 17 on the adapter's negative-sequence limit.
-COMPACT_CLEAN_SEEDS = (21, 26)
-COMPACT_FINDING_SEED = 8
+#: `kafkalog check --kafka 4.4 --family compact --crash-weight 0 --steps 40`, seeds 0-29: 25
+#: conform, 12 of them with passes that meet KL-CLEAN-4, 5, 6 and 9 (3, 6, 10, 13, 14, 16, 19,
+#: 21, 23, 25, 27, 29); seed 22 diverges on finding 4 after its passes, 4 on finding 5, and 0,
+#: 2 and 15 on the adapter's negative-sequence limit.
+COMPACT_CLEAN_SEEDS = (3, 21)
+COMPACT_FINDING_SEED = 22
 
 
 @needs_jvm
