@@ -168,3 +168,16 @@ def _register_nafka() -> None:
 
 
 _register_nafka()
+
+
+def _tansu_sqlite(log_path: Path) -> RunningBroker:
+    from kafkalog.conformance.broker.tansu_sqlite import TansuSqliteBroker
+
+    return TansuSqliteBroker(log_path)
+
+
+# As for kfake, the topic prefix tells its traces from the in-memory Tansu's in every header.
+register(BrokerKind("tansu-sqlite", "Tansu 0.6.0 with its SQLite storage engine (cargo install "
+                                    "from the Rust crate registry, about 40 minutes the first "
+                                    "time), one broker on disk", _tansu_sqlite,
+                    adapter_options=("--topic-prefix", "kafkalog-tansu-sqlite-0.6.0-")))

@@ -1,0 +1,76 @@
+"""Build tests/regressions/WIRE-tansu-sqlite-*.jsonl: divergences of Tansu's SQLite engine.
+
+Run `python tests/regressions/make_tansu_sqlite_findings.py tests/regressions` (cargo
+installed: the first start builds Tansu 0.6.0 with its SQLite engine, about 40 minutes; or set
+KAFKALOG_TANSU_SQLITE_BIN). It starts the broker on a free loopback port and records each
+scripted scenario up to its first divergence: the shrunk traces `kafkalog check --wire-broker
+tansu-sqlite` finds, written out so that each names one finding. Most are the in-memory
+Tansu's findings (make_wire_findings.py) met again through the other engine. Each scenario
+gets a broker of its own: a panic in the engine ends its storage service for the broker's
+lifetime.
+
+Each trace's header names the broker, with its pinned version, in `finding`: the regression
+corpus replays it against the model and checks the broker's recorded answer still differs from
+the model's (tests/conformance/test_regressions.py). A finding the broker fixed stops being
+written and is reported here.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from kafkalog.conformance.broker.tansu_sqlite import TANSU_VERSION, TansuSqliteBroker
+from kafkalog.conformance.traces.trace import Trace, write_trace
+from kafkalog.model import values as v
+from make_wire_findings import SCRIPTED as TANSU_SCRIPTED
+from make_wire_findings import _idempotent, _leader
+from wire_findings import record_finding
+
+BROKER = f"tansu-sqlite {TANSU_VERSION}"
+TOPIC_PREFIX = f"kafkalog-tansu-sqlite-{TANSU_VERSION}-"
+
+# name: (config family, steps)
+SCRIPTED = {
+    **{name: TANSU_SCRIPTED[name] for name in (
+        "by_time_answers_offset_0_with_wall_clock", "latest_answers_wall_clock_timestamp",
+        "max_timestamp_drops_connection", "fresh_producer_sequence_1_is_out_of_order")},
+    # A by-time lookup on an empty partition: Kafka finds no offset (KL-TIME-4).
+    "by_time_on_empty_log_answers_offset_0": ("tiny", [
+        ("fetch_offset_by_timestamp", {"timestamp": 1000})]),
+    # A 416-byte batch with max.message.bytes=300: Kafka answers MESSAGE_TOO_LARGE (KL-APPEND-4).
+    "max_message_bytes_ignored": ("producers", [
+        ("append_as_leader", {"records": (v.Record(None, b"x" * 350, 1000),),
+                              "leader_epoch": 0})]),
+    # The in-memory engine fences a higher idempotent epoch (PRODUCER_FENCED); this one answers
+    # UNKNOWN_SERVER_ERROR. Kafka starts the epoch at sequence 0 (KL-PROD-4, KL-PROD-7).
+    "idempotent_higher_epoch_is_unknown_error": ("producers", [
+        _idempotent(producer_epoch=32767, base_sequence=0)]),
+    # The engine's `delete_records` is `todo!()`: its panic ends the storage service, so every
+    # later request of any topic fails (why each scenario gets a broker of its own).
+    "delete_records_panics": ("tiny", [
+        *_leader(1000), ("maybe_increment_log_start_offset", {"offset": 1})]),
+}
+
+
+def scripted(name: str, broker: TansuSqliteBroker) -> Trace | None:
+    family, steps = SCRIPTED[name]
+    trace = record_finding(family, steps, broker.address, broker.log_path, TOPIC_PREFIX, BROKER)
+    if trace is None:
+        print(f"{name}: conforms now")
+    return trace
+
+
+def main(out: Path) -> None:
+    for name in SCRIPTED:
+        with tempfile.TemporaryDirectory() as tmp, \
+                TansuSqliteBroker(Path(tmp) / "tansu-sqlite.log") as broker:
+            trace = scripted(name, broker)
+        if trace is not None:
+            path = write_trace(trace, out / f"WIRE-tansu-sqlite-{name}.jsonl")
+            print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
