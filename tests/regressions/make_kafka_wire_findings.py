@@ -24,9 +24,8 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.kafka_wire_broker import KAFKA_WIRE_VERSION, KafkaWireBroker
-from kafkalog.conformance.traces.trace import Trace, write_trace
 from kafkalog.model import values as v
-from wire_findings import record_finding
+from wire_findings import record_scenario
 
 BROKER = f"kafka-wire {KAFKA_WIRE_VERSION}"
 TOPIC_PREFIX = f"kafkalog-kafka-wire-{KAFKA_WIRE_VERSION}-"
@@ -93,22 +92,12 @@ SCRIPTED: dict[str, tuple[str, Steps]] = {
 }
 
 
-def scripted(name: str, broker: KafkaWireBroker) -> Trace | None:
-    family, steps = SCRIPTED[name]
-    trace = record_finding(family, steps, broker.address, broker.log_path, TOPIC_PREFIX, BROKER)
-    if trace is None:
-        print(f"{name}: conforms now")
-    return trace
-
-
 def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp, \
             KafkaWireBroker(Path(tmp) / "kafka-wire.log") as broker:
         for name in SCRIPTED:
-            trace = scripted(name, broker)
-            if trace is not None:
-                path = write_trace(trace, out / f"WIRE-kafka-wire-{name}.jsonl")
-                print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+            record_scenario(name, *SCRIPTED[name], broker, TOPIC_PREFIX, BROKER, out,
+                            "kafka-wire")
 
 
 if __name__ == "__main__":

@@ -19,9 +19,8 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.kfake import KFAKE_VERSION, KfakeBroker
-from kafkalog.conformance.traces.trace import Trace, write_trace
 from kafkalog.model import values as v
-from wire_findings import record_finding
+from wire_findings import record_scenario
 
 BROKER = f"kfake {KFAKE_VERSION}"
 TOPIC_PREFIX = f"kafkalog-kfake-{KFAKE_VERSION}-"
@@ -88,21 +87,10 @@ SCRIPTED = {
 }
 
 
-def scripted(name: str, broker: KfakeBroker) -> Trace | None:
-    family, steps = SCRIPTED[name]
-    trace = record_finding(family, steps, broker.address, broker.log_path, TOPIC_PREFIX, BROKER)
-    if trace is None:
-        print(f"{name}: conforms now")
-    return trace
-
-
 def main(out: Path) -> None:
-    with tempfile.TemporaryDirectory() as tmp, KfakeBroker(Path(tmp) / "kfake.log") as b:
+    with tempfile.TemporaryDirectory() as tmp, KfakeBroker(Path(tmp) / "kfake.log") as broker:
         for name in SCRIPTED:
-            trace = scripted(name, b)
-            if trace is not None:
-                path = write_trace(trace, out / f"WIRE-kfake-{name}.jsonl")
-                print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+            record_scenario(name, *SCRIPTED[name], broker, TOPIC_PREFIX, BROKER, out, "kfake")
 
 
 if __name__ == "__main__":

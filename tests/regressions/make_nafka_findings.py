@@ -26,9 +26,8 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.nafka_broker import NAFKA_VERSION, NafkaBroker
-from kafkalog.conformance.traces.trace import Trace, write_trace
 from kafkalog.model import values as v
-from wire_findings import record_finding
+from wire_findings import record_scenario
 
 BROKER = f"nafka {NAFKA_VERSION}"
 TOPIC_PREFIX = f"kafkalog-nafka-{NAFKA_VERSION}-"
@@ -101,21 +100,11 @@ SCRIPTED: dict[str, Steps] = {
 }
 
 
-def scripted(name: str, broker: NafkaBroker) -> Trace | None:
-    trace = record_finding(FAMILY, SCRIPTED[name], broker.address, broker.log_path,
-                           TOPIC_PREFIX, BROKER)
-    if trace is None:
-        print(f"{name}: conforms now")
-    return trace
-
-
 def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp, NafkaBroker(Path(tmp) / "nafka.log") as broker:
         for name in SCRIPTED:
-            trace = scripted(name, broker)
-            if trace is not None:
-                path = write_trace(trace, out / f"WIRE-nafka-{name}.jsonl")
-                print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+            record_scenario(name, FAMILY, SCRIPTED[name], broker, TOPIC_PREFIX, BROKER, out,
+                            "nafka")
 
 
 if __name__ == "__main__":

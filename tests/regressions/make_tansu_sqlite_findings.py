@@ -22,11 +22,10 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.tansu_sqlite import TANSU_VERSION, TansuSqliteBroker
-from kafkalog.conformance.traces.trace import Trace, write_trace
 from kafkalog.model import values as v
 from make_wire_findings import SCRIPTED as TANSU_SCRIPTED
 from make_wire_findings import _idempotent, _leader
-from wire_findings import record_finding
+from wire_findings import record_scenario
 
 BROKER = f"tansu-sqlite {TANSU_VERSION}"
 TOPIC_PREFIX = f"kafkalog-tansu-sqlite-{TANSU_VERSION}-"
@@ -54,22 +53,12 @@ SCRIPTED = {
 }
 
 
-def scripted(name: str, broker: TansuSqliteBroker) -> Trace | None:
-    family, steps = SCRIPTED[name]
-    trace = record_finding(family, steps, broker.address, broker.log_path, TOPIC_PREFIX, BROKER)
-    if trace is None:
-        print(f"{name}: conforms now")
-    return trace
-
-
 def main(out: Path) -> None:
     for name in SCRIPTED:
         with tempfile.TemporaryDirectory() as tmp, \
                 TansuSqliteBroker(Path(tmp) / "tansu-sqlite.log") as broker:
-            trace = scripted(name, broker)
-        if trace is not None:
-            path = write_trace(trace, out / f"WIRE-tansu-sqlite-{name}.jsonl")
-            print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+            record_scenario(name, *SCRIPTED[name], broker, TOPIC_PREFIX, BROKER, out,
+                            "tansu-sqlite")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from kafkalog.conformance.check.lockstep import DivergenceError
 from kafkalog.conformance.check.runner import sut_factory
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
-from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit
+from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit, write_trace
 
 from kafkalog.cli.wire_cmds import wire_adapter_command
 
@@ -39,3 +39,16 @@ def record_finding(family: str, steps: Any, address: str, log_path: Path, topic_
         return None
     finally:
         process.close()
+
+
+def record_scenario(name: str, family: str, steps: Any, broker: Any, topic_prefix: str,
+                    finding: str, out: Path, stem: str) -> Trace | None:
+    """Record one named scenario against `broker` and write it as out/WIRE-<stem>-<name>.jsonl
+    when it diverges; say so when the broker conforms now (the finding was fixed)."""
+    trace = record_finding(family, steps, broker.address, broker.log_path, topic_prefix, finding)
+    if trace is None:
+        print(f"{name}: conforms now")
+        return None
+    path = write_trace(trace, out / f"WIRE-{stem}-{name}.jsonl")
+    print(f"{path.name}: {len(trace.steps)} steps  {trace.header.signature}")
+    return trace
