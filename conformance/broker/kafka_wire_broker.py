@@ -29,6 +29,7 @@ from kafkalog.conformance.broker.process import (
     ServerBroker,
     await_listening,
     free_loopback_port,
+    reported_version,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -133,17 +134,8 @@ def _install_failure(output: str) -> BrokerUnavailableError:
 
 
 def kafka_wire_version(binary: Path) -> str:
-    """The version the binary reports (`kafka-wire version` prints `kafka-wire VERSION (...)`),
-    in characters a topic name may carry; "unknown" when it says nothing usable."""
-    try:
-        done = subprocess.run([str(binary), "version"], capture_output=True, text=True,
-                              timeout=10, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    words = done.stdout.split()
-    if done.returncode != 0 or len(words) < 2 or words[0] != "kafka-wire":
-        return "unknown"
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in words[1])
+    """The version the binary reports (`kafka-wire version`), or "unknown"."""
+    return reported_version(binary, "version", "kafka-wire")
 
 
 class KafkaWireBroker(ServerBroker):

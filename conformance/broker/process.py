@@ -120,6 +120,21 @@ class ServerBroker:
         self.stop()
 
 
+def reported_version(binary: Path, argument: str, name: str) -> str:
+    """The version a broker binary reports: the second word of what `binary argument` prints
+    when the first is `name` (`kafka-wire version`: "kafka-wire v0.1.0 (...)"; `tansu
+    --version`: "tansu 0.6.0"), in characters a topic name may carry; "unknown" otherwise."""
+    try:
+        done = subprocess.run([str(binary), argument], capture_output=True, text=True,
+                              timeout=10, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    words = done.stdout.split()
+    if done.returncode != 0 or len(words) < 2 or words[0] != name:
+        return "unknown"
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in words[1])
+
+
 def free_loopback_port() -> int:
     with socket.socket() as sock:
         sock.bind((LOOPBACK, 0))

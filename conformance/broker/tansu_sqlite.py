@@ -26,6 +26,7 @@ from kafkalog.conformance.broker.process import (
     ServerBroker,
     await_listening,
     free_loopback_port,
+    reported_version,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -91,14 +92,8 @@ def _cargo_install(timeout_s: float) -> None:
 
 
 def tansu_version(binary: Path) -> str:
-    """The version `tansu --version` prints (`tansu 0.6.0`), or "unknown"."""
-    try:
-        done = subprocess.run([str(binary), "--version"], capture_output=True, text=True,
-                              timeout=10, check=False, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    words = done.stdout.split()
-    return words[1] if done.returncode == 0 and len(words) >= 2 else "unknown"
+    """The version `tansu --version` reports, or "unknown"."""
+    return reported_version(binary, "--version", "tansu")
 
 
 class TansuSqliteBroker(ServerBroker):
