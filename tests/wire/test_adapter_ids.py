@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI
 from kafkalog.conformance.adapter.server import serve
 from kafkalog.conformance.adapter.subprocess_sut import AdapterProcess
 from kafkalog.conformance.broker.librdkafka_mock import LibrdkafkaMockBroker, mock_available
@@ -18,8 +18,6 @@ from kafkalog.conformance.broker.process import free_loopback_port
 from kafkalog.model import values as v
 
 from kafkalog.cli.wire_cmds import wire_adapter_command
-
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 
 
 @pytest.fixture(scope="module")

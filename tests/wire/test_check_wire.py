@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+from broker_tools import CLI
 from kafkalog.conformance.broker.process import TansuBroker
 from kafkalog.conformance.traces.replay import replay_trace
 from kafkalog.conformance.traces.trace import read_trace
-
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 
 
 def test_check_wire__against_tansu__saves_short_replayable_traces_of_its_divergences(

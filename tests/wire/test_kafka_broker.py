@@ -6,14 +6,13 @@ brokers/kafka/), which takes 10-20 s of JVM start on two cores; the checks are k
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI, pid_alive
 from kafkalog.conformance.broker.adapter import broker_features
 from kafkalog.conformance.broker.kafka import KafkaBroker, kafka_unavailable
 from kafkalog.conformance.broker.registry import KAFKA_39, KAFKA_42, KAFKA_44, broker_kind
@@ -22,8 +21,6 @@ from kafkalog.conformance.errors import AdapterCrashedError
 from kafkalog.conformance.gen.configs import config_family
 from kafkalog.model import errors as e
 from kafkalog.model import values as v
-
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 
 
 def _skip_without_kafka(version: str) -> None:
@@ -40,14 +37,6 @@ def kafka44(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
         yield broker
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("name,version", [("kafka-4.4", KAFKA_44), ("kafka-4.2", KAFKA_42),
                                           ("kafka-3.9", KAFKA_39)])
 def test_check_wire_broker__apache_kafka__conforms_and_stops_its_broker(
@@ -62,7 +51,7 @@ def test_check_wire_broker__apache_kafka__conforms_and_stops_its_broker(
     assert done.returncode == 0, done.stderr[-3000:]
     assert "all runs conformed" in done.stderr
     pid = int(re.search(r"listens on 127\.0\.0\.1:\d+ \(pid (\d+)\)", done.stderr).group(1))
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
     assert (tmp_path / f"{name}.log").read_text().count("Kafka Server started") == 1
 
 

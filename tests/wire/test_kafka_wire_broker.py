@@ -10,14 +10,13 @@ given in $KAFKALOG_KAFKA_WIRE_BIN. The tests of the typed start-up errors need n
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI, finding_signatures, pid_alive
 from kafkalog.conformance.broker import kafka_wire_broker as kw
 from kafkalog.conformance.broker.adapter import broker_features, probe_broker
 from kafkalog.conformance.broker.kafka_wire_broker import (
@@ -27,14 +26,10 @@ from kafkalog.conformance.broker.kafka_wire_broker import (
 )
 from kafkalog.conformance.broker.sut import Broker
 from kafkalog.conformance.errors import BrokerUnavailableError
-from kafkalog.conformance.traces.trace import read_trace
 
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
-REGRESSIONS = Path(__file__).resolve().parents[1] / "regressions"
 #: The divergences recorded as kafka-wire findings (docs/brokers.md): a short check may reach
 #: these and nothing else.
-FINDING_SIGNATURES = frozenset(read_trace(p).header.signature
-                               for p in REGRESSIONS.glob("WIRE-kafka-wire-*.jsonl"))
+FINDING_SIGNATURES = finding_signatures("kafka-wire")
 
 
 def _skip_without_binary() -> None:
@@ -52,14 +47,6 @@ def kafka_wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaWireBr
     _skip_without_binary()
     with KafkaWireBroker(tmp_path_factory.mktemp("kafka-wire") / "kafka-wire.log") as broker:
         yield broker
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_kafka_wire__lacks_the_producer_apis__each_named_in_one_line(
@@ -99,7 +86,7 @@ def test_check_wire_broker__kafka_wire__diverges_only_on_recorded_findings_and_s
         assert header["signature"] in FINDING_SIGNATURES, header["signature"]
         assert f"kafkalog-kafka-wire-{KAFKA_WIRE_VERSION}-" in header["adapter"]
     pid = int(re.search(r"listens on 127\.0\.0\.1:\d+ \(pid (\d+)\)", done.stderr).group(1))
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
 
 
 def test_kafka_wire_broker__binary_that_reports_another_version__is_refused_in_one_line(

@@ -8,19 +8,16 @@ under a second. Every test is skipped, with the reason, only when Go is missing.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI, pid_alive
 from kafkalog.conformance.broker.adapter import broker_features
 from kafkalog.conformance.broker.kfake import KFAKE_VERSION, KfakeBroker, kfake_unavailable
 from kafkalog.conformance.broker.sut import Broker
-
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 
 
 def _skip_without_go() -> None:
@@ -34,14 +31,6 @@ def kfake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KfakeBroker]:
     _skip_without_go()
     with KfakeBroker(tmp_path_factory.mktemp("kfake") / "kfake.log") as broker:
         yield broker
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_kfake__offers_every_api_the_wire_check_uses(kfake: KfakeBroker) -> None:
@@ -69,7 +58,7 @@ def test_check_wire_broker__kfake_past_its_findings__conforms_and_stops_its_brok
     assert done.returncode == 0, done.stderr[-3000:]
     assert "all runs conformed" in done.stderr
     pid = int(re.search(r"listens on 127\.0\.0\.1:\d+ \(pid (\d+)\)", done.stderr).group(1))
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
 
 
 def test_check_wire_broker__kfake_finding__trace_header_names_the_exact_kfake_version(

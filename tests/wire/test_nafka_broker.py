@@ -11,7 +11,6 @@ typed start-up errors need neither.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI, finding_signatures, pid_alive
 from kafkalog.conformance.broker import nafka_broker as nb
 from kafkalog.conformance.broker.adapter import broker_features, probe_broker
 from kafkalog.conformance.broker.nafka_broker import (
@@ -28,14 +28,10 @@ from kafkalog.conformance.broker.nafka_broker import (
 )
 from kafkalog.conformance.broker.sut import Broker
 from kafkalog.conformance.errors import BrokerUnavailableError
-from kafkalog.conformance.traces.trace import read_trace
 
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
-REGRESSIONS = Path(__file__).resolve().parents[1] / "regressions"
 #: The divergences recorded as nafka findings (docs/brokers.md): a short check reaches these
 #: and nothing else.
-FINDING_SIGNATURES = frozenset(read_trace(p).header.signature
-                               for p in REGRESSIONS.glob("WIRE-nafka-*.jsonl"))
+FINDING_SIGNATURES = finding_signatures("nafka")
 
 
 def _skip_without_nafka() -> None:
@@ -53,14 +49,6 @@ def nafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NafkaBroker]:
     _skip_without_nafka()
     with NafkaBroker(tmp_path_factory.mktemp("nafka") / "nafka.log") as broker:
         yield broker
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_nafka__lacks_create_topics_and_the_producer_apis__each_named_in_one_line(
@@ -103,7 +91,7 @@ def test_check_wire_broker__nafka__diverges_only_on_recorded_findings_and_stops_
         assert header["signature"] in FINDING_SIGNATURES, header["signature"]
         assert f"kafkalog-nafka-{NAFKA_VERSION}-" in header["adapter"]
     pid = int(re.search(r"listens on 127\.0\.0\.1:\d+ \(pid (\d+)\)", done.stderr).group(1))
-    assert not _pid_alive(pid)
+    assert not pid_alive(pid)
 
 
 def test_nafka_python__given_path_is_not_executable__is_a_typed_error(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from broker_tools import CLI
 from kafkalog.conformance.broker.adapter import broker_features
 from kafkalog.conformance.broker.kafka import KafkaBroker, kafka_unavailable
 from kafkalog.conformance.broker.registry import KAFKA_44
@@ -27,7 +27,6 @@ from kafkalog.model import errors as e
 from kafkalog.model import values as v
 from kafkalog.model.producer.transaction_entry import marker_record
 
-CLI = [sys.executable, "-c", "from kafkalog.cli.main import main; main()"]
 TS = 1_700_000_000_000
 BIG_ID = 2**63 - 1  # a model producer id no broker assigns
 
