@@ -25,27 +25,10 @@ from pathlib import Path
 
 from kafkalog.conformance.broker.kafka_wire_broker import KAFKA_WIRE_VERSION, KafkaWireBroker
 from kafkalog.model import values as v
-from wire_findings import record_scenario
+from wire_findings import Steps, leader_steps, read_step, record_scenario
 
 BROKER = f"kafka-wire {KAFKA_WIRE_VERSION}"
 TOPIC_PREFIX = f"kafkalog-kafka-wire-{KAFKA_WIRE_VERSION}-"
-Steps = list[tuple[str, dict[str, object]]]
-
-
-def _leader(*timestamps: int, size: int = 4) -> Steps:
-    """One-record batches of `size` value bytes, each followed by the HW step the checker adds
-    (KL-WIRE-2)."""
-    steps: Steps = []
-    for i, ts in enumerate(timestamps, start=1):
-        steps.append(("append_as_leader",
-                      {"records": (v.Record(None, b"x" * size, ts),), "leader_epoch": 0}))
-        steps.append(("update_high_watermark", {"offset": i}))
-    return steps
-
-
-def _read(start_offset: int, max_bytes: int) -> tuple[str, dict[str, object]]:
-    return ("read", {"start_offset": start_offset, "max_bytes": max_bytes,
-                     "isolation": v.Isolation.HIGH_WATERMARK, "min_one_message": True})
 
 
 # name: (config family, steps)
@@ -64,18 +47,18 @@ SCRIPTED: dict[str, tuple[str, Steps]] = {
     # 400-byte segment (`tiny`), so Kafka answers offsets 2-4, up to the first segment's end;
     # kafka-wire, with one 1 GiB segment, answers offsets 2-6 up to max bytes.
     "fetch_reads_past_segment_end": ("tiny", [
-        *_leader(1000, 1001, 1002, 1003, 1004, 1005), _read(2, 402)]),
+        *leader_steps(1000, 1001, 1002, 1003, 1004, 1005), read_step(2, 402)]),
     # Kafka fills a Fetch up to max bytes, the last batch cut short (KL-READ-5): 143 bytes
     # here, the first 72-byte batch whole and 71 bytes of the second. kafka-wire trims the
     # answer to whole batches: the first batch, 72 bytes.
-    "fetch_sends_no_partial_batch": ("roomy", [*_leader(1000, 1001), _read(0, 143)]),
+    "fetch_sends_no_partial_batch": ("roomy", [*leader_steps(1000, 1001), read_step(0, 143)]),
     # A Fetch above the log end offset is OFFSET_OUT_OF_RANGE in Kafka (KL-READ-1); kafka-wire
     # answers it as "no data yet": no error and no records.
-    "fetch_past_log_end_is_not_out_of_range": ("tiny", [_read(3, 399)]),
+    "fetch_past_log_end_is_not_out_of_range": ("tiny", [read_step(3, 399)]),
     # A by-time lookup answers the timestamp of the record found (KL-TIME-4: 1000 here);
     # kafka-wire answers the offset found with the target timestamp of the request (500).
     "by_time_answers_the_target_timestamp": ("tiny", [
-        *_leader(1000), ("fetch_offset_by_timestamp", {"timestamp": 500})]),
+        *leader_steps(1000), ("fetch_offset_by_timestamp", {"timestamp": 500})]),
     # ... and the offset of the record found (KL-TIME-4: offset 1, the first record of
     # 1000/1001/1002 whose timestamp reaches 1001); kafka-wire answers the batch's base offset.
     "by_time_answers_the_batch_base_offset": ("roomy", [
@@ -88,7 +71,7 @@ SCRIPTED: dict[str, tuple[str, Steps]] = {
     # searches only its sparse time index, one entry per 16 KiB of log, which holds the first
     # batch alone, so it finds nothing.
     "by_time_misses_batches_the_time_index_skipped": ("roomy", [
-        *_leader(1000, 2000), ("fetch_offset_by_timestamp", {"timestamp": 2000})]),
+        *leader_steps(1000, 2000), ("fetch_offset_by_timestamp", {"timestamp": 2000})]),
 }
 
 

@@ -27,30 +27,13 @@ from pathlib import Path
 
 from kafkalog.conformance.broker.nafka_broker import NAFKA_VERSION, NafkaBroker
 from kafkalog.model import values as v
-from wire_findings import record_scenario
+from wire_findings import Steps, leader_steps, read_step, record_scenario
 
 BROKER = f"nafka {NAFKA_VERSION}"
 TOPIC_PREFIX = f"kafkalog-nafka-{NAFKA_VERSION}-"
 FAMILY = "kafka_defaults"  # no CreateTopics: the broker's defaults are Kafka's (KL-WIRE-4)
 #: Kafka's default max.message.bytes (the kafka_defaults family's).
 MAX_MESSAGE_BYTES = 1048588
-Steps = list[tuple[str, dict[str, object]]]
-
-
-def _leader(*timestamps: int, size: int = 4) -> Steps:
-    """One-record batches of `size` value bytes, each followed by the HW step the checker adds
-    (KL-WIRE-2)."""
-    steps: Steps = []
-    for i, ts in enumerate(timestamps, start=1):
-        steps.append(("append_as_leader",
-                      {"records": (v.Record(None, b"x" * size, ts),), "leader_epoch": 0}))
-        steps.append(("update_high_watermark", {"offset": i}))
-    return steps
-
-
-def _read(start_offset: int, max_bytes: int) -> tuple[str, dict[str, object]]:
-    return ("read", {"start_offset": start_offset, "max_bytes": max_bytes,
-                     "isolation": v.Isolation.HIGH_WATERMARK, "min_one_message": True})
 
 
 def _by_time(timestamp: int) -> tuple[str, dict[str, object]]:
@@ -66,37 +49,37 @@ SCRIPTED: dict[str, Steps] = {
                               "leader_epoch": 0})],
     # A Fetch answers the batches as the producer wrote them (KL-READ-2): two one-record
     # batches at 0 and 1. nafka re-encodes the records it finds into one batch of both.
-    "fetch_merges_batches": [*_leader(1000, 1001), _read(0, 1 << 20)],
+    "fetch_merges_batches": [*leader_steps(1000, 1001), read_step(0, 1 << 20)],
     # A Fetch from 1 answers the batch at 1 (base offset 1); nafka's new batch has base offset
     # 0, its record at delta 1, so the batch starts at an offset the log does not hold there.
-    "fetch_batch_base_offset_0": [*_leader(1000, 1001), _read(1, 1 << 20)],
+    "fetch_batch_base_offset_0": [*leader_steps(1000, 1001), read_step(1, 1 << 20)],
     # Kafka fills a Fetch up to max bytes, the last batch cut short (KL-READ-5): 80 bytes
     # here, the first 72-byte batch whole and 8 bytes of the second. nafka stops adding records
     # to its new batch before it outgrows max bytes (two records would take 83): the first
     # record alone, 72 bytes, a batch equal to the producer's.
-    "fetch_sends_no_partial_batch": [*_leader(1000, 1001), _read(0, 80)],
+    "fetch_sends_no_partial_batch": [*leader_steps(1000, 1001), read_step(0, 80)],
     # A Fetch at the log end answers no records (KL-READ-1); nafka waits max_wait_ms for one to
     # arrive and then answers without the partition at all.
-    "fetch_at_log_end_answers_no_partition": [*_leader(1000), _read(1, 1 << 20)],
+    "fetch_at_log_end_answers_no_partition": [*leader_steps(1000), read_step(1, 1 << 20)],
     # ... and so on an empty log, where the read at offset 0 is bounded by the HW the model
     # materialises (KL-HW-4).
-    "fetch_on_empty_log_answers_no_partition": [_read(0, 1 << 20)],
+    "fetch_on_empty_log_answers_no_partition": [read_step(0, 1 << 20)],
     # A Fetch above the log end is OFFSET_OUT_OF_RANGE (KL-READ-1); nafka answers without the
     # partition, as at the log end.
-    "fetch_past_log_end_answers_no_partition": [_read(3, 1 << 20)],
+    "fetch_past_log_end_answers_no_partition": [read_step(3, 1 << 20)],
     # ListOffsets EARLIEST answers timestamp -1 and the log start offset (KL-TIME-1); nafka
     # answers the request's target, -2, as the timestamp.
     "earliest_answers_the_request_timestamp": [_by_time(v.EARLIEST_TIMESTAMP)],
     # A by-time lookup answers the timestamp of the record found (KL-TIME-4: offset 1 at 1000
     # for a target of 700); nafka answers the target.
-    "by_time_answers_the_target_timestamp": [*_leader(500, 1000), _by_time(700)],
+    "by_time_answers_the_target_timestamp": [*leader_steps(500, 1000), _by_time(700)],
     # A by-time lookup past every record's timestamp finds no offset (KL-TIME-4: -1, -1);
     # nafka answers the log end offset.
-    "by_time_past_last_record_answers_log_end": [*_leader(1000), _by_time(2000)],
+    "by_time_past_last_record_answers_log_end": [*leader_steps(1000), _by_time(2000)],
     # A by-time lookup whose first qualifying record is offset 0 answers offset 0 (KL-TIME-4);
     # nafka answers the log end offset: it reads its SQL result `min(offset)` with `or`, and
     # offset 0 is false.
-    "by_time_match_at_offset_0_answers_log_end": [*_leader(1000, 1001), _by_time(500)],
+    "by_time_match_at_offset_0_answers_log_end": [*leader_steps(1000, 1001), _by_time(500)],
 }
 
 

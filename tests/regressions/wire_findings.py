@@ -11,8 +11,28 @@ from kafkalog.conformance.check.runner import sut_factory
 from kafkalog.conformance.check.session import Session
 from kafkalog.conformance.gen.configs import CONFIG_FAMILIES
 from kafkalog.conformance.traces.trace import Trace, TraceHeader, git_commit, write_trace
+from kafkalog.model import values as v
 
 from kafkalog.cli.wire_cmds import wire_adapter_command
+
+Steps = list[tuple[str, dict[str, object]]]
+
+
+def leader_steps(*timestamps: int, size: int = 4) -> Steps:
+    """One-record batches of `size` value bytes, each followed by the HW step the checker adds
+    (KL-WIRE-2)."""
+    steps: Steps = []
+    for i, ts in enumerate(timestamps, start=1):
+        steps.append(("append_as_leader",
+                      {"records": (v.Record(None, b"x" * size, ts),), "leader_epoch": 0}))
+        steps.append(("update_high_watermark", {"offset": i}))
+    return steps
+
+
+def read_step(start_offset: int, max_bytes: int) -> tuple[str, dict[str, object]]:
+    """A Fetch at HW isolation that returns at least one batch."""
+    return ("read", {"start_offset": start_offset, "max_bytes": max_bytes,
+                     "isolation": v.Isolation.HIGH_WATERMARK, "min_one_message": True})
 
 
 def record_finding(family: str, steps: Any, address: str, log_path: Path, topic_prefix: str,
