@@ -20,15 +20,16 @@ from kafkalog.conformance.gen.producers import PRODUCERS
 from kafkalog.model import values as v
 
 INT32_MAX = 2**31 - 1
-KEYS = 4  # the key space of the compaction machine: b"k0" .. b"k3"
+KEYS = 4  # the compaction machine's key space: b"k0" .. b"k3" (few keys, many duplicates)
 
 
-def _cleans(machine: Any) -> bool:
+def cleans(machine: Any) -> bool:
+    """Whether the implementation under test offers the `clean` action (KL-CLEAN-2)."""
     return "clean" in machine.session.features
 
 
 def _cleans_txns(machine: Any) -> bool:
-    return _cleans(machine) and "transactions" in machine.session.features
+    return cleans(machine) and "transactions" in machine.session.features
 
 
 class CleaningScenarios:
@@ -55,7 +56,7 @@ class CleaningScenarios:
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), cut=st.integers(1, 2))
     def clean_before_a_gap(self, key: int, cut: int) -> None:
         """A keyed record, a batch of three, a truncation `cut` offsets below the LEO (inside
@@ -71,7 +72,7 @@ class CleaningScenarios:
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), more=st.integers(1, 2))
     def clean_with_hw_in_active(self, key: int, more: int) -> None:
         """Records, a roll, `more` records in the new active segment and the HW at the LEO: the
@@ -85,7 +86,7 @@ class CleaningScenarios:
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), above=st.integers(1, 3))
     def restart_above_checkpoint(self, key: int, above: int) -> None:
         """A pass, then the log restarted `above` offsets past its end (a follower taking its
@@ -96,7 +97,7 @@ class CleaningScenarios:
         self.do("truncate_fully_and_start_at", offset=self.view().log_end_offset + above)
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), first=st.booleans(), past=st.integers(1, 3))
     def clean_across_int_max(self, key: int, first: bool, past: int) -> None:
         """A keyed record or none, a roll, then a follower batch `past` offsets beyond Int.MAX
@@ -112,7 +113,7 @@ class CleaningScenarios:
         self.do("append_as_follower", batches=(batch,), leader_epoch=None)
         self.seal_and_clean()
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), aged=st.booleans())
     def tombstone_past_horizon(self, key: int, aged: bool) -> None:
         """A tombstone (written `aged`: its timestamp already older than the delete retention)
@@ -148,7 +149,7 @@ class CleaningScenarios:
         self.put(index % KEYS, False)
         self.seal_and_clean()
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1), back=st.integers(1, 2))
     def clean_then_truncate(self, key: int, back: int) -> None:
         """A keyed record and a sealed pass, then a truncation `back` offsets below the
@@ -160,7 +161,7 @@ class CleaningScenarios:
         if checkpoint is not None:
             self.do("truncate_to", offset=max(view.log_start_offset, checkpoint - back))
 
-    @precondition(lambda self: _cleans(self) and "reopen" in self.session.features)
+    @precondition(lambda self: cleans(self) and "reopen" in self.session.features)
     @rule(key=st.integers(0, KEYS - 1), tombstone=st.booleans())
     def clean_twice_and_reload(self, key: int, tombstone: bool) -> None:
         """Two sealed passes, the second over the segment the first swapped in, then a clean
@@ -171,7 +172,7 @@ class CleaningScenarios:
         self.seal_and_clean()
         self.do("close_and_reopen")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1))
     def delete_records_then_retention(self, key: int) -> None:
         """Two keyed records, a roll, DeleteRecords to the new base and retention: a compacted
@@ -213,7 +214,7 @@ def scenario_rule(n: int) -> Any:
     of them by their own rules alone; copies of this one weight them, as `crash_rule`'s copies
     weight crashes."""
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(data=st.data())
     def cleaning_scenario(self: Any, data: st.DataObject) -> None:
         rules = {name: getattr(type(self), name).hypothesis_stateful_rule for name in SCENARIOS}

@@ -15,12 +15,15 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
-from kafkalog.conformance.gen.cleaning_scenarios import CleaningScenarios, scenario_rule
+from kafkalog.conformance.gen.cleaning_scenarios import (
+    KEYS,
+    CleaningScenarios,
+    cleans,
+    scenario_rule,
+)
 from kafkalog.conformance.gen.producers import PRODUCER_BASE, PRODUCERS
 from kafkalog.conformance.gen.transactions import TxnLogMachine, _uses_txn
 from kafkalog.model import values as v
-
-KEYS = 4  # the key space: b"k0" .. b"k3"
 
 #: Config families with compaction (conformance/gen/configs.py registers them). A ratio of 0
 #: makes any dirty segment eligible; tombstones outlive a pass by two seconds of clock.
@@ -35,10 +38,6 @@ def is_compact_config(config: v.LogConfig) -> bool:
     campaign rotates the profiles; `--kafka-version`, `--kafka`)."""
     return any(replace(config, kafka_version=c.kafka_version) == c
                for c in COMPACT_FAMILIES.values())
-
-
-def _cleans(machine: TxnLogMachine) -> bool:
-    return "clean" in machine.session.features
 
 
 class CompactLogMachine(CleaningScenarios, TxnLogMachine):
@@ -80,13 +79,13 @@ class CompactLogMachine(CleaningScenarios, TxnLogMachine):
         record = v.Record(b"k%d" % key, None if tombstone else b"v", self.now_ms)
         self.do("append_as_leader", records=(record,), leader_epoch=self.epoch(("latest", 0, 0)))
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule()
     def clean(self) -> None:
         """One cleaning pass (KL-CLEAN-2..11)."""
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule()
     def seal_and_clean(self) -> None:
         """Roll, move the HW to the LEO and clean: everything written so far is cleanable."""
@@ -94,7 +93,7 @@ class CompactLogMachine(CleaningScenarios, TxnLogMachine):
         self.do("update_high_watermark", offset=self.view().log_end_offset)
         self.do("clean")
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(key=st.integers(0, KEYS - 1))
     def tombstone_then_clean(self, key: int) -> None:
         """A tombstone sealed and cleaned: the pass keeps it and stamps its batch with a delete
@@ -102,7 +101,7 @@ class CompactLogMachine(CleaningScenarios, TxnLogMachine):
         self.put(key, True)
         self.seal_and_clean()
 
-    @precondition(lambda self: _cleans(self) and _uses_txn(self))
+    @precondition(lambda self: cleans(self) and _uses_txn(self))
     @rule(index=PRODUCERS)
     def clean_over_aborted_txn(self, index: int) -> None:
         """An aborted transaction, then a pass over it: its data goes, its `.txnindex` entry
@@ -111,7 +110,7 @@ class CompactLogMachine(CleaningScenarios, TxnLogMachine):
         self.end_txn(index, False, 0, 0)
         self.seal_and_clean()
 
-    @precondition(_cleans)
+    @precondition(cleans)
     @rule(back=st.integers(1, 2))
     def truncate_below_checkpoint(self, back: int) -> None:
         """A pass, then a truncation `back` offsets below the cleaner checkpoint it wrote: the
