@@ -188,6 +188,10 @@ class LocalLog:
         existing = self.segments.get(new_offset)
         if existing is not None:
             if existing is active and active.size() == 0:
+                # `Log` moves the recovery point to the new base after any roll, so what lies
+                # below it must be durable here too: after an unclean load that left its
+                # recovery unsynced (Kafka's way, GAP-4) nothing else has flushed it.
+                self._flush_below(new_offset)
                 new_segment = self.create_and_delete_segment(new_offset, active, async_delete=True)
                 self.update_log_end_offset(self.log_end_offset)
                 return new_segment
@@ -221,7 +225,14 @@ class LocalLog:
         """fsync every unflushed segment below `new_offset` and always the old active one (its
         trims happen after any earlier flush), then their directory entries (DUR-8, LOC-12)."""
         start = min(self.recovery_point, active.base_offset)
-        to_flush = self.segments.values(start, max(new_offset, active.base_offset + 1))
+        self._flush_segments(self.segments.values(start, max(new_offset, active.base_offset + 1)))
+
+    def _flush_below(self, offset: int) -> None:
+        """fsync the segments overlapping [recovery point, offset), then their entries."""
+        if self.recovery_point < offset:
+            self._flush_segments(self.segments.values(self.recovery_point, offset))
+
+    def _flush_segments(self, to_flush: list[LogSegment]) -> None:
         for segment in to_flush:
             segment.flush()
         if any(s.base_offset >= self.recovery_point for s in to_flush):
@@ -385,14 +396,7 @@ class LocalLog:
 
     def flush(self, offset: int) -> None:
         """fsync the segments overlapping [recovery point, offset), and the dir (LOC-12)."""
-        current = self.recovery_point
-        if current > offset:
-            return
-        to_flush = self.segments.values(current, offset)
-        for segment in to_flush:
-            segment.flush()
-        if any(s.base_offset >= current for s in to_flush):
-            self.fs.fsync_dir(self.dir)
+        self._flush_below(offset)
 
     def close(self) -> None:
         """Close every segment (final time-index entry, trim, flush) (SEG-17)."""

@@ -125,3 +125,32 @@ def test_roll__jitter__is_deterministic_from_base_offset(open_log, time: MockTim
     time.sleep(99)
     log.append_as_leader(leader("c"), 0)
     assert len(log.segments) == 3  # waited 99 > 100 - 1
+
+
+def test_roll__over_the_empty_active_segment__flushes_what_lies_below_the_new_base(
+        tmp_path, time: MockTime) -> None:
+    """The roll moves the recovery point to the new base whichever way it goes, so a roll that
+    recreates the empty active segment fsyncs the segments below it too: after an unclean load
+    that left segment 0 unsynced (Kafka's recovery, GAP-4), nothing else did. Spec: LOC-6 step
+    3, LOC-12, LOG-25 (campaign seed 300444: a later power loss emptied segment 0's index)."""
+    from kafkalog.conformance.crash.fault_fs import RecordingFileSystem
+    from kafkalog.impl.log.log import Log
+
+    root = tmp_path / "topic-0"
+    log = Log.open(RecordingFileSystem(tmp_path), root, LogConfig(), time)
+    for value in ("a", "b"):
+        log.append_as_leader(leader(value), 0)
+    assert log.roll() == 2
+    log.close()
+    fs = RecordingFileSystem(tmp_path)
+    log = Log.open(fs, root, LogConfig(), time, recovery_point=0)
+    try:
+        assert log.recovery_point == 0 and log.segments[-1].size() == 0
+        mark = fs.mark()
+        assert log.roll() == 2 and log.recovery_point == 2
+        synced = {op.inode for op in fs.journal()[mark:] if op.kind == "fsync"}
+        for name in ("00000000000000000000.log", "00000000000000000000.index"):
+            inode = fs.version_of(root / name)[0]  # type: ignore[index]
+            assert inode in synced, name
+    finally:
+        log.close_handlers()
