@@ -197,12 +197,14 @@ def visible_records(s: PartitionState) -> list[tuple[int, bytes | None, bytes | 
 
 def cleaned_keys_unique(s: PartitionState) -> bool:
     """KL-INV-19 (CLN-32, CLN-90 (2)): between the log start offset and the cleaner checkpoint
-    each key has at most one visible data record (below the log start offset a reset checkpoint,
-    CLN-15, covers data no pass read)."""
+    each key has at most one visible data record. Below the log start offset the cleaner last
+    wrote its entry at (`cleaner_floor`) no pass read the data: a reset checkpoint (CLN-15)
+    covers it, and a crash that lowers the log start to its checkpoint (GAP-12) shows it."""
     if s.cleaner_checkpoint is None:
         return True
+    start = max(s.log_start_offset, s.cleaner_floor)
     keys = [k for offset, k, _ in visible_records(s)
-            if k is not None and s.log_start_offset <= offset < s.cleaner_checkpoint]
+            if k is not None and start <= offset < s.cleaner_checkpoint]
     return len(keys) == len(set(keys))
 
 

@@ -45,6 +45,9 @@ class Checkpoints:
     high_watermark: int = 0
     epochs: tuple[EpochEntry, ...] = ()
     cleaner: int | None = None
+    # Not a file: the log start when the cleaner entry was written (PartitionState.cleaner_floor),
+    # kept beside the entry so the load restores KL-INV-19's lower bound with it.
+    cleaner_floor: int = 0
 
 
 def rebuilt_segment(segment: Segment, config: LogConfig, now_ms: int,
@@ -269,7 +272,8 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
     loaded = on_high_watermark_updated(replace(loaded, high_watermark=hw))
     loaded = replace(loaded, cleaner_checkpoint=loaded_cleaner_checkpoint(checkpoints.cleaner,
-                                                                          loaded))
+                                                                          loaded),
+                     cleaner_floor=checkpoints.cleaner_floor)
     return schedule_deletion(loaded, dropped), cut, len(emptied)
 
 

@@ -209,6 +209,10 @@ class PartitionState:
     # CLN-21 `cleaner-offset-checkpoint`: the first offset not yet cleaned; None = no entry.
     # Invariant: log_start_offset <= cleaner_checkpoint <= log_end_offset after a pass (CLN-15).
     cleaner_checkpoint: int | None = None
+    # KL-INV-19's lower bound: the log start offset when the cleaner last wrote its checkpoint (a
+    # pass's end, or a reset, CLN-15). Below it no pass is known to have read the data, which a
+    # crash can bring back above a lowered log start (GAP-12). Model bookkeeping, not observed.
+    cleaner_floor: int = 0
 
     @property
     def active(self) -> Segment:

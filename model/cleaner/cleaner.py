@@ -82,7 +82,8 @@ def select(state: PartitionState) -> tuple[PartitionState, DirtyRange]:
     checkpoint = -1 if state.cleaner_checkpoint is None else state.cleaner_checkpoint
     first_dirty = first_dirty_offset(checkpoint, state.log_start_offset, state.log_end_offset)
     if state.cleaner_checkpoint is not None and first_dirty != checkpoint:
-        state = replace(state, cleaner_checkpoint=first_dirty)
+        state = replace(state, cleaner_checkpoint=first_dirty,
+                        cleaner_floor=state.log_start_offset)
     state, lag_base = _lag_base(state, first_dirty)
     bases = [s.base_offset for s in state.segments]
     uncleanable = uncleanable_offset(first_dirty, last_stable_offset(state), bases[-1], lag_base)
@@ -246,7 +247,7 @@ def clean_stages(state: PartitionState) -> tuple[PassStages, CleanResult | None]
         state, tracker = clean_group(state, group, ctx, tracker)
         bases.append(group[0].base_offset)
         swaps.append((state, group))
-    state = replace(state, cleaner_checkpoint=end_offset)
+    state = replace(state, cleaner_checkpoint=end_offset, cleaner_floor=state.log_start_offset)
     result = CleanResult(dirty.first_dirty, end_offset, dirty.first_uncleanable, tuple(bases))
     return PassStages(selected, tuple(swaps), state), result
 

@@ -96,10 +96,13 @@ def crash_inside_clean(before: PartitionState, durable_before: Durable, after: P
     members = [(state, early) for state in (before, *_interrupted_states(stages))]
     members.append((after, (*early, after.cleaner_checkpoint)))
     out: dict[Outcome, None] = {}
+    # KL-INV-19's range is bounded by the newest floor whichever entry survives (the reset's
+    # and the pass's floors are the log start then, at or above the old one).
+    floor = max(durable_before.checkpoints.cleaner_floor, after.cleaner_floor)
     for state, entries in members:
         for entry in dict.fromkeys(entries):
-            durable = replace(durable_before, checkpoints=replace(durable_before.checkpoints,
-                                                                  cleaner=entry))
+            durable = replace(durable_before, checkpoints=replace(
+                durable_before.checkpoints, cleaner=entry, cleaner_floor=floor))
             for outcome in crash_states(state, durable, fault, mode, offsets_back=offsets_back):
                 out.setdefault(outcome, None)
     return tuple(out)

@@ -119,7 +119,8 @@ def _root_checkpoints(state: PartitionState) -> Checkpoints:
     return Checkpoints(recovery_point=state.recovery_point,
                        log_start=log_start_checkpoint(state),
                        high_watermark=state.high_watermark.message_offset,
-                       epochs=state.epochs, cleaner=state.cleaner_checkpoint)
+                       epochs=state.epochs, cleaner=state.cleaner_checkpoint,
+                       cleaner_floor=state.cleaner_floor)
 
 
 def _rolled_to(action: str, before: PartitionState, after: PartitionState) -> int | None:
@@ -143,7 +144,8 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     the entry the action left; a pass's swaps are durable before it returns (strict).
     """
     flushed = durable.flushed
-    checkpoints = replace(durable.checkpoints, cleaner=after.cleaner_checkpoint)
+    checkpoints = replace(durable.checkpoints, cleaner=after.cleaner_checkpoint,
+                          cleaner_floor=after.cleaner_floor)
     layouts = durable.layouts
     planted = durable.planted
     ghosts = (_removed_snapshots(durable.ghosts, before, after)
@@ -225,7 +227,8 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     """
     marked = (on_disk[-1],) if planted and on_disk and mode is CrashMode.KAFKA else ()
     # The load's lowering of a cleaner checkpoint above the LEO is durable (KL-CRASH-15).
-    checkpoints = replace(checkpoints, cleaner=state.cleaner_checkpoint)
+    checkpoints = replace(checkpoints, cleaner=state.cleaner_checkpoint,
+                          cleaner_floor=state.cleaner_floor)
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         mixed = _removals_undone(on_disk, state.segments)
         layouts = tuple(dict.fromkeys((*before.layouts, *((on_disk,) if on_disk else ()),

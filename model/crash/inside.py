@@ -202,9 +202,10 @@ def _mixed(old: Checkpoints, new: Checkpoints) -> list[Checkpoints]:
     """CRP-8: each checkpoint file is its old or its new content, independently of the others
     (the cleaner checkpoint too: a truncation lowers it after its cut, CLN-68)."""
     out: dict[Checkpoints, None] = {}
+    floor = max(old.cleaner_floor, new.cleaner_floor)  # the narrower KL-INV-19 range holds
     for rp in {old.recovery_point, new.recovery_point}:
         for lso in {old.log_start, new.log_start}:
             for hw in {old.high_watermark, new.high_watermark}:
                 for cleaner in dict.fromkeys((old.cleaner, new.cleaner)):
-                    out.setdefault(Checkpoints(rp, lso, hw, new.epochs, cleaner), None)
+                    out.setdefault(Checkpoints(rp, lso, hw, new.epochs, cleaner, floor), None)
     return list(out)

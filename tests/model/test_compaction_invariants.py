@@ -85,3 +85,16 @@ def test_clean_leaves_uncleanable_alone__touching_the_active_segment__fails() ->
     active = replace(after.active, batches=())
     broken = replace(after, segments=(*after.segments[:-1], active))
     assert not clean_leaves_uncleanable_alone(before, broken, bound)
+
+
+def test_cleaned_keys_unique__log_start_fallen_below_a_reset_checkpoint__holds() -> None:
+    """A checkpoint reset to the log start (CLN-15) covers data no pass read; a crash lowers
+    the log start to its checkpoint file (GAP-12) and shows that data again, so the range is
+    bounded by the log start the entry was written at (campaign seed 1201, compacted, kafka
+    mode and strict alike). Spec: KL-INV-19."""
+    moved, _ = log.maybe_increment_log_start_offset(history(), 6)
+    reset, _ = log.clean(replace(moved, cleaner_checkpoint=0))
+    assert reset.cleaner_checkpoint == 6 and reset.cleaner_floor == 6
+    fallen = replace(reset, log_start_offset=0)  # what the crash's load leaves
+    assert cleaned_keys_unique(fallen)
+    assert not cleaned_keys_unique(replace(fallen, cleaner_floor=0))
