@@ -1,58 +1,34 @@
 package kafkalog.adapter;
 
-import @records.pkg@.ControlRecordType;
-import @records.pkg@.EndTransactionMarker;
 import @records.pkg@.FileRecords;
 import @records.pkg@.MemoryRecords;
-import @records.pkg@.MemoryRecordsBuilder;
-import @records.pkg@.Record;
-import @records.pkg@.RecordBatch;
-import @records.pkg@.Records;
-import @records.pkg@.SimpleRecord;
 import java.io.File;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache;
-import org.apache.kafka.storage.internals.log.BatchMetadata;
-import org.apache.kafka.storage.internals.log.EpochEntry;
 import org.apache.kafka.storage.internals.log.FetchDataInfo;
 import org.apache.kafka.storage.internals.log.LogAppendInfo;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.storage.internals.log.LogOffsetMetadata;
 import org.apache.kafka.storage.internals.log.LogSegment;
-import org.apache.kafka.storage.internals.log.OffsetIndex;
-import org.apache.kafka.storage.internals.log.OffsetPosition;
-import org.apache.kafka.storage.internals.log.ProducerStateEntry;
 import org.apache.kafka.storage.internals.log.ProducerStateManager;
 import org.apache.kafka.storage.internals.log.RecordValidationException;
-import org.apache.kafka.storage.internals.log.TimeIndex;
-import org.apache.kafka.storage.internals.log.TimestampOffset;
 
 /**
- * What every Kafka release shares: the protocol's actions decoded into Kafka's record batches,
- * Kafka's answers encoded as the protocol's values, and the state view read from Kafka's objects
- * and the files it wrote. Each release's subclass (class Generation's log) makes the calls whose
- * signatures differ between releases.
+ * What every Kafka release shares: the protocol's actions dispatched to Kafka's methods, with
+ * the model's preconditions Kafka does not check, over a log in a fresh temporary directory.
+ * The requests' records become Kafka's batches in RecordBatches, Kafka's answers the protocol's
+ * values in Answers, and the `state` answer is read in StateView. Each release's subclass
+ * (class Generation's log) makes the calls whose signatures differ between releases.
  */
 public abstract class KafkaLogBase implements PartitionLog {
     /** Kafka's transaction.max.timeout.ms default, which the log uses to bound open txns. */
@@ -70,6 +46,7 @@ public abstract class KafkaLogBase implements PartitionLog {
     private final boolean logAppendTime;
     private final SegmentFileTimes fileTimes;
     private final CompactionSteps compaction;
+    private final StateView stateView;
 
     protected KafkaLogBase(Map<String, Object> config, long nowMs, boolean internalSegmentBytes)
             throws IOException {
@@ -85,6 +62,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         this.dir = root.resolve("conformance-0").toFile();
         this.fileTimes = new SegmentFileTimes(dir, clock);
         this.compaction = new CompactionSteps(this::newCleaning, this::segments, fileTimes);
+        this.stateView = new StateView(this, compaction);
     }
 
     private static int intConfig(Map<String, Object> config, String name, long fallback) {
@@ -239,13 +217,7 @@ public abstract class KafkaLogBase implements PartitionLog {
             case "append_as_follower": return appendAsFollower(a);
             case "read": return readAction(a);
             case "update_high_watermark": return updateHighWatermark(Args.lng(a, "offset"));
-            case "maybe_increment_high_watermark": {
-                Map<String, Object> hw = Args.map(a, "hw");
-                LogOffsetMetadata meta = new LogOffsetMetadata(Args.lng(hw, "message_offset"),
-                    Args.lng(hw, "segment_base_offset", -1L),
-                    Args.int32(hw, "relative_position_in_segment", -1L));
-                return maybeIncrementHighWatermark(meta).map(KafkaLogBase::metadata).orElse(null);
-            }
+            case "maybe_increment_high_watermark": return maybeIncrementHighWatermarkAction(a);
             case "maybe_increment_log_start_offset":
                 return maybeIncrementLogStartOffset(Args.lng(a, "offset"));
             case "delete_old_segments": return (long) deleteOldSegments();
@@ -260,28 +232,38 @@ public abstract class KafkaLogBase implements PartitionLog {
             case "assign_epoch":
                 assignEpoch(Args.int32(a, "epoch"), Args.lng(a, "start_offset"));
                 return null;
-            case "end_offset_for_epoch": {
-                long[] found = endOffsetForEpoch(Args.int32(a, "epoch"));
-                if (found == null) {
-                    return null;
-                }
-                Map<String, Object> out = new LinkedHashMap<>();
-                out.put("epoch", found[0]);
-                out.put("end_offset", found[1]);
-                return out;
-            }
+            case "end_offset_for_epoch": return endOffsetForEpochAction(Args.int32(a, "epoch"));
             case "fetch_offset_by_timestamp":
                 return fetchOffsetByTimestamp(Args.lng(a, "timestamp"))
-                    .map(KafkaLogBase::timestampAndOffset).orElse(null);
+                    .map(Answers::timestampAndOffset).orElse(null);
             case "advance_clock": return advanceClock(Args.lng(a, "ms"));
             case "close_and_reopen":
                 closeAndReopen();
                 return null;
             case "clean": return compaction.clean();
-            case "state": return state();
+            case "state": return stateView.read();
             default:
                 throw new ProtocolException("UnknownActionError", "unknown action " + action);
         }
+    }
+
+    private Object maybeIncrementHighWatermarkAction(Map<String, Object> a) throws IOException {
+        Map<String, Object> hw = Args.map(a, "hw");
+        LogOffsetMetadata meta = new LogOffsetMetadata(Args.lng(hw, "message_offset"),
+            Args.lng(hw, "segment_base_offset", -1L),
+            Args.int32(hw, "relative_position_in_segment", -1L));
+        return maybeIncrementHighWatermark(meta).map(Answers::offsetMetadata).orElse(null);
+    }
+
+    private Object endOffsetForEpochAction(int epoch) {
+        long[] found = endOffsetForEpoch(epoch);
+        if (found == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("epoch", found[0]);
+        out.put("end_offset", found[1]);
+        return out;
     }
 
     private Object advanceClock(long ms) {
@@ -357,23 +339,12 @@ public abstract class KafkaLogBase implements PartitionLog {
     /** The recovery point the last clean close reached (what LogManager checkpoints). */
     protected long recoveryPointAfterClose;
 
-    // --- appends ---------------------------------------------------------------------------------
+    // --- appends and reads -----------------------------------------------------------------------
 
     private Object appendAsLeader(Map<String, Object> a) throws IOException {
         int epoch = Args.int32(a, "leader_epoch");
-        long pid = Args.lng(a, "producer_id", -1L);
-        short producerEpoch = int16(Args.lng(a, "producer_epoch", -1L), "producer_epoch");
-        int sequence = Args.int32(a, "base_sequence", -1L);
-        boolean transactional = Args.bool(a, "is_transactional", false);
-        List<Object> records = Args.list(a, "records");
-        ByteBuffer buffer = ByteBuffer.allocate(1024 + 2 * estimate(records));
-        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, RecordBatch.MAGIC_VALUE_V2,
-            Compression.NONE, TimestampType.CREATE_TIME, 0L, RecordBatch.NO_TIMESTAMP, pid,
-            producerEpoch, sequence, transactional, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
-        for (int i = 0; i < records.size(); i++) {
-            addRecord(builder, Args.asMap(records.get(i), "records[" + i + "]"), -1L);
-        }
-        return appendInfo(validatedAppend(builder.build(), epoch, false));
+        MemoryRecords batch = RecordBatches.leaderBatch(a);
+        return appendInfo(validatedAppend(batch, epoch, false));
     }
 
     /**
@@ -396,14 +367,13 @@ public abstract class KafkaLogBase implements PartitionLog {
 
     private Object appendMarker(Map<String, Object> a) throws IOException {
         long pid = Args.lng(a, "producer_id");
-        short producerEpoch = int16(Args.lng(a, "producer_epoch"), "producer_epoch");
+        short producerEpoch = RecordBatches.int16(Args.lng(a, "producer_epoch"),
+            "producer_epoch");
         boolean commit = Args.bool(a, "commit", null);
         int coordinatorEpoch = Args.int32(a, "coordinator_epoch");
         int epoch = Args.int32(a, "leader_epoch");
-        EndTransactionMarker marker = new EndTransactionMarker(
-            commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, coordinatorEpoch);
-        MemoryRecords records = MemoryRecords.withEndTransactionMarker(0L, clock.milliseconds(),
-            RecordBatch.NO_PARTITION_LEADER_EPOCH, pid, producerEpoch, marker);
+        MemoryRecords records = RecordBatches.endTransactionMarker(pid, producerEpoch, commit,
+            coordinatorEpoch, clock.milliseconds());
         return appendInfo(validatedAppend(records, epoch, true));
     }
 
@@ -413,124 +383,15 @@ public abstract class KafkaLogBase implements PartitionLog {
                 || leaderEpoch > Integer.MAX_VALUE)) {
             throw new LogError("IllegalArgumentError", "leader_epoch outside int32");
         }
-        List<Object> batches = Args.list(a, "batches");
-        int size = 1024;
-        for (Object b : batches) {
-            size += 256 + 2 * estimate(Args.list(Args.asMap(b, "batches[]"), "records"));
-        }
-        ByteBuffer buffer = ByteBuffer.allocate(size);
-        for (int i = 0; i < batches.size(); i++) {
-            Map<String, Object> b = Args.asMap(batches.get(i), "batches[" + i + "]");
-            buffer = writeFollowerBatch(buffer, b);
-        }
-        buffer.flip();
-        MemoryRecords records = MemoryRecords.readableRecords(buffer.slice());
+        MemoryRecords records = RecordBatches.followerRecords(a);
         // Without a leader epoch the follower keeps every batch, as before the epoch filter.
         int epoch = leaderEpoch == null ? Integer.MAX_VALUE : (int) (long) leaderEpoch;
         return appendInfo(appendFollower(records, epoch));
     }
 
-    private ByteBuffer writeFollowerBatch(ByteBuffer buffer, Map<String, Object> b) {
-        long base = Args.lng(b, "base_offset");
-        int leaderEpoch = Args.int32(b, "partition_leader_epoch");
-        TimestampType type = "LogAppendTime".equals(Args.str(b, "timestamp_type", "CreateTime"))
-            ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME;
-        long appendTime = Args.lng(b, "log_append_time", -1L);
-        long pid = Args.lng(b, "producer_id", -1L);
-        short producerEpoch = int16(Args.lng(b, "producer_epoch", -1L), "producer_epoch");
-        int sequence = Args.int32(b, "base_sequence", -1L);
-        boolean transactional = Args.bool(b, "is_transactional", false);
-        boolean control = Args.bool(b, "is_control", false);
-        List<Object> records = Args.list(b, "records");
-        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, RecordBatch.MAGIC_VALUE_V2,
-            Compression.NONE, type, base, appendTime, pid, producerEpoch, sequence,
-            transactional || control, control, leaderEpoch);
-        for (int i = 0; i < records.size(); i++) {
-            Map<String, Object> r = Args.asMap(records.get(i), "records[" + i + "]");
-            if (control) {
-                builder.appendControlRecordWithOffset(base + i, new SimpleRecord(
-                    Args.lng(r, "timestamp"), Args.bytes(r, "key"), Args.bytes(r, "value")));
-            } else {
-                addRecord(builder, r, base + i);
-            }
-        }
-        builder.close();
-        return builder.buffer();
-    }
-
-    private static void addRecord(MemoryRecordsBuilder builder, Map<String, Object> r,
-            long offset) {
-        byte[] key = Args.bytes(r, "key");
-        byte[] value = Args.bytes(r, "value");
-        long ts = Args.lng(r, "timestamp");
-        List<Object> rawHeaders = Args.list(r, "headers");
-        Header[] headers = new Header[rawHeaders.size()];
-        for (int i = 0; i < headers.length; i++) {
-            Map<String, Object> h = Args.asMap(rawHeaders.get(i), "headers[" + i + "]");
-            String name = Args.str(h, "key", null);
-            headers[i] = new RecordHeader(utf8Strict(name), Args.bytes(h, "value"));
-        }
-        if (offset < 0) {
-            builder.append(ts, key, value, headers);
-        } else {
-            builder.appendWithOffset(offset, ts, key, value, headers);
-        }
-    }
-
-    /** A header key as Kafka's encoder would write it; a lone surrogate cannot be encoded. */
-    private static String utf8Strict(String key) {
-        try {
-            StandardCharsets.UTF_8.newEncoder().onMalformedInput(CodingErrorAction.REPORT)
-                .onUnmappableCharacter(CodingErrorAction.REPORT).encode(
-                    java.nio.CharBuffer.wrap(key));
-        } catch (CharacterCodingException e) {
-            throw new LogError("IllegalArgumentError", "header key is not encodable as UTF-8");
-        }
-        return key;
-    }
-
-    private static int estimate(List<Object> records) {
-        int total = 0;
-        for (Object o : records) {
-            Map<String, Object> r = Args.asMap(o, "record");
-            total += 64 + textLength(r.get("key")) + textLength(r.get("value"));
-            Object headers = r.get("headers");
-            if (headers instanceof List) {
-                for (Object h : (List<?>) headers) {
-                    if (h instanceof Map) {
-                        total += 16 + textLength(((Map<?, ?>) h).get("key")) * 3
-                            + textLength(((Map<?, ?>) h).get("value"));
-                    }
-                }
-            }
-        }
-        return total;
-    }
-
-    private static int textLength(Object value) {
-        return value instanceof String ? ((String) value).length() : 0;
-    }
-
-    private static short int16(long value, String name) {
-        if (value < Short.MIN_VALUE || value > Short.MAX_VALUE) {
-            throw new LogError("IllegalArgumentError", name + " " + value + " outside int16");
-        }
-        return (short) value;
-    }
-
     private Map<String, Object> appendInfo(LogAppendInfo info) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("first_offset", info.firstOffset());
-        out.put("last_offset", info.lastOffset());
-        out.put("max_timestamp", info.maxTimestamp());
-        out.put("offset_of_max_timestamp", offsetOfMaxTimestamp(info));
-        out.put("log_append_time", info.logAppendTime());
-        out.put("valid_bytes", (long) info.validBytes());
-        out.put("record_count", info.numMessages());
-        return out;
+        return Answers.appendInfo(info, offsetOfMaxTimestamp(info));
     }
-
-    // --- reads ------------------------------------------------------------------------------------
 
     private Object readAction(Map<String, Object> a) throws IOException {
         long start = Args.lng(a, "start_offset");
@@ -544,247 +405,7 @@ public abstract class KafkaLogBase implements PartitionLog {
         }
         FetchDataInfo info = read(start, (int) maxBytes, isolation,
             Args.bool(a, "min_one_message", null));
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("fetch_offset_metadata", metadata(info.fetchOffsetMetadata));
-        out.put("size_in_bytes", (long) info.records.sizeInBytes());
-        out.put("batches", batchViews(info.records));
-        out.put("first_entry_incomplete", info.firstEntryIncomplete);
-        if ("txn_committed".equals(isolation) && info.abortedTransactions.isPresent()) {
-            List<Object> aborted = new ArrayList<>();
-            for (FetchResponseData.AbortedTransaction t : info.abortedTransactions.get()) {
-                Map<String, Object> e = new LinkedHashMap<>();
-                e.put("producer_id", t.producerId());
-                e.put("first_offset", t.firstOffset());
-                aborted.add(e);
-            }
-            out.put("aborted_transactions", aborted);
-        }
-        return out;
-    }
-
-    private static List<Object> batchViews(Records records) {
-        List<Object> out = new ArrayList<>();
-        for (RecordBatch batch : records.batches()) {
-            Map<String, Object> view = new LinkedHashMap<>();
-            view.put("base_offset", batch.baseOffset());
-            view.put("last_offset", batch.lastOffset());
-            view.put("partition_leader_epoch", (long) batch.partitionLeaderEpoch());
-            view.put("max_timestamp", batch.maxTimestamp());
-            view.put("size_in_bytes", (long) batch.sizeInBytes());
-            view.put("position", (long) position(batch));
-            List<Object> recs = new ArrayList<>();
-            List<Object> offsets = new ArrayList<>();
-            boolean gapless = true;
-            for (Record r : batch) {
-                recs.add(record(r));
-                gapless &= r.offset() == batch.baseOffset() + offsets.size();
-                offsets.add(r.offset());
-            }
-            view.put("records", recs);
-            // A cleaned batch keeps its base and last offset but only some records (CLN-47).
-            if (!gapless || batch.baseOffset() + offsets.size() != batch.lastOffset() + 1) {
-                view.put("record_offsets", offsets);
-            }
-            view.put("timestamp_type", batch.timestampType() == TimestampType.LOG_APPEND_TIME
-                ? "LogAppendTime" : "CreateTime");
-            if (batch.producerId() != -1L) {
-                view.put("producer_id", batch.producerId());
-                view.put("producer_epoch", (long) batch.producerEpoch());
-                view.put("base_sequence", (long) batch.baseSequence());
-            }
-            if (batch.isTransactional()) {
-                view.put("is_transactional", true);
-            }
-            if (batch.isControlBatch()) {
-                view.put("is_control", true);
-            }
-            out.add(view);
-        }
-        return out;
-    }
-
-    private static int position(RecordBatch batch) {
-        if (batch instanceof @records.pkg@.FileLogInputStream.FileChannelRecordBatch) {
-            return ((@records.pkg@.FileLogInputStream.FileChannelRecordBatch) batch).position();
-        }
-        return -1;
-    }
-
-    private static Map<String, Object> record(Record r) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("key", r.hasKey() ? bytesOf(r.key()) : null);
-        out.put("value", r.hasValue() ? bytesOf(r.value()) : null);
-        out.put("timestamp", r.timestamp());
-        List<Object> headers = new ArrayList<>();
-        for (Header h : r.headers()) {
-            Map<String, Object> hv = new LinkedHashMap<>();
-            hv.put("key", h.key());
-            hv.put("value", h.value());
-            headers.add(hv);
-        }
-        out.put("headers", headers);
-        return out;
-    }
-
-    private static byte[] bytesOf(ByteBuffer buffer) {
-        ByteBuffer copy = buffer.duplicate();
-        byte[] out = new byte[copy.remaining()];
-        copy.get(out);
-        return out;
-    }
-
-    static Map<String, Object> metadata(LogOffsetMetadata m) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("message_offset", m.messageOffset);
-        out.put("segment_base_offset", m.segmentBaseOffset);
-        out.put("relative_position_in_segment", (long) m.relativePositionInSegment);
-        return out;
-    }
-
-    static Map<String, Object> timestampAndOffset(FileRecords.TimestampAndOffset t) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("timestamp", t.timestamp);
-        out.put("offset", t.offset);
-        out.put("leader_epoch", t.leaderEpoch.map(Integer::longValue).orElse(null));
-        return out;
-    }
-
-    // --- state ------------------------------------------------------------------------------------
-
-    protected Map<String, Object> state() throws IOException {
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("log_start_offset", logStartOffset());
-        out.put("high_watermark", highWatermark());
-        out.put("log_end_offset", logEndOffset());
-        out.put("recovery_point", recoveryPoint());
-        List<Object> segs = new ArrayList<>();
-        for (LogSegment s : segments()) {
-            segs.add(segmentView(s));
-        }
-        out.put("segments", segs);
-        List<Object> epochs = new ArrayList<>();
-        LeaderEpochFileCache cache = epochCache();
-        if (cache != null) {
-            for (EpochEntry e : cache.epochEntries()) {
-                Map<String, Object> entry = new LinkedHashMap<>();
-                entry.put("epoch", (long) e.epoch@acc@);
-                entry.put("start_offset", e.startOffset@acc@);
-                epochs.add(entry);
-            }
-        }
-        out.put("epoch_entries", epochs);
-        out.put("pending_deletions", pendingDeletions());
-        if (Generation.FEATURES.contains("producer_state")) {
-            out.put("producers", producers());
-            out.put("producer_snapshots", snapshotOffsets());
-        }
-        if (Generation.FEATURES.contains("transactions")) {
-            out.put("last_stable_offset", lastStableOffset());
-            out.put("aborted_txns", abortedTxns());
-        }
-        if (Generation.FEATURES.contains("clean") && compacted()) {
-            out.put("cleaner_checkpoint", compaction.checkpoint());
-        }
-        return out;
-    }
-
-    private static Map<String, Object> segmentView(LogSegment s) throws IOException {
-        Map<String, Object> view = new LinkedHashMap<>();
-        view.put("base_offset", s.baseOffset());
-        view.put("size_in_bytes", (long) s.size());
-        view.put("next_offset", s.readNextOffset());
-        List<Object> offsets = new ArrayList<>();
-        OffsetIndex oi = s.offsetIndex();
-        for (int i = 0; i < oi.entries(); i++) {
-            OffsetPosition p = oi.entry(i);
-            offsets.add(List.of(p.indexKey(), p.indexValue()));
-        }
-        view.put("offset_index", offsets);
-        List<Object> times = new ArrayList<>();
-        TimeIndex ti = s.timeIndex();
-        for (int i = 0; i < ti.entries(); i++) {
-            TimestampOffset t = ti.entry(i);
-            times.add(List.of(t.indexKey(), t.indexValue()));
-        }
-        view.put("time_index", times);
-        return view;
-    }
-
-    /** Every live segment's `.txnindex` entries, in segment order (the class of an entry
-     * moved between releases; its accessors did not). */
-    private List<Object> abortedTxns() {
-        List<Object> out = new ArrayList<>();
-        for (LogSegment s : segments()) {
-            for (var t : s.txnIndex().allAbortedTxns()) {
-                Map<String, Object> e = new LinkedHashMap<>();
-                e.put("producer_id", t.producerId());
-                e.put("first_offset", t.firstOffset());
-                e.put("last_offset", t.lastOffset());
-                e.put("last_stable_offset", t.lastStableOffset());
-                out.add(e);
-            }
-        }
-        return out;
-    }
-
-    /** Bases whose segment files are renamed `.deleted` and still on disk (LOC-11). */
-    private List<Object> pendingDeletions() throws IOException {
-        TreeSet<Long> bases = new TreeSet<>();
-        File[] files = dir.listFiles();
-        if (files != null) {
-            for (File f : files) {
-                String name = f.getName();
-                if (name.endsWith(".deleted") && !name.contains(".snapshot")
-                        && name.length() > 20 && name.substring(0, 20).chars()
-                            .allMatch(Character::isDigit)) {
-                    bases.add(Long.parseLong(name.substring(0, 20)));
-                }
-            }
-        }
-        return new ArrayList<>(bases);
-    }
-
-    private List<Object> snapshotOffsets() {
-        TreeSet<Long> offsets = new TreeSet<>();
-        File[] files = dir.listFiles();
-        if (files != null) {
-            for (File f : files) {
-                String name = f.getName();
-                if (name.endsWith(".snapshot") && name.length() == 29) {
-                    offsets.add(Long.parseLong(name.substring(0, 20)));
-                }
-            }
-        }
-        return new ArrayList<>(offsets);
-    }
-
-    private List<Object> producers() {
-        List<Object> out = new ArrayList<>();
-        List<Map.Entry<Long, ProducerStateEntry>> entries =
-            new ArrayList<>(producerStateManager().activeProducers().entrySet());
-        entries.sort(Map.Entry.comparingByKey());
-        for (Map.Entry<Long, ProducerStateEntry> e : entries) {
-            ProducerStateEntry p = e.getValue();
-            Map<String, Object> view = new LinkedHashMap<>();
-            view.put("producer_id", e.getKey());
-            view.put("producer_epoch", (long) p.producerEpoch());
-            view.put("coordinator_epoch", (long) p.coordinatorEpoch());
-            view.put("last_timestamp", p.lastTimestamp());
-            view.put("current_txn_first_offset", p.currentTxnFirstOffset().orElse(-1L));
-            List<Object> batches = new ArrayList<>();
-            for (BatchMetadata b : p.batchMetadata()) {
-                Map<String, Object> bv = new LinkedHashMap<>();
-                bv.put("first_seq", (long) b.firstSeq());
-                bv.put("last_seq", (long) b.lastSeq@acc@);
-                bv.put("first_offset", b.firstOffset());
-                bv.put("last_offset", b.lastOffset@acc@);
-                bv.put("timestamp", b.timestamp@acc@);
-                batches.add(bv);
-            }
-            view.put("batches", batches);
-            out.add(view);
-        }
-        return out;
+        return Answers.fetched(info, isolation);
     }
 
     // --- lifecycle --------------------------------------------------------------------------------
