@@ -14,10 +14,11 @@ old content, the reset selection wrote (CLN-15) or, once every group is swapped,
 end offset (CLN-22). Producer snapshots of a group's removed bases go after its swap; a load
 removes them as strays anyway (PSR-3).
 
-Kafka mode is not covered (`crash_modelled` in conformance/gen/machine.py): Kafka's swap
-renames have no fsync until the end of `replaceSegments` (CLN-57) and a load completing a swap
-fsyncs nothing (GAP-4), so a power loss may leave overlapping segments (GAP-3) or undo a swap
-under a checkpoint that says the range is clean, against KL-INV-19.
+A crash inside a pass is not drawn in kafka mode (`LogMachine.crash_enabled` in
+conformance/gen/machine.py): Kafka's swap renames have no fsync until the end of
+`replaceSegments` (CLN-57) and a load completing a swap fsyncs nothing (GAP-4), so a power loss
+may leave overlapping segments (GAP-3) or undo a swap under a checkpoint that says the range is
+clean, against KL-INV-19. A pass that returned is durable in kafka mode too (crash.py `observe`).
 Pure and stdlib-only like the rest of the model.
 """
 

@@ -178,10 +178,13 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
             flushed = min(flushed, after.log_end_offset)
             layouts = (*layouts, before.segments)[-_MAX_LAYOUTS:]  # GAP-1
         checkpoints = replace(checkpoints, recovery_point=after.recovery_point)  # DUR-26
-    elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments):
+    elif mode is CrashMode.KAFKA and len(after.segments) < len(before.segments) \
+            and action != "clean":
         # GAP-2: retention's renames may be lost; those that reach the disk also apply to the
         # layouts an earlier truncation may resurrect (their segments below the new first base
-        # gone too).
+        # gone too). A cleaning pass that returned is durable in kafka mode too: Kafka's
+        # `replaceSegments` ends with a directory fsync (CLN-57), the cleaned files were flushed
+        # before their `.swap` rename.
         first = after.segments[0].base_offset
         trimmed = tuple(t for t in (tuple(x for x in layout if x.base_offset >= first)
                                     for layout in layouts) if t)

@@ -201,8 +201,10 @@ def test_crash_inside_a_truncation__may_keep_the_old_cleaner_checkpoint() -> Non
 
 
 def test_kafka_mode__crash_after_a_pass__has_the_strict_members() -> None:
-    """Kafka mode adds outcomes to the strict set (KL-CRASH-1); compacted logs' crash steps
-    stay off in kafka mode (conformance/gen/machine.py `crash_modelled`).
+    """Kafka mode adds outcomes to the strict set (KL-CRASH-1), but not the layout before a pass
+    that returned: Kafka's `replaceSegments` ends with a directory fsync (CLN-57), so its renames
+    are durable, unlike retention's (GAP-2). The checker draws no crash inside a pass in kafka
+    mode (conformance/gen/machine.py `LogMachine.crash_enabled`).
     Spec: KL-CRASH-1, KL-CRASH-15"""
     strict, kafka = _three_rounds(), Tracked(CrashMode.KAFKA)
     for _ in range(3):
@@ -213,3 +215,17 @@ def test_kafka_mode__crash_after_a_pass__has_the_strict_members() -> None:
     for fault in FAULTS:
         assert _members(strict.after(fault)) <= _members(kafka.after(fault))
     assert kafka.durable.checkpoints.cleaner == 12
+
+
+def test_kafka_mode__a_pass_that_merged_segments__leaves_no_layout_to_come_back() -> None:
+    """Three one-record segments cleaned into one group: the segments the pass replaced never
+    come back in kafka mode (its renames end in a directory fsync, CLN-57), while retention's
+    removals may (GAP-2). Spec: KL-CRASH-1, KL-CRASH-15"""
+    kafka = Tracked(CrashMode.KAFKA)
+    for _ in range(3):
+        kafka.put(0)
+        kafka.seal()
+    before = kafka.state.segments
+    kafka.do("clean")
+    assert len(kafka.state.segments) < len(before)
+    assert before not in kafka.durable.layouts
