@@ -250,7 +250,7 @@ class CrashSteps:
         outcomes = self._all_outcomes(str(args["fault"]), int(impl.value), alternatives,
                                       leftover)
         widen = None
-        if self.garbage_possible(str(args["fault"])):
+        if self.judged_with_clues(str(args["fault"])):
             def widen(recovered: v.LogStateView) -> tuple[Any, ...]:
                 return self._all_outcomes(str(args["fault"]), int(impl.value), alternatives,
                                           leftover, clues_of_view(recovered))
@@ -282,6 +282,13 @@ class CrashSteps:
                     f"load after the crash failed outside the kafka set ({KAFKA_GAPS[gap]}): "
                     f"{impl.describe()}")
         return "crash.load", f"load after the crash failed: {impl.describe()}"
+
+    def judged_with_clues(self, fault: str) -> bool:
+        """Whether a state outside the set under `fault` is judged again with what it shows
+        (torn_clues.py): kafka mode after a power loss, which may leave a header a garbage page
+        tore (torn, KL-ALLOW-10) or bring back any subset of the removed producer snapshot
+        files (DUR-29, KL-CRASH-11)."""
+        return str(self.model.mode) == "kafka" and fault != "process_crash"
 
     def garbage_possible(self, fault: str) -> bool:
         """Whether a crash under `fault` may leave a header a garbage page tore (KL-ALLOW-10):
@@ -421,10 +428,12 @@ class _SweepVerdicts:
 
     def _allows_torn(self, point: SweepPoint) -> bool:
         """A state outside the set, judged again with what it shows of a header a garbage
-        page tore (KL-ALLOW-10)."""
-        if not self._crash_steps.garbage_possible(point.fault):
+        page tore (KL-ALLOW-10) or of the removed snapshot files that came back (DUR-29)."""
+        if not self._crash_steps.judged_with_clues(point.fault):
             return False
         recovered = point.recovered
+        if isinstance(recovered, str) and not self._crash_steps.garbage_possible(point.fault):
+            return False
         clues = (clues_of_error(recovered) if isinstance(recovered, str)
                  else clues_of_view(recovered))
         if clues is None:

@@ -37,8 +37,10 @@ def clues_of_view(view: v.LogStateView) -> TornClues:
         for batch in producer.batches:
             starts.add(batch.first_offset)
             lasts.add(batch.last_offset)
+    snapshots = (None if view.producer_snapshots is None
+                 else frozenset(view.producer_snapshots))
     return TornClues(frozenset(ends), frozenset(starts), frozenset(lasts),
-                     frozenset(e.epoch for e in view.epoch_entries))
+                     frozenset(e.epoch for e in view.epoch_entries), snapshots)
 
 
 def clues_of_error(error: str) -> TornClues | None:

@@ -56,7 +56,7 @@ __all__ = [
 #: Earlier layouts kept for kafka mode (GAP-1, GAP-2); older ones are assumed overwritten.
 _MAX_LAYOUTS = 4
 #: Removed snapshot files kept for kafka mode (DUR-29), newest last.
-_MAX_GHOSTS = 4
+_MAX_GHOSTS = 8
 #: The actions that cut the log (inside.py widens a crash inside one).
 TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
 
@@ -350,21 +350,39 @@ Outcome = tuple[PartitionState, Durable] | LoadFailure
 
 
 def _snapshot_options(state: PartitionState, mode: CrashMode = CrashMode.STRICT,
-                      ghosts: tuple[tuple[int, Any], ...] = ()
+                      ghosts: tuple[tuple[int, Any], ...] = (),
+                      listed: frozenset[int] | None = None
                       ) -> list[tuple[tuple[int, Any], ...]]:
     """The producer snapshot files a crash may leave (KL-CRASH-11): any prefix of the list; in
-    kafka mode also the list without any one file, and the list with any one removed file
-    back, or all of them (no snapshot is ever dir-fsynced, DUR-29)."""
+    kafka mode also the list without any one file, and the list with removed files back (no
+    snapshot removal is ever dir-fsynced, DUR-29).
+
+    A power loss keeps or undoes each file's unsynced directory operations independently of the
+    others' (FLT-5), so any subset of the removed files may come back: too many sets to load
+    each. Without `listed`, the set offers any one of them back, or all. `listed` (the files a
+    recovered state lists, TornClues.snapshots) picks the subset: a removed file the load kept
+    is listed, so those listed come back together, with any one unlisted file beside them (the
+    load deletes unlisted ones as strays or above its recovery, but one may still be the newest
+    file its rebuild reads first, PSR-5)."""
     snapshots = state.producer_state.snapshots
     options = surviving_snapshots(snapshots)
     if mode is CrashMode.KAFKA:
         options += [snapshots[:i] + snapshots[i + 1:] for i in range(len(snapshots))]
         taken = {offset for offset, _ in snapshots}
         back = tuple(g for g in ghosts if g[0] not in taken)
-        for extra in (*((g,) for g in back), *((back,) if len(back) > 1 else ())):
-            options.append(tuple(sorted((*snapshots, *dict(extra).items()),
-                                        key=lambda f: f[0])))
+        for extra in _ghosts_back(back, listed):
+            options.append(tuple(sorted((*snapshots, *extra), key=lambda f: f[0])))
     return list(dict.fromkeys(options))
+
+
+def _ghosts_back(back: tuple[tuple[int, Any], ...], listed: frozenset[int] | None
+                 ) -> list[tuple[tuple[int, Any], ...]]:
+    """The sets of removed snapshot files `_snapshot_options` brings back (none empty)."""
+    if listed is None:
+        return [*((g,) for g in back), *((back,) if len(back) > 1 else ())]
+    kept = tuple(g for g in back if g[0] in listed)
+    sets = [kept, *((*kept, g) for g in back if g[0] not in listed)]
+    return [tuple(sorted(s, key=lambda f: f[0])) for s in sets if s]
 
 
 def _recovery_variants(layout: tuple[Segment, ...], state: PartitionState, offsets_back: bool,
@@ -419,7 +437,8 @@ def crash_states(state: PartitionState, durable: Durable, fault: FaultModel,
                                                           durable.planted):
                 # Snapshot files are written at a roll without an fsync (DUR-29): the newest may
                 # be there or not; the load rebuilds from whatever is (KL-PROD-12).
-                for snapshots in _snapshot_options(state, mode, durable.ghosts):
+                for snapshots in _snapshot_options(state, mode, durable.ghosts,
+                                                   clues.snapshots if clues else None):
                     for recovered in _recoveries(mode, layout, checkpoints, state, touched,
                                                  snapshots, beyond, unreadable):
                         if isinstance(recovered, LoadFailure):  # KL-CRASH-13: the load fails

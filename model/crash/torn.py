@@ -45,12 +45,15 @@ class TornClues:
     """Numbers a recovered state shows that a torn batch's header may have set: offsets one
     past a batch (`ends`: a segment's next offset, the log end), offsets a batch may start at
     (`starts`: an epoch's start offset, the offset a failed load names), offsets a batch may
-    end at (`lasts`: an offset-index entry, the offset a failed load names), and epochs."""
+    end at (`lasts`: an offset-index entry, the offset a failed load names), and epochs.
+    `snapshots`: the producer snapshot files it lists (None: not reported), which say which
+    removed files a kafka-mode power loss brought back (crash.py `_snapshot_options`)."""
 
     ends: frozenset[int] = frozenset()
     starts: frozenset[int] = frozenset()
     lasts: frozenset[int] = frozenset()
     epochs: frozenset[int] = frozenset()
+    snapshots: frozenset[int] | None = None
 
 
 def crc_covered(batch: Batch) -> tuple[object, ...]:

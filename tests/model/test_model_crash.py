@@ -451,6 +451,24 @@ def test_kafka_mode__a_removed_snapshot_file_may_come_back_strict_not() -> None:
         assert any(gone <= set(o) for o in options) is back
 
 
+
+def test_kafka_mode__removed_snapshot_files_the_recovered_state_lists__come_back_together(
+) -> None:
+    """A power loss undoes each removed file's unsynced unlink on its own (FLT-5, DUR-29), so
+    any subset may be back: the set offers each one alone or all, and with the files a
+    recovered state lists (TornClues.snapshots), those together, with any one unlisted beside
+    them (seed 6057: 1 and 8 back, 7 not). Spec: KL-CRASH-11"""
+    ghosts = tuple((offset, ()) for offset in (1, 3, 7, 8))
+    t = Tracked(CrashMode.KAFKA)
+    alone = crash._snapshot_options(t.state, CrashMode.KAFKA, ghosts)
+    listed = crash._snapshot_options(t.state, CrashMode.KAFKA, ghosts, frozenset({1, 8}))
+
+    def offsets(options: list[Any]) -> set[tuple[int, ...]]:
+        return {tuple(o for o, _ in option if (o, ()) in ghosts) for option in options}
+
+    assert (1, 8) not in offsets(alone) and {(1,), (8,), (1, 3, 7, 8)} <= offsets(alone)
+    assert {(1, 8), (1, 3, 8), (1, 7, 8)} <= offsets(listed)
+
 def test_kafka_mode__after_a_power_loss_load_the_cut_image_may_come_back() -> None:
     """GAP-4 after a power loss: the load's cut of the image (here the emptied segment of
     planted offsets going back) is not fsynced, so the image is a layout a later power loss
