@@ -84,10 +84,9 @@ def test_lockstep__small_offset_map__is_accepted_as_another_kafka_choice(
         lockstep.sut.close()
 
 
-def test_compact_family__crash_steps__reach_a_crash_inside_a_pass(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Crash steps run for compacted logs (KL-CRASH-15): a fixed seed crashes inside `clean`
-    (its sweep loads every point of the pass) and conforms."""
+@pytest.fixture
+def passes_crashed_inside(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One entry per crash the model judged inside a cleaning pass (`crash_inside_clean`)."""
     reached: list[str] = []
     original = crash_inside.crash_inside_clean
 
@@ -96,27 +95,25 @@ def test_compact_family__crash_steps__reach_a_crash_inside_a_pass(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(crash_inside, "crash_inside_clean", counted)
+    return reached
+
+
+def test_compact_family__crash_steps__reach_a_crash_inside_a_pass(
+        passes_crashed_inside: list[str]) -> None:
+    """Crash steps run for compacted logs (KL-CRASH-15): a fixed seed crashes inside `clean`
+    (its sweep loads every point of the pass) and conforms."""
     outcome = run_seed(54, steps=40, config_family="compact", crash_weight=2,
                        crash_sweep=True, time_limit_s=60)
     assert outcome.outcome == "conformed", (outcome.signature, outcome.trace_jsonl)
-    assert reached and sum(outcome.crashes.values()) > 0
-
+    assert passes_crashed_inside and sum(outcome.crashes.values()) > 0
 
 
 def test_compact_family__kafka_mode__crashes_between_actions_never_inside_a_pass(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        passes_crashed_inside: list[str]) -> None:
     """Kafka mode crashes compacted logs too (KL-CRASH-1, KL-CRASH-15), never right after a
     `clean`: Kafka's swap renames have no directory fsync until `replaceSegments` ends (CLN-57),
     so a power loss inside one may leave overlapping segments (GAP-3), which no model state
     expresses. The first seeds until one draws crashes conform, and none crashed inside a pass."""
-    reached: list[str] = []
-    original = crash_inside.crash_inside_clean
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        reached.append("clean")
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(crash_inside, "crash_inside_clean", counted)
     crashed = 0
     for seed in range(12):
         outcome = run_seed(seed, steps=60, config_family="compact", broken="kafka_durability",
@@ -125,7 +122,7 @@ def test_compact_family__kafka_mode__crashes_between_actions_never_inside_a_pass
         crashed = sum(outcome.crashes.values())
         if crashed:
             break
-    assert crashed > 0 and not reached
+    assert crashed > 0 and not passes_crashed_inside
 
 def _put(lockstep: Lockstep, *keys: int) -> None:
     for key in keys:
