@@ -7,9 +7,10 @@ loads is also handed to the JVM adapter around Apache Kafka's real UnifiedLog
 `kafka_loader`): the adapter copies the partition directory and opens it as a broker's startup
 does (LogManager.loadLog with the image's checkpointed recovery point and log start offset,
 lastShutdownClean from the clean-shutdown marker; then Partition's high watermark from the
-replication-offset checkpoint). Kafka's recovered state must be a member of the model's
-kafka-mode allowed set for that crash (KL-CRASH-1); a state outside it is either a hole in the
-set (the model lacks an outcome Kafka reaches) or a Kafka recovery bug.
+replication-offset checkpoint; its cleaner starts from the root's `cleaner-offset-checkpoint`
+entry, as a broker's LogCleanerManager reads it). Kafka's recovered state must be a member of
+the model's kafka-mode allowed set for that crash (KL-CRASH-1); a state outside it is either a
+hole in the set (the model lacks an outcome Kafka reaches) or a Kafka recovery bug.
 
 The comparison is the sweep's (crash_steps.py `_allows`): views without index entries (a load's
 rebuilt indexes are not part of KL-CRASH-1's promise), and without the fields the adapter does
@@ -31,6 +32,8 @@ from typing import Any, NamedTuple, Protocol
 from kafkalog.conformance.adapter.json_codec import decode, encode
 from kafkalog.conformance.check.view_checks import first_difference
 from kafkalog.conformance.errors import AdapterCrashedError, AdapterError
+from kafkalog.impl.checkpoint.checkpoint_file import read_offsets_or_empty
+from kafkalog.impl.cleaner.checkpoint import CLEANER_CHECKPOINT_FILENAME
 from kafkalog.impl.fs.file_system import FileSystem
 from kafkalog.impl.load.log_dir import (
     CLEAN_SHUTDOWN_FILE_NAME,
@@ -38,7 +41,7 @@ from kafkalog.impl.load.log_dir import (
     read_root_checkpoints,
 )
 from kafkalog.model import values as v
-from kafkalog.model.errors import KafkalogError
+from kafkalog.model.errors import CorruptCheckpointError, KafkalogError
 
 #: Classes of difference `judge` names itself, with what they mean. `epoch_recovery` was the
 #: class the first sweeps found; KL-ALLOW-8 now puts Kafka's walk of the checkpointed epoch cache
@@ -117,9 +120,12 @@ def image_request(root: Path, config: v.LogConfig, now_ms: int,
                   partition: TopicPartition) -> dict[str, Any]:
     """The `load_image` arguments of the crash image at `root` (a log directory): what a broker's
     LogManager reads there (a corrupt recovery-point or log-start checkpoint reads as empty, a
-    missing entry as 0; a stale `.tmp` is never read)."""
-    checkpoints = read_root_checkpoints(FileSystem(), root, strict_high_watermarks=False)
-    return {
+    missing entry as 0; a stale `.tmp` is never read), and the partition's
+    `cleaner-offset-checkpoint` entry, which a broker's LogCleanerManager reads from the same root
+    (`cleaner_checkpoint`, left out without an entry)."""
+    fs = FileSystem()
+    checkpoints = read_root_checkpoints(fs, root, strict_high_watermarks=False)
+    request = {
         "dir": str(root / str(partition)),
         "config": encode(config),
         "now_ms": now_ms,
@@ -128,6 +134,21 @@ def image_request(root: Path, config: v.LogConfig, now_ms: int,
         "high_watermark": checkpoints.high_watermarks.get(partition, 0),
         "clean_shutdown": (root / CLEAN_SHUTDOWN_FILE_NAME).exists(),
     }
+    cleaned = _cleaner_entry(fs, root, partition)
+    if cleaned is not None:
+        request["cleaner_checkpoint"] = cleaned
+    return request
+
+
+def _cleaner_entry(fs: FileSystem, root: Path, partition: TopicPartition) -> int | None:
+    """The partition's entry in the root's `cleaner-offset-checkpoint`, None without one. A
+    corrupt file has none: Kafka's `LogCleanerManager.allCleanerCheckpoints` reads a file it
+    cannot parse as empty (KafkaStorageException caught)."""
+    try:
+        offsets = read_offsets_or_empty(fs, root / CLEANER_CHECKPOINT_FILENAME)
+    except CorruptCheckpointError:
+        return None
+    return offsets.get((partition.topic, partition.partition))
 
 
 #: The crash checks' own classifier of known kafka-mode gaps (kafka_gaps.kafka_gap with the

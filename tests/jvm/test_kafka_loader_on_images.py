@@ -14,13 +14,15 @@ from kafkalog.conformance.broken.kafka_durability import KAFKA_DURABILITY
 from kafkalog.conformance.check.runner import run_seed
 from kafkalog.conformance.crash import kafka_loader
 from kafkalog.conformance.crash.crash_image import CrashImage, FileImage
-from kafkalog.impl.load.log_dir import TopicPartition
+from kafkalog.conformance.gen.compaction import COMPACT_FAMILIES
+from kafkalog.impl.load.log_dir import CLEAN_SHUTDOWN_FILE_NAME, TopicPartition
 from kafkalog.model import values as v
 
 HAVE_JVM_TOOLS = shutil.which("java") is not None and shutil.which("mvn") is not None
 pytestmark = pytest.mark.skipif(not HAVE_JVM_TOOLS, reason="java or mvn is not installed: the "
                                                            "Kafka adapter cannot be built")
 PARTITION = TopicPartition("conformance", 0)
+NOW = 1_700_000_000_000
 
 
 def test_load_image__torn_tail__kafka_truncates_it_to_the_valid_prefix(tmp_path: Path) -> None:
@@ -146,3 +148,98 @@ def test_load_image__offsets_back_without_the_index__kafka_fails_finding_8(
     verdict = kafka_loader.judge(failed, ([indexed], frozenset(), frozenset()),
                                  indexless=kafka_loader.indexless(without))
     assert (verdict.member, verdict.gap) == (False, "index_rebuild_fails_load")
+
+
+def _compacted_image(root: Path, config: v.LogConfig) -> int:
+    """A compacted log written by kafkalog at `root`: six keyed batches in their own segments, a
+    cleaning pass over them (the root's `cleaner-offset-checkpoint` then holds 6), two more
+    batches; then the log directory closed and its clean-shutdown marker removed, so the image
+    is a crash's (an unclean load) with every root checkpoint. Returns the cleaner entry."""
+    from kafkalog.conformance.check.impl_sut import ImplSut
+
+    sut = ImplSut(config, NOW, 0)
+    try:
+        for i in range(8):
+            sut.append_as_leader(records=(v.Record(b"k%d" % (i % 2), b"v%d" % i, NOW),),
+                                 leader_epoch=0)
+            sut.roll()
+            if i == 5:
+                sut.update_high_watermark(6)
+                assert sut.clean() is not None
+        sut.update_high_watermark(8)
+        entry = sut.state().cleaner_checkpoint
+        sut.log_dir.close()
+        sut.abandoned = True  # closed here; close() only removes the directory
+        shutil.copytree(sut.root, root, dirs_exist_ok=True)
+    finally:
+        sut.close()
+    (root / CLEAN_SHUTDOWN_FILE_NAME).unlink()
+    assert entry == 6
+    return entry
+
+
+@pytest.mark.parametrize("line", ["3.9", "4.4"])
+def test_load_image__compacted_with_a_cleaner_checkpoint__kafkas_cleaner_starts_from_the_entry(
+        tmp_path: Path, line: str) -> None:
+    """The image root's `cleaner-offset-checkpoint` entry goes with `load_image`, and Kafka's
+    LogCleanerManager reads it as a broker's startup would: the loaded state answers it (not
+    -1, the answer of a log no cleaner has seen), and the next pass starts there (an entry Kafka
+    had not read would make it start at the log start, 0).
+    Spec: KL-CRASH-15, KL-CLEAN-11"""
+    config = dataclasses.replace(COMPACT_FAMILIES["compact"], kafka_version=line)
+    entry = _compacted_image(tmp_path, config)
+    request = kafka_loader.image_request(tmp_path, config, NOW, PARTITION)
+    assert request["cleaner_checkpoint"] == entry
+    loader = kafka_loader.for_kafka(line)
+    try:
+        state = loader.load(tmp_path, config, NOW, PARTITION)
+        assert not isinstance(state, str) and state is not None, state
+        assert (state.log_end_offset, state.high_watermark) == (8, 8)
+        assert state.cleaner_checkpoint == entry
+        passed = loader.process().request("clean", {})
+    finally:
+        loader.close()
+    assert passed is not None and passed["first_dirty_offset"] == entry, passed
+
+
+def test_image_request__no_or_corrupt_cleaner_checkpoint__carries_no_entry(
+        tmp_path: Path) -> None:
+    """Without an entry for the partition (no file, another partition's entry, a file Kafka's
+    LogCleanerManager cannot parse and reads as empty) the request has no `cleaner_checkpoint`,
+    and an old adapter's request is unchanged."""
+    (tmp_path / str(PARTITION)).mkdir()
+    checkpoint = tmp_path / "cleaner-offset-checkpoint"
+    for content in (None, "0\n1\nother 0 5\n", "0\n2\nconformance 0 5\n"):
+        if content is not None:
+            checkpoint.write_text(content)
+        request = kafka_loader.image_request(tmp_path, v.LogConfig(), NOW, PARTITION)
+        assert "cleaner_checkpoint" not in request, content
+
+
+@pytest.mark.parametrize("line", ["3.9", "4.4"])
+def test_load_image__cleaner_entry_above_the_log_end__kafka_keeps_it_until_a_pass(
+        tmp_path: Path, line: str) -> None:
+    """The class the `compact` family's sweeps find once the entry goes with the image: a crash
+    inside a truncation after its cut and before LogManager lowered the checkpoint leaves an
+    entry above the loaded LEO. Kafka's startup keeps it as read (nothing reads the cleaner
+    checkpoint while logs load); only the next selection, `cleanableOffsets`, resets it to the
+    log start. kafkalog's load lowers it to the active base (model/recovery.py
+    `loaded_cleaner_checkpoint`), so Kafka's state lies outside the kafka-mode set there.
+    Spec: KL-CRASH-15, KL-INV-18"""
+    config = dataclasses.replace(COMPACT_FAMILIES["compact"], kafka_version=line)
+    _compacted_image(tmp_path, config)
+    (tmp_path / "cleaner-offset-checkpoint").write_text("0\n1\nconformance 0 13\n")
+    loader = kafka_loader.for_kafka(line)
+    try:
+        state = loader.load(tmp_path, config, NOW, PARTITION)
+        assert not isinstance(state, str) and state is not None, state
+        assert (state.log_end_offset, state.cleaner_checkpoint) == (8, 13)
+        passed = loader.process().request("clean", {})
+        after = loader.process().request("state", {})
+    finally:
+        loader.close()
+    assert passed is not None and passed["first_dirty_offset"] == state.log_start_offset == 0
+    assert after["cleaner_checkpoint"] == passed["end_offset"]
+    lowered = dataclasses.replace(state, cleaner_checkpoint=state.segments[-1].base_offset)
+    verdict = kafka_loader.judge(state, ([lowered], frozenset(), frozenset()))
+    assert (verdict.member, verdict.where) == (False, "cleaner_checkpoint")

@@ -167,7 +167,7 @@ public final class Main {
             log = Generation.loadImage(Args.map(args, "config"), Args.lng(args, "now_ms", 0L),
                 Args.str(args, "dir", null), Args.lng(args, "recovery_point"),
                 Args.lng(args, "log_start_offset"), Args.lng(args, "high_watermark", 0L),
-                Args.bool(args, "clean_shutdown", false));
+                Args.bool(args, "clean_shutdown", false), Args.optLong(args, "cleaner_checkpoint"));
             return ok(log.handle("state", Map.of()));
         }
         if (log == null) {

@@ -18,12 +18,13 @@ public final class Generation {
         return new JavaUnifiedLog(config, nowMs, logStartOffset);
     }
 
-    /** The log Kafka's LogLoader recovers from a copy of the partition directory `dir`
-     * (specs/adapter-protocol.md, `load_image`). */
+    /** The log Kafka's LogLoader recovers from a copy of the partition directory `dir`, with
+     * the log cleaner started from `cleanerCheckpoint`, the image root's
+     * `cleaner-offset-checkpoint` entry (null: none) (specs/adapter-protocol.md, `load_image`). */
     public static PartitionLog loadImage(Map<String, Object> config, long nowMs, String dir,
-            long recoveryPoint, long logStartOffset, long highWatermark, boolean clean)
-            throws IOException {
+            long recoveryPoint, long logStartOffset, long highWatermark, boolean clean,
+            Long cleanerCheckpoint) throws IOException {
         return new JavaUnifiedLog(config, nowMs, dir, recoveryPoint, logStartOffset, highWatermark,
-            clean);
+            clean, cleanerCheckpoint);
     }
 }

@@ -42,15 +42,14 @@ final class JavaUnifiedLog extends KafkaLogBase {
         load(logStartOffset, logStartOffset, true);
     }
 
-    /** A copy of the image `image` loaded as a broker's startup does (LogManager.loadLog, then
-     * Partition's high watermark from its checkpoint). */
+    /** A copy of the image `image` loaded as a broker's startup does (KafkaLogBase.loadImage). */
     JavaUnifiedLog(Map<String, Object> config, long nowMs, String image, long recoveryPoint,
-            long logStartOffset, long highWatermark, boolean clean) throws IOException {
+            long logStartOffset, long highWatermark, boolean clean, Long cleanerCheckpoint)
+            throws IOException {
         super(config, nowMs, true);
         try {
-            copyImage(image);
-            load(logStartOffset, recoveryPoint, clean);
-            updateHighWatermark(highWatermark);
+            loadImage(image, recoveryPoint, logStartOffset, highWatermark, clean,
+                cleanerCheckpoint);
         } catch (IOException | RuntimeException e) {
             close();
             throw e;

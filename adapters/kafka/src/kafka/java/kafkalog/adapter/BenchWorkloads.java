@@ -147,7 +147,7 @@ final class BenchWorkloads implements AutoCloseable {
             closeLog(readLog);
             readLog = null;
             readLog = (KafkaLogBase) Generation.loadImage(Args.map(c, "config"), START_MS, image,
-                0L, 0L, Args.lng(c, "high_watermark"), false);
+                0L, 0L, Args.lng(c, "high_watermark"), false, null);
             readImage = image;
         }
         int maxBytes = Args.int32(c, "max_bytes");
@@ -221,7 +221,7 @@ final class BenchWorkloads implements AutoCloseable {
             closeLog(crashed);
             crashed = null;
             crashed = (KafkaLogBase) Generation.loadImage(Args.map(c, "config"), START_MS, image,
-                0L, 0L, 0L, false);
+                0L, 0L, 0L, false, null);
             crashed.closeHandlers(); // a crash: the copy stays unflushed and unclean
             crashedImage = image;
         }
@@ -239,7 +239,7 @@ final class BenchWorkloads implements AutoCloseable {
     private Map<String, Object> clean(Map<String, Object> c) throws Exception {
         KafkaLogBase log = (KafkaLogBase) Generation.loadImage(Args.map(c, "config"), START_MS,
             Args.str(c, "image", null), Args.lng(c, "recovery_point"),
-            Args.lng(c, "log_start_offset"), Args.lng(c, "high_watermark"), true);
+            Args.lng(c, "log_start_offset"), Args.lng(c, "high_watermark"), true, null);
         try {
             Map<String, Object> out = Bench.timed(() -> {
                 long[] pass = log.cleanPass();

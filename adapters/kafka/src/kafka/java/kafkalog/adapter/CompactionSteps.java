@@ -26,7 +26,8 @@ final class CompactionSteps {
     private final Callable<LogCleaning> newCleaning;
     private final Supplier<Iterable<LogSegment>> segments;
     private final SegmentFileTimes fileTimes;
-    /** Made on first use: a log never cleaned has no cleaner checkpoint file. */
+    /** Made on first use, or at once over a loaded image whose root has a cleaner checkpoint:
+     * a log never cleaned has no cleaner checkpoint file. */
     private LogCleaning cleaning;
 
     CompactionSteps(Callable<LogCleaning> newCleaning, Supplier<Iterable<LogSegment>> segments,
@@ -41,6 +42,21 @@ final class CompactionSteps {
             cleaning = newCleaning.call();
         }
         return cleaning;
+    }
+
+    /**
+     * Kafka's cleaner over a loaded log whose root already holds a `cleaner-offset-checkpoint`
+     * (a crash image's): its LogCleanerManager reads the entry there, for the `state` answer and
+     * for a truncation's lowering, before any pass.
+     */
+    void start() {
+        try {
+            cleaning();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("Kafka's log cleaner could not be made", e);
+        }
     }
 
     /**

@@ -313,6 +313,40 @@ public abstract class KafkaLogBase implements PartitionLog {
     }
 
     /**
+     * A crash image loaded as a broker's startup does: the partition directory copied, the image
+     * root's `cleaner-offset-checkpoint` entry (null: none) written at this log's root, where
+     * Kafka's LogCleanerManager reads it, LogManager.loadLog with the checkpointed recovery point
+     * and log start offset, Partition's high watermark from its checkpoint, then the log cleaner
+     * over the loaded log (LogManager.startup starts it once the logs are loaded), so `state`
+     * answers the entry Kafka's cleaner holds.
+     */
+    protected final void loadImage(String image, long recoveryPoint, long logStartOffset,
+            long highWatermark, boolean clean, Long cleanerCheckpoint) throws IOException {
+        copyImage(image);
+        if (cleanerCheckpoint != null) {
+            writeCleanerCheckpoint(cleanerCheckpoint);
+        }
+        load(logStartOffset, recoveryPoint, clean);
+        updateHighWatermark(highWatermark);
+        if (cleanerCheckpoint != null) {
+            compaction.start();
+        }
+    }
+
+    /**
+     * The root's `cleaner-offset-checkpoint` holding this log's one entry, in the format of
+     * Kafka's OffsetCheckpointFile (version 0, the entry count, `topic partition offset`). The
+     * entry is written as the image has it, whatever its value: LogCleanerManager takes the
+     * file as read and judges an entry only when it selects a log (cleanableOffsets).
+     */
+    private void writeCleanerCheckpoint(long offset) throws IOException {
+        String name = dir.getName();
+        int dash = name.lastIndexOf('-');
+        String entry = name.substring(0, dash) + " " + name.substring(dash + 1) + " " + offset;
+        Files.writeString(root.resolve("cleaner-offset-checkpoint"), "0\n1\n" + entry + "\n");
+    }
+
+    /**
      * Copies the partition directory `image` (files only, with their modification times) into
      * this log's directory, which must not exist yet; the image itself is never touched.
      */

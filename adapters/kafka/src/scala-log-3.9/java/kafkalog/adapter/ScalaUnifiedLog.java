@@ -46,15 +46,14 @@ final class ScalaUnifiedLog extends KafkaLogBase {
         load(logStartOffset, logStartOffset, true);
     }
 
-    /** A copy of the image `image` loaded as a broker's startup does (LogManager.loadLog, then
-     * Partition's high watermark from its checkpoint). */
+    /** A copy of the image `image` loaded as a broker's startup does (KafkaLogBase.loadImage). */
     ScalaUnifiedLog(Map<String, Object> config, long nowMs, String image, long recoveryPoint,
-            long logStartOffset, long highWatermark, boolean clean) throws IOException {
+            long logStartOffset, long highWatermark, boolean clean, Long cleanerCheckpoint)
+            throws IOException {
         super(config, nowMs, false);
         try {
-            copyImage(image);
-            load(logStartOffset, recoveryPoint, clean);
-            updateHighWatermark(highWatermark);
+            loadImage(image, recoveryPoint, logStartOffset, highWatermark, clean,
+                cleanerCheckpoint);
         } catch (IOException | RuntimeException e) {
             close();
             throw e;
