@@ -418,4 +418,5 @@ def _checkpoint_view(state: PartitionState) -> int | None:
     """KL-CLEAN-11: the cleaner checkpoint of a compacted log (-1: no entry), else None."""
     if not is_compacted(state):
         return None
-    return -1 if state.cleaner_checkpoint is None else state.cleaner_checkpoint
+    entry = state.cleaner_file_entry  # KL-ALLOW-11: what Kafka's cleaner manager would read
+    return -1 if entry is None else entry

@@ -201,7 +201,7 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
                     snapshots: tuple[tuple[int, Producers], ...] = (),
                     beyond: tuple[Segment, ...] = (),
                     unreadable: int | None = None, kafka_walk: bool = False,
-                    kafka_producers: bool = False
+                    kafka_producers: bool = False, kafka_cleaner: bool = False
                     ) -> tuple[PartitionState, tuple[Segment, ...], int]:
     """The loader on a directory without a clean-shutdown marker (RCV-3..RCV-13).
 
@@ -219,11 +219,12 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     `kafka_walk` takes Kafka's walk of the checkpointed epoch cache instead of kafkalog's
     re-derivation (KL-ALLOW-8; kafka mode allows both). `kafka_producers` starts the producer
     recovery passes at the log-start checkpoint as Kafka's `recoverSegment` does, not at the
-    loaded log start (KL-ALLOW-9; kafka mode allows both). A function of the image alone, so a
-    crash inside the implementation's load must leave an image that loads to the same state
-    (KL-CRASH-14).
+    loaded log start (KL-ALLOW-9; kafka mode allows both). `kafka_cleaner` keeps a cleaner entry
+    above the loaded LEO as Kafka's cleaner manager reads it (KL-ALLOW-11). A function of the
+    image alone, so a crash inside the implementation's load must leave an image that loads to
+    the same state (KL-CRASH-14).
     Spec: KL-CRASH-5, KL-CRASH-6, KL-CRASH-7, KL-CRASH-9, KL-CRASH-11, KL-CRASH-12, KL-ALLOW-5,
-    KL-CRASH-14, KL-ALLOW-9.
+    KL-CRASH-14, KL-ALLOW-9, KL-ALLOW-11.
     """
     segments, entries = _recover_segments(layout, checkpoints.recovery_point, config, now_ms,
                                           touched, checkpoints.epochs, unreadable, kafka_walk)
@@ -271,9 +272,10 @@ def recover_unclean(layout: tuple[Segment, ...], checkpoints: Checkpoints, confi
     hw = clamped_high_watermark(loaded, checkpoints.high_watermark)  # RCV-13
     # TXN-8 (KL-TXN-7): the FUO from the reloaded producer state, at the HW assignment.
     loaded = on_high_watermark_updated(replace(loaded, high_watermark=hw))
-    loaded = replace(loaded, cleaner_checkpoint=loaded_cleaner_checkpoint(checkpoints.cleaner,
-                                                                          loaded),
-                     cleaner_floor=checkpoints.cleaner_floor)
+    entry = checkpoints.cleaner
+    kept = entry if kafka_cleaner and entry is not None and entry > leo else None
+    loaded = replace(loaded, cleaner_checkpoint=loaded_cleaner_checkpoint(entry, loaded),
+                     cleaner_floor=checkpoints.cleaner_floor, cleaner_entry_kept=kept)
     return schedule_deletion(loaded, dropped), cut, len(emptied)
 
 

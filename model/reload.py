@@ -122,6 +122,7 @@ def close_and_reopen(state: PartitionState) -> tuple[PartitionState, None]:
         # CLN-21: `cleaner-offset-checkpoint` outlives the log object (KL-CLEAN-11).
         cleaner_checkpoint=state.cleaner_checkpoint,
         cleaner_floor=state.cleaner_floor,
+        cleaner_entry_kept=state.cleaner_entry_kept,
     )
     # TXN-8/TXN-13 (KL-TXN-7): the loaded log computes its FUO from the reloaded producer state
     # (open transactions from the snapshot, no unreplicated ones) at its HW assignment.

@@ -213,6 +213,18 @@ class PartitionState:
     # pass's end, or a reset, CLN-15). Below it no pass is known to have read the data, which a
     # crash can bring back above a lowered log start (GAP-12). Model bookkeeping, not observed.
     cleaner_floor: int = 0
+    # KL-ALLOW-11 (kafka mode): the `cleaner-offset-checkpoint` entry Kafka's load kept above the
+    # loaded LEO (its LogCleanerManager reads the file as is and resets it only at the next
+    # selection, CLN-15), while `cleaner_checkpoint` holds kafkalog's lowering to the active
+    # base. None otherwise; any write of the entry (a selection, a pass, CLN-68) clears it.
+    cleaner_entry_kept: int | None = None
+
+    @property
+    def cleaner_file_entry(self) -> int | None:
+        """What `cleaner-offset-checkpoint` holds for the log (FMT-9): the entry a Kafka load
+        kept, else the cleaner checkpoint."""
+        kept = self.cleaner_entry_kept
+        return self.cleaner_checkpoint if kept is None else kept
 
     @property
     def active(self) -> Segment:

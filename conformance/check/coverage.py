@@ -68,6 +68,11 @@ UNREACHABLE_BY_GENERATION: dict[str, str] = {
                    "start. `campaign --kafka` loads crash images with Kafka's LogLoader against "
                    "the kafka-mode set that holds it; "
                    "tests/model/test_model_crash_kafka_producers.py pins the set"),
+    "KL-ALLOW-11": ("a choice only Kafka's own loader makes (it keeps a cleaner entry above the "
+                    "log end until its next selection); the built-in implementation lowers it "
+                    "at load. `check --kafka-loader` loads compacted crash images with Kafka's "
+                    "LogLoader against the kafka-mode set that holds it; "
+                    "tests/model/test_model_crash_kafka_cleaner.py pins the set"),
     "KL-EPOCH-5": ("no action of the vocabulary asks the epoch of an offset (Kafka's only "
                    "log-layer caller is remote storage, LOG-46); the vector and the unit tests of "
                    "model/epochs.py and impl/checkpoint/epoch_cache.py pin it"),

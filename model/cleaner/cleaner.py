@@ -79,11 +79,12 @@ def select(state: PartitionState) -> tuple[PartitionState, DirtyRange]:
 
     Spec: KL-CLEAN-2, KL-CLEAN-3.
     """
-    checkpoint = -1 if state.cleaner_checkpoint is None else state.cleaner_checkpoint
+    entry = state.cleaner_file_entry
+    checkpoint = -1 if entry is None else entry
     first_dirty = first_dirty_offset(checkpoint, state.log_start_offset, state.log_end_offset)
-    if state.cleaner_checkpoint is not None and first_dirty != checkpoint:
+    if entry is not None and first_dirty != checkpoint:
         state = replace(state, cleaner_checkpoint=first_dirty,
-                        cleaner_floor=state.log_start_offset)
+                        cleaner_floor=state.log_start_offset, cleaner_entry_kept=None)
     state, lag_base = _lag_base(state, first_dirty)
     bases = [s.base_offset for s in state.segments]
     uncleanable = uncleanable_offset(first_dirty, last_stable_offset(state), bases[-1], lag_base)
@@ -255,7 +256,7 @@ def clean_stages(state: PartitionState) -> tuple[PassStages, CleanResult | None]
 def lower_checkpoint_on_truncation(state: PartitionState) -> PartitionState:
     """CLN-68 (KAFKA-3330): a truncation below the active base (or a full one) lowers a
     compacted log's checkpoint to the new active base. Spec: KL-CLEAN-13."""
-    checkpoint = state.cleaner_checkpoint
+    checkpoint = state.cleaner_file_entry
     if checkpoint is None or not is_compacted(state) or checkpoint <= state.active.base_offset:
         return state
-    return replace(state, cleaner_checkpoint=state.active.base_offset)
+    return replace(state, cleaner_checkpoint=state.active.base_offset, cleaner_entry_kept=None)

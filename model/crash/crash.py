@@ -119,7 +119,7 @@ def _root_checkpoints(state: PartitionState) -> Checkpoints:
     return Checkpoints(recovery_point=state.recovery_point,
                        log_start=log_start_checkpoint(state),
                        high_watermark=state.high_watermark.message_offset,
-                       epochs=state.epochs, cleaner=state.cleaner_checkpoint,
+                       epochs=state.epochs, cleaner=state.cleaner_file_entry,
                        cleaner_floor=state.cleaner_floor)
 
 
@@ -144,7 +144,7 @@ def observe(durable: Durable, action: str, before: PartitionState, after: Partit
     the entry the action left; a pass's swaps are durable before it returns (strict).
     """
     flushed = durable.flushed
-    checkpoints = replace(durable.checkpoints, cleaner=after.cleaner_checkpoint,
+    checkpoints = replace(durable.checkpoints, cleaner=after.cleaner_file_entry,
                           cleaner_floor=after.cleaner_floor)
     layouts = durable.layouts
     planted = durable.planted
@@ -230,7 +230,7 @@ def durable_after(state: PartitionState, checkpoints: Checkpoints,
     """
     marked = (on_disk[-1],) if planted and on_disk and mode is CrashMode.KAFKA else ()
     # The load's lowering of a cleaner checkpoint above the LEO is durable (KL-CRASH-15).
-    checkpoints = replace(checkpoints, cleaner=state.cleaner_checkpoint,
+    checkpoints = replace(checkpoints, cleaner=state.cleaner_file_entry,
                           cleaner_floor=state.cleaner_floor)
     if mode is CrashMode.KAFKA and fault is FaultModel.PROCESS_CRASH and before is not None:
         mixed = _removals_undone(on_disk, state.segments)
@@ -463,9 +463,10 @@ def _recoveries(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Check
                 snapshots: tuple[tuple[int, Any], ...], beyond: tuple[Segment, ...],
                 unreadable: int | None) -> list[Any]:
     """`recover_unclean`'s result, or the LoadFailure it raised: kafkalog's load, and in kafka
-    mode also Kafka's, which keeps the checkpointed epoch cache (KL-ALLOW-8) and starts its
-    producer recovery passes at the log-start checkpoint (KL-ALLOW-9).
-    Spec: KL-ALLOW-8, KL-ALLOW-9"""
+    mode also Kafka's, which keeps the checkpointed epoch cache (KL-ALLOW-8), starts its
+    producer recovery passes at the log-start checkpoint (KL-ALLOW-9) and keeps a cleaner entry
+    above the loaded LEO (KL-ALLOW-11).
+    Spec: KL-ALLOW-8, KL-ALLOW-9, KL-ALLOW-11"""
     return list(_loads(mode, layout, checkpoints, state.config, state.now_ms, touched,
                        snapshots, beyond, unreadable))
 
@@ -484,7 +485,7 @@ def _loads(mode: CrashMode, layout: tuple[Segment, ...], checkpoints: Checkpoint
         try:
             recovered = recover_unclean(layout, checkpoints, config, now_ms, touched,
                                         snapshots, beyond, unreadable, kafka_walk=walk,
-                                        kafka_producers=walk)
+                                        kafka_producers=walk, kafka_cleaner=walk)
         except KafkalogError as error:
             recovered = LoadFailure(error.code, error.message)
         if recovered not in out:
