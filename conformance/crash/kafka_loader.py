@@ -41,6 +41,7 @@ from kafkalog.impl.load.log_dir import (
     read_root_checkpoints,
 )
 from kafkalog.model import values as v
+from kafkalog.model.epochs import truncate_from_end, truncate_from_start
 from kafkalog.model.errors import CorruptCheckpointError, KafkalogError
 
 #: Classes of difference `judge` names itself, with what they mean. `epoch_recovery` was the
@@ -56,6 +57,12 @@ KNOWN_GAPS: dict[str, str] = {
         "whose offsets go back has no `.index`; LogLoader.loadSegmentFiles rebuilds it with "
         "recoverSegment outside recoverLog's catch of InvalidOffsetException, so Kafka's load "
         "fails where, with the index present, recovery empties the segment as the model does"),
+    "epoch_below_log_start": (
+        "Kafka finding 9 (REC-15, LOG-2, KL-INV-10): the log-start checkpoint reads below the "
+        "loaded log start (a crash inside a retention pass or a full truncation, or one that lost "
+        "the checkpoint, GAP-12), LogLoader trims the epoch cache at the checkpoint, and an entry "
+        "starting below the log start stays, against Kafka's own LOG-2; trimmed at the log start, "
+        "as kafkalog loads it, the state is in the set"),
     "kafkalog_too": (
         "Kafka's load of the image is kafkalog's own load of it (the sweep's recovered state, "
         "compared alike): the difference with the kafka-mode set is not Kafka's loader's, and "
@@ -63,11 +70,13 @@ KNOWN_GAPS: dict[str, str] = {
 }
 #: The classes above that are triaged (a recorded Kafka finding; a difference the run's own
 #: sweep reports as kafkalog's divergence): a campaign counts them, but they do not fail it.
-TRIAGED = frozenset({"index_rebuild_fails_load", "kafkalog_too"})
+TRIAGED = frozenset({"index_rebuild_fails_load", "epoch_below_log_start", "kafkalog_too"})
 #: Kafka's OffsetIndex.append refusing an offset that goes back (the message of its
 #: InvalidOffsetException, as the adapter reports it).
 _INDEX_APPEND_BACK = re.compile(r"^InvalidOffsetError: .*no larger than the last offset appended")
 
+#: An image Kafka loaded: its digest and the config it was loaded under.
+ImageKey = tuple[bytes, v.LogConfig]
 #: (members' views, the same without index entries, error codes of allowed failed loads): the
 #: allowed set of one (fault, inside the action) as crash_steps.py's sweep computes it.
 Allowed = tuple[list[Any], frozenset[Any], frozenset[str]]
@@ -185,14 +194,26 @@ def judge(kafka: v.LogStateView | str, allowed: Allowed,
     closest = min(narrowed, key=lambda m: (abs(m.log_end_offset - ours.log_end_offset),
                                            _distance(m, ours)))
     where = first_difference(closest, ours)
-    gap = ("epoch_recovery" if any(dataclasses.replace(m, epoch_entries=ours.epoch_entries)
-                                   == ours for m in narrowed)
+    gap = ("epoch_below_log_start" if _trimmed_at_log_start(ours) in narrowed
+           else "epoch_recovery" if any(dataclasses.replace(m, epoch_entries=ours.epoch_entries)
+                                        == ours for m in narrowed)
            else (classify(narrowed, ours) if classify is not None else None) or "")
     if not gap and isinstance(kafkalogs, v.LogStateView) \
             and _unindexed(_like(kafkalogs, kafka)) == ours:
         gap = "kafkalog_too"
     alike = tuple(m for m in narrowed if m.log_end_offset == ours.log_end_offset)[:8]
     return LoaderVerdict(False, kafka, where[0], where[1], where[2], closest, alike, gap)
+
+
+def _trimmed_at_log_start(state: v.LogStateView) -> v.LogStateView | None:
+    """`state` with its epoch cache trimmed at its log start, then at its log end (kafkalog's
+    load, REC-15), when an entry starts below the log start (finding 9); else None."""
+    entries = state.epoch_entries
+    if not any(e.start_offset < state.log_start_offset for e in entries):
+        return None
+    trimmed = truncate_from_end(truncate_from_start(entries, state.log_start_offset),
+                                state.log_end_offset)
+    return dataclasses.replace(state, epoch_entries=trimmed)
 
 
 def _unindexed(state: v.LogStateView) -> v.LogStateView:
@@ -234,10 +255,13 @@ class KafkaLoader:
         self.limit = limit
         self.save_dir = save_dir  # images outside the set are copied here with their verdict
         self.label = label
-        self.loaded: dict[bytes, v.LogStateView | str] = {}  # Kafka's load by image digest
-        self.indexless: set[bytes] = set()  # digests of images with a `.log` but no `.index`
-        self.judged: dict[tuple[bytes, str, bool], LoaderVerdict] = {}
-        self.outside_images: dict[bytes, tuple[str, bool, LoaderVerdict]] = {}
+        # Kafka's load of each image under each config: the same bytes load otherwise under
+        # another config (a compacted log reports its cleaner checkpoint, segment sizes bound
+        # recovery), and one check runs many config families through one loader.
+        self.loaded: dict[ImageKey, v.LogStateView | str] = {}
+        self.indexless: set[ImageKey] = set()  # images with a `.log` but no `.index`
+        self.judged: dict[tuple[ImageKey, str, bool], LoaderVerdict] = {}
+        self.outside_images: dict[ImageKey, tuple[str, bool, LoaderVerdict]] = {}
         self.pending: dict[bytes, tuple[Any, int]] = {}  # sweep.py fills: digest -> (image, now)
         self.skipped = 0  # images past the limit
         self.planted = 0  # of the images, crash steps' own ones with a planted leftover
@@ -293,7 +317,8 @@ class KafkaLoader:
         fresh: dict[bytes, tuple[Any, int]] = {}
         for point in points:
             digest = point.image
-            if digest not in self.loaded:
+            ident = (digest, config)
+            if ident not in self.loaded:
                 if digest not in self.pending:
                     continue
                 if len(self.loaded) >= self.limit:
@@ -306,18 +331,16 @@ class KafkaLoader:
                 loaded = self.load(scratch, config, now_ms, partition)
                 if loaded is None:
                     continue
-                self.loaded[digest] = loaded
+                self.loaded[ident] = loaded
                 if indexless(scratch / str(partition)):
-                    self.indexless.add(digest)
+                    self.indexless.add(ident)
+            # Judged at every point: equal images of other crashes have other allowed sets.
             inside = point.ops_lost > 0
-            key = (digest, point.fault, inside)
-            if key in self.judged:
-                continue
-            verdict = judge(self.loaded[digest], allowed(point, inside), classify,
-                            digest in self.indexless, point.recovered)
-            self.judged[key] = verdict
-            if not verdict.member and digest not in self.outside_images:
-                self.outside_images[digest] = (point.fault, inside, verdict)
+            verdict = judge(self.loaded[ident], allowed(point, inside), classify,
+                            ident in self.indexless, point.recovered)
+            self.judged[ident, point.fault, inside] = verdict
+            if not verdict.member and ident not in self.outside_images:
+                self.outside_images[ident] = (point.fault, inside, verdict)
                 self._save(digest, point, inside, verdict, scratch, config, partition,
                            fresh.get(digest))
         self.pending.clear()
@@ -337,12 +360,13 @@ class KafkaLoader:
         loaded = self.load(root, config, now_ms, partition)
         if loaded is None:
             return None
-        self.loaded[key] = loaded
+        ident = (key, config)
+        self.loaded[ident] = loaded
         self.planted += 1
-        verdict = judge(self.loaded[key], allowed, classify, indexless(root / str(partition)))
-        self.judged[key, label, False] = verdict
+        verdict = judge(loaded, allowed, classify, indexless(root / str(partition)))
+        self.judged[ident, label, False] = verdict
         if not verdict.member:
-            self.outside_images[key] = (label, False, verdict)
+            self.outside_images[ident] = (label, False, verdict)
             if self.save_dir is not None:
                 target = self.save_dir / key.hex()[:16]
                 shutil.copytree(root, target / "image", dirs_exist_ok=True)

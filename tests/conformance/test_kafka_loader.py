@@ -121,6 +121,28 @@ def test_observe__loads_each_new_image_once_and_counts_the_outside_ones(tmp_path
     assert fake.closed
 
 
+
+def test_observe__the_same_image_under_another_config__is_loaded_again(tmp_path: Path) -> None:
+    """One loader serves every run of a check, and the same bytes load otherwise under another
+    config (a compacted log reports its cleaner checkpoint): Kafka's load is kept per image and
+    config, and every point is judged against its own set (an empty log of a delete-policy run
+    was once judged with a compacted run's load)."""
+    fake = FakeAdapter(_state(0))
+    loader = KafkaLoader(lambda: fake)
+    image = _image(0)
+    digest = image.digest()
+    point = SweepPoint(0, "power_loss", 0, digest, _state(0))
+    other = dataclasses.replace(CONFIG, segment_bytes=CONFIG.segment_bytes + 1)
+    for config in (CONFIG, other):
+        loader.pending[digest] = (image, 0)
+        loader.observe([point], lambda p, inside: _allowed(_state(0)), config, PARTITION,
+                       tmp_path / "scratch")
+    assert len(fake.requests) == 2 and loader.images == 2
+    loader.pending[digest] = (image, 0)
+    loader.observe([point], lambda p, inside: _allowed(_state(1)), CONFIG, PARTITION,
+                   tmp_path / "scratch")
+    assert len(fake.requests) == 2 and loader.outside == 1
+
 def test_observe__past_the_limit__skips_the_image(tmp_path: Path) -> None:
     """At most `limit` images are loaded by Kafka; the rest are counted as skipped."""
     fake = FakeAdapter(_state(0))
@@ -151,6 +173,19 @@ def test_judge__only_the_epoch_cache_differs__is_the_known_epoch_recovery_class(
     assert verdict.gap == "epoch_recovery"
     assert "RCV-10" in verdict.describe()
 
+
+
+def test_judge__an_epoch_entry_below_the_log_start__is_finding_9() -> None:
+    """Kafka trims the loaded cache at the log-start checkpoint (REC-15), which may read below
+    the loaded log start, so an entry starting below it stays (LOG-2); trimmed at the log start
+    it is a member. An entry at the log start is not this class."""
+    member = dataclasses.replace(_state(12), log_start_offset=12, high_watermark=12)
+    kafka = dataclasses.replace(member, epoch_entries=(v.EpochEntry(0, 11),))
+    verdict = judge(kafka, _allowed(member))
+    assert not verdict.member and verdict.gap == "epoch_below_log_start"
+    assert "finding 9" in verdict.describe()
+    at_start = dataclasses.replace(member, epoch_entries=(v.EpochEntry(0, 12),))
+    assert judge(at_start, _allowed(member)).gap != "epoch_below_log_start"
 
 def test_load__adapter_failures__give_no_verdict_and_stop_after_a_few(tmp_path: Path) -> None:
     """An adapter that dies is not Kafka's load failing: no verdict, and after a few failures

@@ -243,3 +243,31 @@ def test_load_image__cleaner_entry_above_the_log_end__kafka_keeps_it_until_a_pas
     lowered = dataclasses.replace(state, cleaner_checkpoint=state.segments[-1].base_offset)
     verdict = kafka_loader.judge(state, ([lowered], frozenset(), frozenset()))
     assert (verdict.member, verdict.where) == (False, "cleaner_checkpoint")
+
+
+
+@pytest.mark.parametrize("line", ["3.9", "4.4"])
+def test_load_image__epoch_entry_below_the_log_start__kafka_keeps_it_finding_9(
+        tmp_path: Path, line: str) -> None:
+    """Finding 9 (REC-15 against LOG-2): the only segment starts at 12, the epoch checkpoint
+    holds (0, 11) and the log-start checkpoint has no entry (it reads 0, as after a crash that
+    lost it, GAP-12). Kafka loads the log start 12 but trims the epoch cache at the checkpoint,
+    so the entry below the log start stays; kafkalog trims at the loaded log start (and then
+    at the LEO 12: no entry). The loader's class for it is `epoch_below_log_start`."""
+    epochs = b"0\n1\n0 11\n"
+    image = CrashImage(("", "conformance-0"), (
+        ("conformance-0/00000000000000000012.log", FileImage(b"", 0, 0)),
+        ("conformance-0/leader-epoch-checkpoint", FileImage(epochs, len(epochs), 0)),
+    ))
+    image.write(tmp_path)
+    loader = kafka_loader.for_kafka(line)
+    try:
+        state = loader.load(tmp_path, v.LogConfig(), NOW, PARTITION)
+    finally:
+        loader.close()
+    assert not isinstance(state, str), state
+    assert (state.log_start_offset, state.log_end_offset) == (12, 12)
+    assert state.epoch_entries == (v.EpochEntry(0, 11),)
+    member = dataclasses.replace(state, epoch_entries=())
+    verdict = kafka_loader.judge(state, ([member], frozenset(), frozenset()))
+    assert verdict.gap == "epoch_below_log_start"
