@@ -447,7 +447,10 @@ class RecordingFileSystem(FileSystem):
                 else:
                     disk.durable_files[path] = inode
                 continue
-            if path in durable_files:
+            # A name an atomic write's pending rename claimed (`X.tmp`, `_pending_replace`) is
+            # the new version's there; a file under it now (a stale `.tmp` planted after the
+            # crash) was created later: a pending create, not that durable file.
+            if path in durable_files and path not in disk.durable_files:
                 node.durable = durable_files[path].copy()
                 disk.durable_files[path] = inode
             else:

@@ -314,3 +314,27 @@ def test_crash_image_digest__names_exactly_the_tree_materialise_writes(tmp_path:
     assert base.digest() == CrashImage(("d",), (("d/f", FileImage(b"ab\0\0", 10, 5)),)).digest()
     for other in (FileImage(b"ac", 10, 5), FileImage(b"ab", 11, 5), FileImage(b"ab", 10, 6)):
         assert base.digest() != CrashImage(("d",), (("d/f", other),)).digest()
+
+
+def test_durable_image__stale_tmp_planted_over_a_pending_checkpoint_rename__never_replaces_it(
+        tmp_path: Path) -> None:
+    """A process crash after a checkpoint's `.tmp` was written and fsynced but before its rename
+    was durable leaves the old file on disk, the new one under `.tmp` and the rename pending;
+    a stale `.tmp` planted after the crash is a later file. Once a directory fsync commits the
+    rename, every power loss keeps the new checkpoint: the planted file's unsynced bytes never
+    reach its name (campaign seed 400804: they tore the recovery point). Spec: FLT-5, FMT-36,
+    KL-CRASH-7"""
+    name = "recovery-point-offset-checkpoint"
+    old, new, stale = b"0\n1\nt 0 0\n", b"0\n1\nt 0 5\n", b"0\n1\nt 0 99"
+    root, durable = tmp_path / "root", tmp_path / "durable"
+    for folder, files in ((root, {name: new, name + ".tmp": stale}),
+                          (durable, {name: old, name + ".tmp": new})):
+        folder.mkdir()
+        for file, data in files.items():
+            (folder / file).write_bytes(data)
+    fs = RecordingFileSystem(root, durable_image=durable)
+    fs.fsync_dir(root)
+    for fault in (FaultModel.POWER_LOSS, FaultModel.POWER_LOSS_PREFIX,
+                  FaultModel.POWER_LOSS_TORN):
+        for seed in range(12):
+            assert image(fs, tmp_path, fs.crash_points(), fault, seed)[name] == new
