@@ -33,7 +33,12 @@ from kafkalog.conformance.adapter.protocol import (
 from kafkalog.conformance.check.black_box import asks
 from kafkalog.conformance.check.scratch import scratch_scope
 from kafkalog.conformance.check.sut import Sut, UnsupportedError, execute
-from kafkalog.conformance.errors import ProtocolError, UnknownActionError, WireFormatError
+from kafkalog.conformance.errors import (
+    ProtocolError,
+    UnexpectedException,
+    UnknownActionError,
+    WireFormatError,
+)
 from kafkalog.model import values as v
 from kafkalog.model.errors import KafkalogError
 
@@ -86,7 +91,15 @@ class Server:
             raise ProtocolError(f"{action} before open", where=f"request {request.id}")
         if action in ACTIONS:
             return self._action(sut, action, request.args, request.id)
-        return {"ok": self._session(sut, action)}
+        try:
+            return {"ok": self._session(sut, action)}
+        except UnexpectedException as error:
+            if action != "state":
+                raise
+            # The log was asked and answered with a failure (a broker whose ListOffsets fails,
+            # KL-WIRE-3): a result the checker reports as a divergence of the step before, not
+            # a request the adapter could not serve (specs/adapter-protocol.md, "Session").
+            return {"error": {"code": error.code, "message": one_line(str(error))}}
 
     def _handshake(self, args: dict[str, Json]) -> Json:
         version = args.get("protocol_version")

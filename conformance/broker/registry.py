@@ -60,6 +60,38 @@ def broker_kind(name: str) -> BrokerKind:
                                      where="--wire-broker") from None
 
 
+class RestartableBroker:
+    """A registered broker started for a check, which `restart` replaces by a fresh one.
+
+    Some failures outlive the request that caused them: Tansu-SQLite's engine panics on an
+    idempotent batch of an epoch it never assigned, which ends its storage service for the
+    process's lifetime, so every later run of a check on that broker would fail at its first
+    request. A restart stops the process by its PID and starts the kind again, which gives a new
+    free port and fresh storage. Each start writes a log of its own (OUT/NAME.log, then
+    OUT/NAME.<n>.log for the n-th start): the adapter errors of earlier runs quote theirs.
+    """
+
+    def __init__(self, kind: BrokerKind, log_dir: Path) -> None:
+        self.kind = kind
+        self.log_dir = log_dir
+        self.starts = 1
+        self.running = kind.start(self._log_path())
+
+    def _log_path(self) -> Path:
+        suffix = "" if self.starts == 1 else f".{self.starts}"
+        return self.log_dir / f"{self.kind.name}{suffix}.log"
+
+    def restart(self) -> RunningBroker:
+        """Stop the running broker by its PID and start a fresh one; the new one."""
+        self.running.stop()
+        self.starts += 1
+        self.running = self.kind.start(self._log_path())
+        return self.running
+
+    def stop(self) -> None:
+        self.running.stop()
+
+
 def _kafka(version: str) -> Callable[[Path], RunningBroker]:
     def start(log_path: Path) -> RunningBroker:
         from kafkalog.conformance.broker.kafka import KafkaBroker

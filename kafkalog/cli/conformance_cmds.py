@@ -6,7 +6,8 @@ exercised and never exercised, the rule pairs met in one run (combos.py), failur
 of each saved trace (written as soon as each run ends; `--max-failures` stops early). Exit 0 only
 when every run conformed, 1 on any divergence or adapter error, 2 (one line) when the broker of
 `--wire` / `--wire-broker` cannot be used at all. `--wire-broker NAME` starts a registered broker
-(conformance/broker/registry.py) for the check and stops it by its PID afterwards.
+(conformance/broker/registry.py) for the check and stops it by its PID afterwards; a run that
+ends in an adapter error restarts it (a fresh process on a new port) before the next run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import contextlib
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,8 @@ PROFILES: dict[str, dict[str, int]] = {
               help="Start a registered broker (kafka-3.9, kafka-4.2, kafka-4.4, tansu, kfake, "
                    "librdkafka-mock, kafka-wire, nafka: "
                    "conformance/broker/registry.py) on a free loopback port, check it as "
-                   "--wire does, and stop it; its log is OUT/NAME.log.")
+                   "--wire does, and stop it; its log is OUT/NAME.log. A run that ends in an "
+                   "adapter error restarts it (OUT/NAME.<n>.log for the n-th start).")
 @click.option("--broker-log", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="With --wire: the broker's log file, quoted when it crashes.")
 @click.option("--wire-exclude", "wire_exclude", multiple=True, metavar="ACTION",
@@ -130,10 +133,13 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
     with contextlib.ExitStack() as stack:
         mix = families or DEFAULT_MIX
         wire_options: tuple[str, ...] = ()
+        restart: Callable[[], tuple[str, str]] | None = None
         if wire_broker is not None:
-            kind, running = _start_wire_broker(stack, wire_broker, out)
+            started = _start_wire_broker(stack, wire_broker, out)
+            running, kind = started.running, started.kind
             wire, broker_log, wire_options = running.address, running.log_path, kind.adapter_options
             kafka_version = kafka_version or kind.kafka_version
+            restart = _restarter(started, wire_exclude)
         if wire is not None:
             from kafkalog.cli.wire_cmds import WIRE_MIX, wire_adapter_command
             from kafkalog.conformance.broker.adapter import probe_broker
@@ -161,15 +167,15 @@ def check(adapter: str | None, examples: int | None, steps: int | None, seed: in
                             out=out, time_limit=time_limit, broken=broken,
                             max_failures=max_failures,
                             kafka_version=kafka_version or DEFAULT_PROFILE,
-                            crash=(crash_weight, crash_sweep, crash_in_load))
+                            crash=(crash_weight, crash_sweep, crash_in_load), restart=restart)
     sys.exit(status)
 
 
-def _start_wire_broker(stack: contextlib.ExitStack, name: str, out: Path) -> tuple[Any, Any]:
-    """Start the registered broker `name` (stopped by PID when `stack` closes, also on Ctrl-C
-    and SIGTERM); its log goes to OUT/NAME.log."""
+def _start_wire_broker(stack: contextlib.ExitStack, name: str, out: Path) -> Any:
+    """Start the registered broker `name` (the one running stopped by PID when `stack` closes,
+    also on Ctrl-C and SIGTERM); its log goes to OUT/NAME.log. A RestartableBroker."""
     from kafkalog.cli.main import unwind_on_sigterm
-    from kafkalog.conformance.broker.registry import broker_kind
+    from kafkalog.conformance.broker.registry import RestartableBroker, broker_kind
 
     kind = broker_kind(name)
     out.mkdir(parents=True, exist_ok=True)
@@ -177,20 +183,45 @@ def _start_wire_broker(stack: contextlib.ExitStack, name: str, out: Path) -> tup
     # runner) still gets a broker stopped on SIGTERM as on Ctrl-C.
     unwind_on_sigterm()
     click.echo(f"starting {kind.describe} ...", err=True)
-    running = kind.start(out / f"{name}.log")
-    stack.callback(running.stop)
+    started = RestartableBroker(kind, out)
+    stack.callback(started.stop)
+    running = started.running
     click.echo(f"{name} listens on {running.address} (pid {running.pid})", err=True)
-    return kind, running
+    return started
+
+
+def _restarter(started: Any, exclude: tuple[str, ...]) -> Callable[[], tuple[str, str]]:
+    """What restarts the check's broker: (the adapter command for the fresh broker, the
+    progress line saying so)."""
+    from kafkalog.cli.wire_cmds import wire_adapter_command
+
+    def restart() -> tuple[str, str]:
+        old_pid = started.running.pid
+        running = started.restart()
+        command = wire_adapter_command(running.address, broker_log=running.log_path,
+                                       exclude=exclude, options=started.kind.adapter_options)
+        return command, (f"{started.kind.name} restarted after an adapter error: pid {old_pid} "
+                         f"stopped, listens on {running.address} (pid {running.pid}), log "
+                         f"{running.log_path}")
+
+    return restart
 
 
 def _run_check(adapter: str | None, *, runs: int, steps: int, seed: int, mix: tuple[str, ...],
                out: Path, time_limit: float, broken: str | None, max_failures: int,
-               kafka_version: str, crash: tuple[int, bool, bool]) -> int:
-    """Run `runs` seeds, show progress and the summary; the exit status (0: all conformed)."""
+               kafka_version: str, crash: tuple[int, bool, bool],
+               restart: Callable[[], tuple[str, str]] | None = None) -> int:
+    """Run `runs` seeds, show progress and the summary; the exit status (0: all conformed).
+
+    `restart` (--wire-broker) replaces the broker after a run that ended in an adapter error, so
+    a broker left broken by one run (a panic that ends its storage service) does not fail every
+    later run; it answers the next runs' adapter command and a progress line.
+    """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kafkalog.conformance.check.runner import run_seed
+    from kafkalog.conformance.check.runner import ADAPTER_ERROR, run_seed
+    from kafkalog.conformance.errors import BrokerUnavailableError
 
     crash_weight, crash_sweep, crash_in_load = crash
     console = Console(stderr=True)
@@ -211,6 +242,16 @@ def _run_check(adapter: str | None, *, runs: int, steps: int, seed: int, mix: tu
             progress.update(task, advance=1, description=f"conformance ({len(failures)} failed)")
             if max_failures and len(failures) >= max_failures:
                 break
+            if restart is not None and outcome.outcome == ADAPTER_ERROR and s + 1 < seed + runs:
+                try:
+                    adapter, line = restart()
+                except BrokerUnavailableError as error:  # the runs so far still get a summary
+                    progress.console.print(f"the broker did not restart: {error}; the check "
+                                           "stops here", markup=False, highlight=False,
+                                           soft_wrap=True)
+                    break
+                progress.console.print(f"seed {s}: {line}", markup=False, highlight=False,
+                                       soft_wrap=True)
     elapsed = time.monotonic() - started
     _summary(console, outcomes, elapsed, failures)
     return 0 if not failures else 1

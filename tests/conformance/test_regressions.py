@@ -99,17 +99,27 @@ def test_broker_finding__the_recorded_broker_answer__still_differs_from_the_mode
     path: Path,
 ) -> None:
     """A broker's divergence (header `finding`) replays on the model alone and the broker's
-    recorded answer at the last step is not what the model answers, through the wire view."""
+    recorded answer at the last step is not what the model answers, through the wire view; for
+    a `state()` finding the step's answers agree and the broker's state query failed."""
     trace = read_trace(path)
     assert replay_trace(trace, adapter="model").conformed
     model, answer = _model_answer(trace)
     last = trace.steps[-1]
     assert last.divergence, "a finding's last step records what differed"
     kind = trace.header.signature.split("|")[3]
+    if answer.ok:
+        answer = StepResult(value=black_box.project_result(answer.value))
     if kind == "result":
-        if answer.ok:
-            answer = StepResult(value=black_box.project_result(answer.value))
         assert not answer.same_as(_recorded(last)), (answer.describe(), last.impl)
+    elif kind == "state()":
+        # The broker answered the step as the model does, then failed to report its state
+        # (its `state` reply was an UnexpectedException), where the model reports one.
+        recorded = _recorded(last)
+        assert answer.same_as(recorded), (answer.describe(), last.impl)
+        assert trace.header.signature.split("|")[:3] == [
+            last.action, answer.code or "ok", recorded.code or "ok"]
+        assert last.divergence.startswith("state() raised UnexpectedException: ")
+        black_box.project_state(model.state())
     else:
         assert kind.startswith("state."), kind
         field = kind.removeprefix("state.")

@@ -60,8 +60,8 @@ SCRIPTED = {
     # timestamp back as unsigned milliseconds, so a Fetch over it fails (`SansIo(TryFromInt)`)
     # and drops the connection; Kafka returns the batch (KL-READ-1). The record sits between two
     # with a timestamp because ListOffsets EARLIEST and LATEST read the first and the last
-    # record's timestamp: as either, it fails the adapter's state query after the append, which
-    # ends a run in an adapter error rather than in a divergence that could be recorded.
+    # record's timestamp: as either, it fails the adapter's state query after the append (the
+    # two scenarios that follow).
     "read_of_record_without_timestamp_drops_connection": ("roomy", [
         ("append_as_leader", {"records": (v.Record(None, b"test", 1000),
                                           v.Record(None, b"test", v.NO_TIMESTAMP),
@@ -69,6 +69,18 @@ SCRIPTED = {
                               "leader_epoch": 0}),
         ("update_high_watermark", {"offset": 3}),
         read_step(0, 1 << 20)]),
+    # The same record as the log's first: the adapter's state query after the append
+    # (ListOffsets EARLIEST, KL-WIRE-3) fails (`SansIo(TryFromInt)`) and drops the connection,
+    # a `state()` divergence; Kafka answers the log start offset (KL-TIME-1).
+    "earliest_over_record_without_timestamp_drops_connection": ("roomy", [
+        ("append_as_leader", {"records": (v.Record(None, b"test", v.NO_TIMESTAMP),),
+                              "leader_epoch": 0})]),
+    # As the log's last record, after one with a timestamp: ListOffsets LATEST in the state
+    # query fails the same way; Kafka answers the log end offset (KL-TIME-2).
+    "latest_over_record_without_timestamp_drops_connection": ("roomy", [
+        *_leader(1000),
+        ("append_as_leader", {"records": (v.Record(None, b"test", v.NO_TIMESTAMP),),
+                              "leader_epoch": 0})]),
     # The engine's `delete_records` is `todo!()`: its panic ends the storage service, so every
     # later request of any topic fails (why each scenario gets a broker of its own).
     "delete_records_panics": ("tiny", [
