@@ -39,6 +39,7 @@ from kafkalog.conformance.crash.sweep import (
     SweepPoint,
     format_in_load,
     idempotence_view,
+    same_after_reload,
     sweep_plan,
 )
 from kafkalog.conformance.crash.torn_clues import TORN_FAULT, clues_of_error, clues_of_view
@@ -400,7 +401,7 @@ class CrashSteps:
                 f"recovery not idempotent (KL-CRASH-7): the load after a crash right after the "
                 f"load failed: {again.describe()}")), code
         second = self.sut.state()
-        if idempotence_view(second) == idempotence_view(first):
+        if same_after_reload(first, second):
             return None, code
         where = first_difference(idempotence_view(first), idempotence_view(second))
         return (f"crash.idempotence.{where[0]}", (

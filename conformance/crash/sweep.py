@@ -140,6 +140,22 @@ def idempotence_view(state: v.LogStateView) -> v.LogStateView:
     return replace(narrowed, segments=(*kept, replace(last, offset_index=None, time_index=None)))
 
 
+def same_after_reload(first: v.LogStateView | str, second: v.LogStateView | str) -> bool:
+    """Whether `second`, a load after a crash right after (or inside) the load that gave
+    `first`, recovered the same state (KL-CRASH-7, KL-CRASH-14): equal `idempotence_view`s, or
+    equal but for the last stable offset where the producer tables differ. The LSO is the first
+    unstable offset of the table's ongoing transactions, bounded by the HW (TXN-8): a table the
+    promise leaves free (a load may keep a producer whose batches retention deleted, the next
+    drop it, KL-ALLOW-9) moves it; with equal tables the LSO must be equal."""
+    if isinstance(first, str) or isinstance(second, str):
+        return False
+    ours, theirs = idempotence_view(first), idempotence_view(second)
+    if ours == theirs:
+        return True
+    return first.producers != second.producers and (
+        replace(ours, last_stable_offset=None) == replace(theirs, last_stable_offset=None))
+
+
 def sweep_plan(fault: str, seed: int) -> list[tuple[str, int]]:
     """(fault, seed) pairs a sweep explores at every point: the drawn pair first (so a sweep
     always covers the crash step's own image), then every fault model with its seeds."""
@@ -271,7 +287,7 @@ class Sweeper:
             state = f"{type(error).__name__}: {error}"
         finally:
             recorder.close_all()
-        if isinstance(state, str) or idempotence_view(state) != idempotence_view(first):
+        if not same_after_reload(first, state):
             # Point 0 (nothing of the load done) reloads the image itself: a replay shows it.
             return InLoadFailure(0, FaultModel.PROCESS_CRASH.value, 0,
                                  *_describe(first, state, "the recorded load"))
@@ -288,8 +304,7 @@ class Sweeper:
                         self.in_load_loads += 1
                         _empty(inner)
                     again = self._in_load_seen[key]
-                    if isinstance(again, str) or (
-                            idempotence_view(again) != idempotence_view(first)):
+                    if not same_after_reload(first, again):
                         return InLoadFailure(point, fault, seed,
                                              *_describe(first, again, "the load after it"))
         return None
@@ -303,7 +318,7 @@ class Sweeper:
             return _Loaded(first, None)
         second = self._load(root, now_ms)
         self.reloads += 1
-        same = not isinstance(second, str) and idempotence_view(second) == idempotence_view(first)
+        same = same_after_reload(first, second)
         return _Loaded(first, same)
 
     def _scratch(self) -> _Scratch:
@@ -345,9 +360,8 @@ def in_load_difference(first: v.LogStateView,
                        second: v.LogStateView) -> tuple[str, str] | None:
     """KL-CRASH-14: where the load after a crash inside a load differs from the uninterrupted
     load (`idempotence_view`), as (field path, message), or None when it does not."""
-    if idempotence_view(first) == idempotence_view(second):
+    if same_after_reload(first, second):
         return None
-
     where = first_difference(idempotence_view(first), idempotence_view(second))
     return where[0], (f"a crash inside the load recovers another state than the uninterrupted "
                       f"load (KL-CRASH-14); first differs at {where[0]}: uninterrupted "

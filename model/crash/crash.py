@@ -55,8 +55,12 @@ __all__ = [
 
 #: Earlier layouts kept for kafka mode (GAP-1, GAP-2); older ones are assumed overwritten.
 _MAX_LAYOUTS = 4
-#: Removed snapshot files kept for kafka mode (DUR-29), newest last.
-_MAX_GHOSTS = 8
+#: Removed snapshot files kept for kafka mode (DUR-29), newest last; forgotten at every flush
+#: that moves F (its directory fsync commits the removals).
+_MAX_GHOSTS = 32
+#: Of them, the newest the set brings back one at a time when no recovered state says which
+#: (`_ghosts_back`; with one, the state's list picks among all of them).
+_GHOSTS_ALONE = 4
 #: The actions that cut the log (inside.py widens a crash inside one).
 TRUNCATIONS = frozenset({"truncate_to", "truncate_fully_and_start_at"})
 
@@ -359,9 +363,10 @@ def _snapshot_options(state: PartitionState, mode: CrashMode = CrashMode.STRICT,
 
     A power loss keeps or undoes each file's unsynced directory operations independently of the
     others' (FLT-5), so any subset of the removed files may come back: too many sets to load
-    each. Without `listed`, the set offers any one of them back, or all. `listed` (the files a
-    recovered state lists, TornClues.snapshots) picks the subset: a removed file the load kept
-    is listed, so those listed come back together, with any one unlisted file beside them (the
+    each. Without `listed`, the set offers any one of the newest four back, or all. `listed`
+    (the files a recovered state lists, TornClues.snapshots) picks the subset: a removed file
+    the load kept is listed, so those listed come back together, with any one unlisted beside
+    them (the
     load deletes unlisted ones as strays or above its recovery, but one may still be the newest
     file its rebuild reads first, PSR-5)."""
     snapshots = state.producer_state.snapshots
@@ -379,7 +384,8 @@ def _ghosts_back(back: tuple[tuple[int, Any], ...], listed: frozenset[int] | Non
                  ) -> list[tuple[tuple[int, Any], ...]]:
     """The sets of removed snapshot files `_snapshot_options` brings back (none empty)."""
     if listed is None:
-        return [*((g,) for g in back), *((back,) if len(back) > 1 else ())]
+        alone = back[-_GHOSTS_ALONE:]
+        return [*((g,) for g in alone), *((back,) if len(back) > 1 else ())]
     kept = tuple(g for g in back if g[0] in listed)
     sets = [kept, *((*kept, g) for g in back if g[0] not in listed)]
     return [tuple(sorted(s, key=lambda f: f[0])) for s in sets if s]

@@ -418,3 +418,23 @@ def test_regression_trace__offsets_back_emptying__torn_truncation_keeps_no_valid
     monkeypatch.setattr(LogLoader, "_spoil_first_batch", lambda self, segment: None)
     replayed = replay_trace(trace)
     assert replayed.signature == "crash|ok|ok|crash.in_load.log_end_offset|KL-CRASH-14"
+
+
+def test_same_after_reload__the_lso_may_differ_only_with_the_producer_table() -> None:
+    """KL-CRASH-7 leaves the producer table free between a load and the next (a load may keep a
+    producer the next drops), and the last stable offset follows the table's open
+    transactions; with equal tables it must be equal (seed 8498, kafka mode)."""
+    import dataclasses
+
+    from kafkalog.conformance.crash.sweep import same_after_reload
+    from kafkalog.model import values as v
+    from kafkalog.model.log import empty_log, view
+
+    base = dataclasses.replace(view(empty_log(v.LogConfig())), last_stable_offset=10,
+                               producers=())
+    moved = dataclasses.replace(base, last_stable_offset=11)
+    kept = dataclasses.replace(base, producers=(v.ProducerView(7, 0, -1, 0, 4, ()),))
+    assert same_after_reload(base, base)
+    assert not same_after_reload(base, moved)
+    assert same_after_reload(kept, moved)
+    assert not same_after_reload(kept, dataclasses.replace(moved, log_end_offset=3))

@@ -241,9 +241,11 @@ KAFKA_MODE_TRACES = sorted(
     (Path(__file__).resolve().parents[1] / "regressions" / "kafka_mode").glob("*.jsonl"))
 #: Traces whose fix was in the checker, not the kafka set (lockstep keeps the matching members
 #: diverse, kafka_gaps.py `diverse_first`; a planted leftover's files carry the log's clock,
-#: impl_sut `_stamp_planted`): held strictly, the variant conforms on them too.
+#: impl_sut `_stamp_planted`; a reload's last stable offset follows its producer table,
+#: sweep.py `same_after_reload`): held strictly, the variant conforms on them too.
 CHECKER_FIXES = {"KL-CRASH-1-kafka_diverse_alternatives-seed1505",
-                 "KL-DEL-1-kafka_planted_file_mtime-seed1494"}
+                 "KL-DEL-1-kafka_planted_file_mtime-seed1494",
+                 "KL-CRASH-7-kafka_lso_follows_a_reloaded_producer_table-seed8498"}
 
 
 def _held_strictly(trace: Trace) -> int | None:
