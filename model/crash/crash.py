@@ -366,9 +366,8 @@ def _snapshot_options(state: PartitionState, mode: CrashMode = CrashMode.STRICT,
     each. Without `listed`, the set offers any one of the newest four back, or all. `listed`
     (the files a recovered state lists, TornClues.snapshots) picks the subset: a removed file
     the load kept is listed, so those listed come back together, with any one unlisted beside
-    them (the
-    load deletes unlisted ones as strays or above its recovery, but one may still be the newest
-    file its rebuild reads first, PSR-5)."""
+    them (the load deletes unlisted ones as strays or above its recovery, but one may still be
+    the newest file its rebuild reads first, PSR-5)."""
     snapshots = state.producer_state.snapshots
     options = surviving_snapshots(snapshots)
     if mode is CrashMode.KAFKA:
