@@ -17,12 +17,11 @@ import os
 import shutil
 import string
 import subprocess
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
-from kafkalog.conformance.broker.process import LOOPBACK, ServerBroker, free_loopback_port
+from kafkalog.conformance.broker.process import ServerBroker, free_loopback_port
 from kafkalog.conformance.errors import BrokerUnavailableError
 
 #: The folder holding pom.xml and server.properties.template (a source checkout's brokers/kafka).
@@ -127,25 +126,13 @@ class KafkaBroker(ServerBroker):
                                          "KAFKALOG_JAVA or JAVA_HOME)", where="brokers/kafka")
         classpath = kafka_classpath(version)
         self.version = version
-        self.log_path = log_path
-        self.port = free_loopback_port()
-        self.address = f"{LOOPBACK}:{self.port}"
-        self._dir = Path(tempfile.mkdtemp(prefix=f"kafkalog-kafka-{version}-"))
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log = log_path.open("wb")
-        try:
+        self._prepare(log_path, f"kafkalog-kafka-{version}-")
+        with self._stopped_on_failure():
             properties = self._write_properties()
             self._format(java, classpath, properties)
-            # A session of its own: a Ctrl-C reaches this process only, which then stops the
-            # broker in order (SIGTERM, a controlled shutdown) instead of both racing.
-            self._proc = subprocess.Popen(
-                [java, *JVM_OPTIONS, "-cp", classpath, "kafka.Kafka", str(properties)],
-                stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+            # Its stop is in order (SIGTERM, a controlled shutdown; `stop_grace_s`).
+            self._spawn([java, *JVM_OPTIONS, "-cp", classpath, "kafka.Kafka", str(properties)])
             self._await_started(start_timeout_s)
-        except BaseException:
-            self.stop(grace_s=0)
-            raise
 
     def _write_properties(self) -> Path:
         template = string.Template((KAFKA_DIR / "server.properties.template").read_text())

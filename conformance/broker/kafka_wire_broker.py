@@ -25,10 +25,8 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.process import (
-    LOOPBACK,
     ServerBroker,
     await_listening,
-    free_loopback_port,
     reported_version,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
@@ -148,24 +146,12 @@ class KafkaWireBroker(ServerBroker):
         if self.version != KAFKA_WIRE_VERSION:  # the trace headers name the pinned version
             raise BrokerUnavailableError(f"{binary} reports version {self.version}, not the "
                                          f"pinned {KAFKA_WIRE_VERSION}", where=_WHERE)
-        self.log_path = log_path
-        self.port = free_loopback_port()
-        self.address = f"{LOOPBACK}:{self.port}"
-        self._dir = Path(tempfile.mkdtemp(prefix="kafkalog-kafka-wire-"))
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log = log_path.open("wb")
-        try:
-            # A session of its own: a Ctrl-C reaches this process only, which then stops the
-            # broker by PID instead of both racing.
-            self._proc = subprocess.Popen(
-                [str(binary), "serve", "--kafka-listen", self.address,
-                 "--data-dir", str(self._dir / "data")],
-                env={**os.environ, **BROKER_ENV}, stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=subprocess.STDOUT, start_new_session=True)
+        self._prepare(log_path, "kafkalog-kafka-wire-")
+        with self._stopped_on_failure():
+            self._spawn([str(binary), "serve", "--kafka-listen", self.address,
+                         "--data-dir", str(self._dir / "data")],
+                        env={**os.environ, **BROKER_ENV})
             self._await_listening(start_timeout_s)
-        except BaseException:
-            self.stop(grace_s=0)
-            raise
 
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None

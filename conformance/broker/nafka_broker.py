@@ -36,10 +36,8 @@ import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.process import (
-    LOOPBACK,
     ServerBroker,
     await_listening,
-    free_loopback_port,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
 
@@ -155,25 +153,12 @@ class NafkaBroker(ServerBroker):
 
     def __init__(self, log_path: Path, start_timeout_s: float = 30.0) -> None:
         python = nafka_python()
-        self.log_path = log_path
-        self.port = free_loopback_port()
-        self.address = f"{LOOPBACK}:{self.port}"
-        self._dir = Path(tempfile.mkdtemp(prefix="kafkalog-nafka-"))
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log = log_path.open("wb")
-        try:
-            # A session of its own: a Ctrl-C reaches this process only, which then stops the
-            # broker by PID instead of both racing.
-            self._proc = subprocess.Popen(
-                [str(python), "-c", LAUNCHER, "--port", str(self.port),
-                 "--file", str(self._dir / "nafka.sqlite")],
-                stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+        self._prepare(log_path, "kafkalog-nafka-")
+        with self._stopped_on_failure():
+            self._spawn([str(python), "-c", LAUNCHER, "--port", str(self.port),
+                         "--file", str(self._dir / "nafka.sqlite")])
             self._await_listening(start_timeout_s)
             self.version = self._reported_version()
-        except BaseException:
-            self.stop(grace_s=0)
-            raise
 
     def _await_listening(self, timeout_s: float) -> None:
         assert self._proc is not None

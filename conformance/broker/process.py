@@ -15,7 +15,9 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, Self
@@ -85,11 +87,14 @@ def await_listening(proc: subprocess.Popen[bytes], port: int, timeout_s: float, 
 
 class ServerBroker:
     """What a broker process this project started shares (kafka.py, kafka_wire_broker.py,
-    nafka_broker.py): its PID, whether it runs, its log's tail, and a stop by PID (SIGTERM,
-    SIGKILL after `stop_grace_s`) that then deletes its data folder; a context manager."""
+    nafka_broker.py, tansu_sqlite.py): its start on a free loopback port with a fresh data
+    folder, its PID, whether it runs, its log's tail, and a stop by PID (SIGTERM, SIGKILL after
+    `stop_grace_s`) that then deletes its data folder; a context manager."""
 
     stop_grace_s = 5.0
     tail_limit = 300
+    port: int
+    address: str
     log_path: Path
     _proc: subprocess.Popen[bytes] | None
     _log: BinaryIO
@@ -105,6 +110,32 @@ class ServerBroker:
 
     def log_tail(self, limit: int | None = None) -> str:
         return log_tail(self.log_path, self.tail_limit if limit is None else limit)
+
+    def _prepare(self, log_path: Path, data_prefix: str) -> None:
+        """Before the process starts: a free loopback port, a fresh data folder, the log."""
+        self.log_path = log_path
+        self.port = free_loopback_port()
+        self.address = f"{LOOPBACK}:{self.port}"
+        self._dir = Path(tempfile.mkdtemp(prefix=data_prefix))
+        self._proc = None
+        self._log = log_path.open("wb")
+
+    def _spawn(self, argv: Sequence[str], cwd: Path | None = None,
+               env: dict[str, str] | None = None) -> None:
+        """Start the broker, its output to the log. A session of its own: a Ctrl-C reaches
+        this process only, which then stops the broker by PID instead of both racing."""
+        self._proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                      stdout=self._log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+
+    @contextlib.contextmanager
+    def _stopped_on_failure(self) -> Iterator[None]:
+        """Starting: whatever fails stops the process by PID and deletes its data folder."""
+        try:
+            yield
+        except BaseException:
+            self.stop(grace_s=0)
+            raise
 
     def stop(self, grace_s: float | None = None) -> None:
         terminate(self._proc, self.stop_grace_s if grace_s is None else grace_s)

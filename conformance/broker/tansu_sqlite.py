@@ -18,14 +18,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from kafkalog.conformance.broker.process import (
-    LOOPBACK,
     ServerBroker,
     await_listening,
-    free_loopback_port,
     reported_version,
 )
 from kafkalog.conformance.errors import BrokerUnavailableError
@@ -104,23 +101,12 @@ class TansuSqliteBroker(ServerBroker):
 
     def __init__(self, log_path: Path, start_timeout_s: float = 30.0) -> None:
         binary = tansu_sqlite_binary()
-        self.log_path = log_path
-        self.port = free_loopback_port()
-        self.address = f"{LOOPBACK}:{self.port}"
-        self._dir = Path(tempfile.mkdtemp(prefix="kafkalog-tansu-sqlite-"))
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log = log_path.open("wb")
+        self._prepare(log_path, "kafkalog-tansu-sqlite-")
         url = f"tcp://{self.address}"
-        try:
-            # A session of its own: a Ctrl-C reaches this process only, which then stops the
-            # broker by PID instead of both racing.
-            self._proc = subprocess.Popen(
-                [str(binary), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                 "--storage-engine", "sqlite://tansu.db"],
-                cwd=self._dir, stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=subprocess.STDOUT, start_new_session=True)
+        with self._stopped_on_failure():
+            self._spawn([str(binary), "broker", "--listener-url", url,
+                         "--advertised-listener-url", url, "--storage-engine",
+                         "sqlite://tansu.db"], cwd=self._dir)
+            assert self._proc is not None
             await_listening(self._proc, self.port, start_timeout_s, "tansu", self.log_path,
                             _WHERE)
-        except BaseException:
-            self.stop(grace_s=0)
-            raise
