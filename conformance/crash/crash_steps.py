@@ -424,10 +424,10 @@ class _SweepVerdicts:
         key = (point.image, point.fault, inside)
         if key not in self._verdicts:
             self._verdicts[key] = (_allows(self._allowed_set(point, inside), point.recovered)
-                                   or self._allows_torn(point))
+                                   or self._allows_with_clues(point))
         return self._verdicts[key]
 
-    def _allows_torn(self, point: SweepPoint) -> bool:
+    def _allows_with_clues(self, point: SweepPoint) -> bool:
         """A state outside the set, judged again with what it shows of a header a garbage
         page tore (KL-ALLOW-10) or of the removed snapshot files that came back (DUR-29)."""
         if not self._crash_steps.judged_with_clues(point.fault):

@@ -74,3 +74,7 @@ def test_crash_modelled__is_on_for_every_family_in_both_modes(family: str) -> No
     assert crash_modelled(CONFIG_FAMILIES[family])
     assert crash_modelled(CONFIG_FAMILIES[family], "strict")
     assert crash_modelled(CONFIG_FAMILIES[family], "kafka")
+    # Kafka mode crashes nothing inside a cleaning pass (GAP-3); strict mode does.
+    assert not crash_modelled(CONFIG_FAMILIES[family], "kafka", "clean")
+    assert crash_modelled(CONFIG_FAMILIES[family], "strict", "clean")
+    assert crash_modelled(CONFIG_FAMILIES[family], "kafka", "truncate_to")
