@@ -83,6 +83,7 @@ class CampaignSummary:
     profiles: dict[str, int] = field(default_factory=dict)  # runs per Kafka profile
     crash_modes: dict[str, int] = field(default_factory=dict)  # runs per crash mode
     crash_in_load: int = 0  # crash points inside loads (KL-CRASH-14), summed over runs
+    crash_in_clean: int = 0  # crash points inside cleaning passes (KL-CRASH-15), summed
     # (profile, rule pairs met in one run of that profile, pairs possible), oldest profile first
     rule_pairs_by_profile: tuple[tuple[str, int, int], ...] = ()
     kafka_labels: dict[str, int] = field(default_factory=dict)  # Kafka divergences per label
@@ -361,6 +362,7 @@ def _variety(frame: Any, totals: dict[str, Any]) -> dict[str, Any]:
         "profiles": profiles,
         "crash_modes": _counts(frame.fillna({"crash_mode": "unrecorded"}), "crash_mode"),
         "crash_in_load": totals["crash_in_load"],
+        "crash_in_clean": totals["crash_in_clean"],
         "rule_pairs_by_profile": tuple(by_profile),
     }
 
@@ -384,6 +386,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         F.sum("crash_s").alias("crash_s"),
         F.sum("crash_idempotence").alias("crash_idempotence"),
         F.sum("crash_in_load").alias("crash_in_load"),
+        F.sum("crash_in_clean").alias("crash_in_clean"),
         (F.unix_micros(F.max("finished_at")) - F.unix_micros(F.min("started_at"))).alias("span"),
     ).first()
     return {
@@ -395,6 +398,7 @@ def _totals(frame: Any) -> dict[str, Any]:
         "crash_s": float(row.crash_s or 0.0),
         "crash_idempotence": int(row.crash_idempotence or 0),
         "crash_in_load": int(row.crash_in_load or 0),
+        "crash_in_clean": int(row.crash_in_clean or 0),
     }
 
 

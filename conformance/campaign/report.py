@@ -225,7 +225,8 @@ def render_terminal(
     if summary.crash_modes:
         modes = ", ".join(f"{mode} {runs}" for mode, runs in sorted(summary.crash_modes.items()))
         console.print(Text(f"runs per crash mode: {modes}; crash points inside loads: "
-                           f"{summary.crash_in_load:,}"))
+                           f"{summary.crash_in_load:,}; inside cleaning passes: "
+                           f"{summary.crash_in_clean:,}"))
     if summary.crash_modes.get("kafka"):  # why those runs plant fewer leftovers than `check`
         console.print(Text(f"kafka-mode runs plant no {' or '.join(sorted(CAMPAIGN_UNPLANTED))} "
                            "leftover: a power loss turns their unsynced clean-up into a named "

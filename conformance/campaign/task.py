@@ -81,6 +81,7 @@ ARROW_SCHEMA = pa.schema(
         ("crash_idempotence", pa.int32()),
         ("crash_mode", pa.string()),
         ("crash_in_load", pa.int32()),
+        ("crash_in_clean", pa.int32()),
         ("kafka_loader_images", pa.int32()),
         ("kafka_loader_outside", pa.int32()),
         ("kafka_loader_gaps", pa.map_(pa.string(), pa.int32())),
@@ -93,7 +94,8 @@ SPARK_DDL = (
     "outcome STRING, signature STRING, trace_jsonl STRING, trace_steps INT, error STRING, "
     "started_at TIMESTAMP, finished_at TIMESTAMP, worker STRING, kafka_version STRING, "
     "crashes MAP<STRING, INT>, crash_weight INT, crash_images INT, crash_s DOUBLE, "
-    "crash_idempotence INT, crash_mode STRING, crash_in_load INT, kafka_loader_images INT, "
+    "crash_idempotence INT, crash_mode STRING, crash_in_load INT, crash_in_clean INT, "
+    "kafka_loader_images INT, "
     "kafka_loader_outside INT, kafka_loader_gaps MAP<STRING, INT>"
 )
 
@@ -381,6 +383,7 @@ def _outcome_row(outcome: RunOutcomeLike, adapter: str | None) -> dict[str, Any]
         "crash_s": float(getattr(outcome, "crash_s", 0.0)),
         "crash_idempotence": int(getattr(outcome, "crash_idempotence", 0)),
         "crash_in_load": int(getattr(outcome, "crash_in_load", 0)),
+        "crash_in_clean": int(getattr(outcome, "crash_in_clean", 0)),
     }
 
 
@@ -403,6 +406,7 @@ def _error_row(error: BaseException, duration_s: float) -> dict[str, Any]:
         "crash_s": 0.0,
         "crash_idempotence": 0,
         "crash_in_load": 0,
+        "crash_in_clean": 0,
         **loader_columns(None),
     }
 

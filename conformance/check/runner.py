@@ -73,6 +73,7 @@ class RunOutcome:
     crash_idempotence: int = 0  # idempotence checks: crash right after a load, load again
     crash_s: float = 0.0  # CPU seconds spent in crash steps, sweeps included
     crash_in_load: int = 0  # crash points explored inside loads (KL-CRASH-14, opt-in)
+    crash_in_clean: int = 0  # swept crash points inside cleaning passes (KL-CRASH-15)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -280,4 +281,5 @@ def _outcome(seed: int, family: str, adapter: str | None, started: float,
         crash_idempotence=session.crash_idempotence if session else 0,
         crash_s=round(session.crash_s, 4) if session else 0.0,
         crash_in_load=(session.crash_in_load or 0) if session else 0,
+        crash_in_clean=session.crash_in_clean if session else 0,
     )

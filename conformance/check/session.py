@@ -79,6 +79,7 @@ class Session:
         self.crashes: Counter[str] = Counter()
         self.crash_images = 0  # distinct crash images loaded (summed over examples)
         self.crash_idempotence = 0  # of them, reloaded after a crash right after the load
+        self.crash_in_clean = 0  # swept crash points inside cleaning passes (KL-CRASH-15)
         self.crash_s = 0.0  # CPU seconds in crash steps, sweeps included
         self.shrink_budget_s = shrink_budget_s
         self.deadline = None if time_limit_s is None else time.monotonic() + time_limit_s
@@ -151,6 +152,7 @@ class Session:
             self.crashes.update(crash_steps.crashes)
             self.crash_images += crash_steps.distinct_images()
             self.crash_idempotence += crash_steps.crash_idempotence()
+            self.crash_in_clean += crash_steps.inside_passes
             self.crash_s += crash_steps.crash_s
             if self.crash_in_load is not None:
                 self.crash_in_load += crash_steps.in_load_points()

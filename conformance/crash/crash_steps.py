@@ -95,6 +95,7 @@ class CrashSteps:
         self.idempotence_images: set[bytes] = set()
         self.idempotence_steps = 0
         self.unhashed_images = 0  # crash steps not covered by a sweep: one image each
+        self.inside_passes = 0  # swept points inside a cleaning pass (KL-CRASH-15)
         self.crash_s = 0.0  # CPU seconds spent in crash steps (sweeps included)
         # Kafka-mode gaps a leftover planted by an earlier crash step may lead to (kafka_gaps.py)
         self.at_risk: frozenset[str] = frozenset()
@@ -183,6 +184,9 @@ class CrashSteps:
 
     def _count(self, point: SweepPoint) -> None:
         self.crashes[point.fault] += 1
+        last = getattr(self.model, "last", None)
+        if point.ops_lost > 0 and last is not None and last[0] == "clean":
+            self.inside_passes += 1
         self.crash_images.add(point.image)
         if point.idempotent is not None:
             self.idempotence_images.add(point.image)

@@ -301,6 +301,9 @@ def _summary(console: object, outcomes: list, elapsed: float, failures: list) ->
              f"steps, {crash_s:.1f} s)")
         echo(f"recovery idempotence checks: {sum(o.crash_idempotence for o in outcomes)} "
              "(distinct images crashed right after the load and loaded again, KL-CRASH-7)")
+        in_clean = sum(getattr(o, "crash_in_clean", 0) for o in outcomes)
+        if in_clean:
+            echo(f"crash points inside cleaning passes: {in_clean} (KL-CRASH-15)")
     in_load = sum(getattr(o, "crash_in_load", 0) for o in outcomes)
     if in_load:
         echo(f"crash points inside loads: {in_load} (KL-CRASH-14, --crash-in-load)")

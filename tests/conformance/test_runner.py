@@ -79,7 +79,8 @@ def test_run_seed__row__is_plain_data_for_spark() -> None:
     row = run_seed(4, steps=10, config_family="tiny", adapter="model").to_dict()
     assert set(row) == {"seed", "config_family", "config", "adapter", "steps_executed", "actions",
                         "rules", "duration_s", "outcome", "signature", "trace_jsonl", "crashes",
-                        "crash_images", "crash_s", "crash_idempotence", "crash_in_load"}
+                        "crash_images", "crash_s", "crash_idempotence", "crash_in_load",
+                        "crash_in_clean"}
     assert row["config"]["segment_bytes"] == 400
     assert row["rules"] == sorted(row["rules"]) and row["rules"]
 
