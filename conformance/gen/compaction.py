@@ -5,8 +5,8 @@
 compaction has duplicates to remove), some are tombstones, and a `clean` rule runs a cleaning
 pass (specs/log.md KL-CLEAN-*) between appends, rolls, HW moves, truncations, clock steps and
 reopens. A keyless record still reaches the log now and then through the plain rules, which
-both sides must refuse (KL-CLEAN-12). Crash steps run in both crash modes, inside a pass in
-strict mode only (KL-CRASH-15, `LogMachine.crash_enabled`).
+both sides must refuse (KL-CLEAN-12). Crash steps run in both crash modes, after and inside
+a pass (KL-CRASH-15, `LogMachine.crash_enabled`).
 """
 
 from __future__ import annotations

@@ -52,16 +52,13 @@ CRASH_POINTS = st.one_of(st.just(1 << 20), st.integers(0, 40))
 CRASH_SEEDS = st.integers(0, (1 << 16) - 1)
 
 
-def crash_modelled(config: Any, mode: str = "strict", last_action: str | None = None) -> bool:
-    """Whether the crash model covers a crash now, in runs of `config` in crash `mode` after
-    `last_action` (KL-CRASH-1): every config family, producer state (KL-CRASH-11), transaction
-    state (KL-CRASH-12) and compacted logs (KL-CRASH-15) included, in both modes, but no crash
-    inside a cleaning pass in kafka mode. Kafka's swap renames have no fsync until the end of
-    `replaceSegments` (CLN-57), so a power loss inside one may leave overlapping segments
-    (GAP-3), which no model state expresses; a crash step's sweep crashes inside the action
-    before it, so none follows a `clean`. Every path (check, campaign, serve-adapter) asks this
-    via `crash_enabled`, so what the model cannot crash yet is switched off in one place."""
-    return config is not None and not (str(mode) == "kafka" and last_action == "clean")
+def crash_modelled(config: Any) -> bool:
+    """Whether the crash model covers a crash in runs of `config` (KL-CRASH-1): every config
+    family, producer state (KL-CRASH-11), transaction state (KL-CRASH-12) and compacted logs
+    after and inside a cleaning pass (KL-CRASH-15) included, in both crash modes. Every path
+    (check, campaign, serve-adapter) asks this via `crash_enabled`, so what the model cannot
+    crash is switched off in one place."""
+    return config is not None
 
 
 def crash_rule(n: int) -> Any:
@@ -215,10 +212,7 @@ class LogMachine(ReachRules, RuleBasedStateMachine):
         features = self.session.features
         if self.session.crash_weight <= 0 or not {"crash", "crash_kill"} & features:
             return False
-        lockstep = getattr(self, "lockstep", None)
-        mode = lockstep.model.mode if lockstep is not None else "strict"
-        steps = lockstep.steps if lockstep is not None else []
-        return crash_modelled(self.session.config, mode, steps[-1].action if steps else None)
+        return crash_modelled(self.session.config)
 
     def crash_now(self, point: int, fault: str, leftover: str, seed: int) -> None:
         if "crash" not in self.session.features:

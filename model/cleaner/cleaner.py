@@ -248,7 +248,10 @@ def clean_stages(state: PartitionState) -> tuple[PassStages, CleanResult | None]
         state, tracker = clean_group(state, group, ctx, tracker)
         bases.append(group[0].base_offset)
         swaps.append((state, group))
-    state = replace(state, cleaner_checkpoint=end_offset, cleaner_floor=state.log_start_offset)
+    # A pass that went on from the entry keeps its floor when a crash lowered the log start
+    # below it (GAP-12): the data between was never in any pass's map (KL-INV-19).
+    floor = max(state.log_start_offset, state.cleaner_floor)
+    state = replace(state, cleaner_checkpoint=end_offset, cleaner_floor=floor)
     result = CleanResult(dirty.first_dirty, end_offset, dirty.first_uncleanable, tuple(bases))
     return PassStages(selected, tuple(swaps), state), result
 

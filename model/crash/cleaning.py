@@ -14,11 +14,14 @@ old content, the reset selection wrote (CLN-15) or, once every group is swapped,
 end offset (CLN-22). Producer snapshots of a group's removed bases go after its swap; a load
 removes them as strays anyway (PSR-3).
 
-A crash inside a pass is not drawn in kafka mode (`LogMachine.crash_enabled` in
-conformance/gen/machine.py): Kafka's swap renames have no fsync until the end of
-`replaceSegments` (CLN-57) and a load completing a swap fsyncs nothing (GAP-4), so a power loss
-may leave overlapping segments (GAP-3) or undo a swap under a checkpoint that says the range is
-clean, against KL-INV-19. A pass that returned is durable in kafka mode too (crash.py `observe`).
+In kafka mode the same states are the pass's, under Kafka's fsync choices for everything
+around it (`crash_states` in kafka mode: earlier layouts, removed snapshot files, the epoch
+file's trims, loads that sync nothing). Kafka's own `replaceSegments` renames with no fsync
+until its end (CLN-57), so a power loss that keeps each file's directory operations on its own
+(FLT-5) may also leave overlapping segments (GAP-3) or lose a group whose `.cleaned` entries
+were never durable while its old segments' `.deleted` renames were: no model state expresses
+either, and kafkalog's kafka-mode variant keeps its swap syncs. A pass that returned is durable
+in kafka mode too (crash.py `observe`).
 Pure and stdlib-only like the rest of the model.
 """
 
@@ -85,7 +88,7 @@ def _interrupted_states(stages: PassStages) -> list[PartitionState]:
 def crash_inside_clean(before: PartitionState, durable_before: Durable, after: PartitionState,
                        fault: FaultModel, mode: CrashMode = CrashMode.STRICT,
                        offsets_back: bool = False) -> tuple[Outcome, ...]:
-    """The allowed set of a crash inside the pass from `before` to `after` (strict).
+    """The allowed set of a crash inside the pass from `before` to `after` (both modes).
 
     Spec: KL-CRASH-8, KL-CRASH-15. F and the root checkpoints are those before the pass (it
     flushes only its cleaned segments, below F); the cleaner checkpoint is the old entry or the

@@ -98,3 +98,30 @@ def test_cleaned_keys_unique__log_start_fallen_below_a_reset_checkpoint__holds()
     fallen = replace(reset, log_start_offset=0)  # what the crash's load leaves
     assert cleaned_keys_unique(fallen)
     assert not cleaned_keys_unique(replace(fallen, cleaner_floor=0))
+
+
+
+def _sealed(s: PartitionState, *keys: bytes) -> PartitionState:
+    for key in keys:
+        s, _ = log.append_as_leader(s, (Record(key, b"v", 0),), 0)
+    s, _ = log.roll(s)
+    s, _ = log.update_high_watermark(s, s.log_end_offset)
+    return s
+
+
+def test_clean__going_on_from_its_entry_over_a_fallen_log_start__keeps_the_floor() -> None:
+    """A pass that goes on from the cleaner's entry after a crash lowered the log start below
+    the entry's floor (GAP-12) maps only the new dirty range: the duplicates between the fallen
+    log start and the floor stay, so the pass keeps the floor rather than taking the log start
+    (trace KL-INV-19-pass_keeps_its_floor_over_a_log_start_fallen_back-seed10515).
+    Spec: KL-INV-19."""
+    s = _sealed(log.empty_log(COMPACT), b"k0", b"k1", b"k0", b"k1", b"k2")
+    s, _ = log.maybe_increment_log_start_offset(s, 4)
+    first, _ = log.clean(s)
+    assert first.cleaner_checkpoint == 5 and first.cleaner_floor == 4
+    fallen = replace(first, log_start_offset=0)  # what the crash's load leaves
+    again, result = log.clean(_sealed(fallen, b"k2"))
+    assert result is not None and result.first_dirty_offset == 5
+    assert again.cleaner_floor == 4 and again.log_start_offset == 0
+    assert cleaned_keys_unique(again) and check_all(again) == []
+    assert not cleaned_keys_unique(replace(again, cleaner_floor=0))

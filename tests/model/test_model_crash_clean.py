@@ -203,8 +203,7 @@ def test_crash_inside_a_truncation__may_keep_the_old_cleaner_checkpoint() -> Non
 def test_kafka_mode__crash_after_a_pass__has_the_strict_members() -> None:
     """Kafka mode adds outcomes to the strict set (KL-CRASH-1), but not the layout before a pass
     that returned: Kafka's `replaceSegments` ends with a directory fsync (CLN-57), so its renames
-    are durable, unlike retention's (GAP-2). The checker draws no crash inside a pass in kafka
-    mode (conformance/gen/machine.py `LogMachine.crash_enabled`).
+    are durable, unlike retention's (GAP-2).
     Spec: KL-CRASH-1, KL-CRASH-15"""
     strict, kafka = _three_rounds(), Tracked(CrashMode.KAFKA)
     for _ in range(3):
