@@ -157,6 +157,9 @@ def _checkpoint_bugs() -> tuple[Broken, ...]:
     )
 
 
+_TO_SWAP = "        cleaned.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)\n"
+
+
 def _swap_bugs() -> tuple[Broken, ...]:
     return (
         # CLN-57 (LOC-14): the swap renames the cleaned files `.swap` -> plain last; a segment
@@ -179,6 +182,25 @@ def _swap_bugs() -> tuple[Broken, ...]:
                LogCleaner, "_replace_segments",
                diff(("delete_snapshots_async(s.base_offset for s in group[1:])",
                      "delete_snapshots_async(s.base_offset for s in group)"))),
+        # CLN-57 as Kafka's own `replaceSegments` does it (GAP-3): the `.cleaned` files'
+        # entries, the `.swap` renames and the old segments' `.deleted` renames are never made
+        # durable before the next phase; one directory fsync ends the swap. A power loss that keeps
+        # each file's directory operations on its own (FLT-5) leaves overlapping segments or
+        # loses the group's range, which kafkalog's strict promise (KL-CRASH-15) forbids.
+        Broken("swap_renames_not_durable", "CLN-57", "CLN-58",
+               "the swap's renames are not durable phase by phase (Kafka's way)",
+               LogCleaner, "_replace_segments",
+               diff((_TO_SWAP + "        local.fs.fsync_dir(local.dir)\n", _TO_SWAP),
+                    ("        local.delete_segment_files(group, async_delete=True)\n"
+                     "        _drop_swap_suffix(cleaned, local.fs, local.dir)\n",
+                     "        for old in group:\n"
+                     "            old.change_file_suffixes(\"\", \".deleted\")\n"
+                     "        local.schedule_deletion(group)\n"
+                     "        cleaned.change_file_suffixes(SWAP_FILE_SUFFIX, \"\")\n"
+                     "        local.fs.fsync_dir(local.dir)\n")),
+               also=(Patch(LogCleaner, "clean_group",
+                           diff(("        cleaned.flush()\n        local.fs.fsync_dir(local.dir)\n",
+                                 "        cleaned.flush()\n"))),)),
     )
 
 
@@ -205,7 +227,11 @@ CLEANER_TICKETS: dict[str, str | None] = {
     "swap_suffix_kept": None,
     "swap_deletes_at_once": None,
     "swap_deletes_reused_snapshot": None,
+    "swap_renames_not_durable": None,
 }
+
+#: The cleaner bugs only a crash shows: their searches draw crash steps.
+CLEANER_CRASH_ONLY = frozenset({"swap_renames_not_durable"})
 
 #: The config family each cleaner bug is checked with.
 CLEANER_BROKEN_FAMILY: dict[str, str] = {name: "compact" for name in CLEANER_BROKEN}

@@ -13,11 +13,14 @@ from kafkalog.conformance.traces.replay import replay_trace
 from kafkalog.conformance.traces.trace import Trace, loads_trace
 
 
-def caught(name: str, family: str, seeds: range, max_steps: int) -> tuple[Trace | None, list[str]]:
-    """The first seed's shrunk trace that pins bug `name`, and what each seed gave."""
+def caught(name: str, family: str, seeds: range, max_steps: int,
+           crash_weight: int = 0) -> tuple[Trace | None, list[str]]:
+    """The first seed's shrunk trace that pins bug `name`, and what each seed gave (with crash
+    steps for a bug only a crash shows)."""
     tried: list[str] = []
     for seed in seeds:
-        outcome = run_seed(seed, steps=40, config_family=family, broken=name, time_limit_s=4)
+        outcome = run_seed(seed, steps=40, config_family=family, broken=name, time_limit_s=4,
+                           crash_weight=crash_weight, crash_sweep=crash_weight > 0)
         tried.append(f"seed {seed}: {outcome.outcome} {outcome.signature}")
         if outcome.outcome != "diverged" or outcome.trace_jsonl is None:
             continue

@@ -16,6 +16,7 @@ import pytest
 from kafkalog.conformance.broken.cleaner import (
     CLEANER_BROKEN,
     CLEANER_BROKEN_FAMILY,
+    CLEANER_CRASH_ONLY,
     CLEANER_TICKETS,
 )
 from kafkalog.conformance.broken.registry import all_broken, broken_class
@@ -34,7 +35,8 @@ REACHED = sorted(CLEANER_BROKEN)
 def test_check__broken_cleaner__is_caught_with_a_short_pinned_trace(name: str) -> None:
     """The bug is found and shrunk to <= 10 steps; the real implementation passes that trace."""
     started = time.monotonic()
-    trace, tried = caught(name, CLEANER_BROKEN_FAMILY[name], SEEDS, MAX_TRACE_STEPS)
+    trace, tried = caught(name, CLEANER_BROKEN_FAMILY[name], SEEDS, MAX_TRACE_STEPS,
+                          crash_weight=1 if name in CLEANER_CRASH_ONLY else 0)
     assert trace is not None, f"{name} not pinned:\n" + "\n".join(tried)
     assert trace.header.broken == name
     print(f"{name}: seed {trace.header.seed}, {len(trace.steps)} steps in "

@@ -13,7 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
 
-from kafkalog.conformance.broken.cleaner import CLEANER_BROKEN, CLEANER_BROKEN_FAMILY  # noqa: E402
+from kafkalog.conformance.broken.cleaner import (  # noqa: E402
+    CLEANER_BROKEN,
+    CLEANER_BROKEN_FAMILY,
+    CLEANER_CRASH_ONLY,
+)
 from kafkalog.conformance.traces.trace import write_trace  # noqa: E402
 from pinned_search import caught  # noqa: E402
 
@@ -27,7 +31,8 @@ def main(out: Path, only: tuple[str, ...] = ()) -> None:
         if only and name not in only:
             continue
         started = time.monotonic()
-        trace, tried = caught(name, CLEANER_BROKEN_FAMILY[name], SEEDS, MAX_STEPS)
+        trace, tried = caught(name, CLEANER_BROKEN_FAMILY[name], SEEDS, MAX_STEPS,
+                              crash_weight=1 if name in CLEANER_CRASH_ONLY else 0)
         if trace is None:
             print(f"{name}: not pinned in {len(tried)} seeds")
             continue
