@@ -12,6 +12,7 @@ setup(ext_modules=[Extension("kafkalog.impl.records._scan",
                              ["impl/records/_scan.c", "impl/records/_scan_crc.c",
                               "impl/records/_scan_crc_fold.c",
                               "impl/records/_scan_append.c", "impl/records/_scan_rows.c",
-                              "impl/records/_scan_write.c", "impl/records/_scan_index.c"],
+                              "impl/records/_scan_write.c", "impl/records/_scan_index.c",
+                              "impl/records/_scan_walk.c"],
                              depends=["impl/records/_scan.h"], optional=True,
                              extra_compile_args=["-O2"])])

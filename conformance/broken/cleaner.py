@@ -101,14 +101,23 @@ def _record_bugs() -> tuple[Broken, ...]:
                diff((_TOMBSTONE_HORIZON,
                      "    keeps_deletes = facts.now_ms < (horizon if horizon is not None\n"
                      "                                     else record.timestamp + "
-                     "facts.delete_retention_ms)\n"))),
+                     "facts.delete_retention_ms)\n")),
+               also=(Patch(cleaner_filter, "_retained_walked",
+                           diff((_TOMBSTONE_HORIZON,
+                                 "    stamps = _walked_timestamps(batch, walk, "
+                                 "list(range(len(walk.offsets))))\n"),
+                                ("(keeps_deletes or not nulls[i])",
+                                 "(facts.now_ms < (horizon if horizon is not None else "
+                                 "stamps[i] + facts.delete_retention_ms) or not nulls[i])"))),)),
         # KAFKA-8522: before stored horizons, a tombstone or marker whose segment was rewritten
         # could live forever; the stored horizon is never honoured here.
         Broken("horizon_never_honoured", "BUG-C13", "CLN-33",
                "tombstones and markers are never removed once their horizon passed",
                cleaner_filter, "_retain_record",
                diff((_TOMBSTONE_HORIZON, "    keeps_deletes = True\n")),
-               also=(Patch(log_cleaner, "filter_batch",
+               also=(Patch(cleaner_filter, "_retained_walked",
+                           diff((_TOMBSTONE_HORIZON, "    keeps_deletes = True\n"))),
+                     Patch(log_cleaner, "filter_batch",
                            diff(("        discard = can_discard and horizon is not None and "
                                  "horizon <= facts.now_ms\n",
                                  "        discard = False\n"))),)),

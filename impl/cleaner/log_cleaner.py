@@ -19,7 +19,9 @@ log's lock, so appends wait for it (Kafka cleans without the lock and takes it f
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
 from kafkalog.impl.cleaner.checkpoint import CleanerCheckpoint
 from kafkalog.impl.cleaner.config import is_compacted
@@ -35,6 +37,7 @@ from kafkalog.impl.log.log import Log
 from kafkalog.impl.producer.rebuild import producer_views
 from kafkalog.impl.records.memory_records import MemoryRecords
 from kafkalog.impl.records.record_batch import RecordBatch
+from kafkalog.impl.records.record_walk import walk_batch
 from kafkalog.impl.segment.log_segment import CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, LogSegment
 from kafkalog.impl.versions import at_least, index_entry_per_batch
 from kafkalog.model.values import AbortedTxnEntry, CleanResult
@@ -68,6 +71,43 @@ def _drop_swap_suffix(segment: LogSegment, fs: FileSystem, directory: Path) -> N
 
 def _without_swap(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(SWAP_FILE_SUFFIX))
+
+
+def _add_keys(offset_map: OffsetMap, batch: RecordBatch, first_dirty: int) -> bool:
+    """CLN-27: each keyed record at or above `first_dirty` into the map, newest last; False
+    when the map fills up first (the build stops there). Read from the batch's walk, without
+    `Record` objects. Where the walk declines, `records()` is read lazily: a map that fills up
+    before a malformed record ends the build without decoding it, so without raising."""
+    walk = walk_batch(batch)
+    if walk is None:
+        return _add_pairs(offset_map, ((r.key, r.offset) for r in batch.records()), first_dirty)
+    capacity, offsets = offset_map.capacity, offset_map.offsets
+    if capacity is not None and len(offsets) + len(walk.offsets) > capacity:
+        return _add_pairs(offset_map, zip(walk.keys, walk.offsets, strict=True), first_dirty)
+    # The map cannot fill up within this batch: its entries go in at once, the whole batch
+    # without a Python loop when every record is keyed and dirty (the common case).
+    if walk.offsets and None not in walk.keys and min(walk.offsets) >= first_dirty:
+        offsets.update(zip(cast(list[bytes], walk.keys), walk.offsets, strict=True))
+        offset_map.latest_offset = walk.offsets[-1]
+        return True
+    entries = [(key, offset) for key, offset in zip(walk.keys, walk.offsets, strict=True)
+               if key is not None and offset >= first_dirty]
+    if entries:
+        offsets.update(entries)
+        offset_map.latest_offset = entries[-1][1]
+    return True
+
+
+def _add_pairs(offset_map: OffsetMap, pairs: Iterable[tuple[bytes | None, int]],
+               first_dirty: int) -> bool:
+    """`_add_keys` one (key, offset) at a time, checking for a full map before each."""
+    for key, offset in pairs:
+        if key is not None and offset >= first_dirty:
+            if offset_map.full():
+                return False
+            offset_map.offsets[key] = offset
+            offset_map.latest_offset = offset
+    return True
 
 
 class LogCleaner:
@@ -139,13 +179,8 @@ class LogCleaner:
                     continue
                 if batch.is_control_batch:
                     tracker.on_control(batch, list(batch.records()))
-                elif not tracker.on_data(batch):
-                    for record in batch.records():
-                        if record.key is not None and record.offset >= first_dirty:
-                            if offset_map.full():
-                                return offset_map
-                            offset_map.offsets[record.key] = record.offset
-                            offset_map.latest_offset = record.offset
+                elif not tracker.on_data(batch) and not _add_keys(offset_map, batch, first_dirty):
+                    return offset_map
                 offset_map.latest_offset = batch.last_offset
             offset_map.latest_offset = next_base - 1
         return offset_map

@@ -386,6 +386,7 @@ static PyMethodDef methods[] = {
      find_batch_header_doc},
     {"index_first_disorder", (PyCFunction)(void (*)(void))index_first_disorder, METH_FASTCALL,
      index_first_disorder_doc},
+    {"record_walk", (PyCFunction)(void (*)(void))record_walk, METH_FASTCALL, record_walk_doc},
     {NULL, NULL, 0, NULL},
 };
 

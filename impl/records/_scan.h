@@ -88,5 +88,8 @@ PyObject *write_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 /* _scan_index.c */
 extern const char index_first_disorder_doc[];
 PyObject *index_first_disorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* The cleaner's record walk (impl/records/_scan_walk.c). */
+extern const char record_walk_doc[];
+PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

@@ -9,7 +9,8 @@ offset index's mapping (`index_floor_span`); so do the append path's header pass
 (`memory_records.scan_headers`), its summary of the facts (`facts_summary.py_facts_summary`),
 its offset stamps (`log.validator.py_stamp_headers`), the rows producer state reads
 (`producer.rebuild.py_producer_rows`), its index decisions and packed entries
-(`segment.indexing.py_index_decisions`, `offset_index.py_pack_entries`) and the leader's
+(`segment.indexing.py_index_decisions`, `offset_index.py_pack_entries`), the cleaner's record walk
+(`record_walk.py_record_walk`) and the leader's
 vectored write (`fs.file_system.py_write_stamped`), whose Python references live beside their
 callers.
 

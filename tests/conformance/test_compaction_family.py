@@ -54,6 +54,8 @@ def test_lockstep__cleaner_without_dedupe__diverges_at_the_pass(
     """Negative control: a cleaner that keeps every record below the map's latest offset (no
     dedupe, CLN-31 step 5) diverges at its first pass."""
     monkeypatch.setattr(impl_filter, "_retain_record", lambda batch, record, facts: True)
+    monkeypatch.setattr(impl_filter, "_retained_walked",
+                        lambda batch, walk, facts: list(range(len(walk.offsets))))
     config = CONFIG_FAMILIES["compact"]
     lockstep = Lockstep(ModelSut(config), ImplSut(config))
     try:

@@ -31,6 +31,7 @@ PURE_SUITE = (
     "tests/impl/test_stamped_write.py",
     "tests/impl/test_transaction_index.py",
     "tests/impl/test_producer_snapshots.py",
+    "tests/impl/test_cleaner.py",
     "tests/crash/test_defects.py",
     "tests/conformance/test_regressions.py",
 )
