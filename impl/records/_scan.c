@@ -228,10 +228,7 @@ PyDoc_STRVAR(index_floor_span_doc,
 "entries whose offsets strictly increase (FMT-10); it may be None when entries is 0.");
 
 static PyObject *index_floor_span(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "index_floor_span takes 3 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 3, "index_floor_span")) return NULL;
     Py_ssize_t entries = PyLong_AsSsize_t(args[1]);
     if (entries == -1 && PyErr_Occurred()) return NULL;
     int overflow = 0;
@@ -284,10 +281,7 @@ PyDoc_STRVAR(find_batch_header_doc,
 #define LAST_OFFSET_END 27 /* a v2 header up to and including lastOffsetDelta (FMT-45) */
 
 static PyObject *find_batch_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "find_batch_header takes 5 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 5, "find_batch_header")) return NULL;
     long long pos = PyLong_AsLongLong(args[1]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
     long long stop = PyLong_AsLongLong(args[2]);

@@ -20,6 +20,13 @@ size_t kl_crc_fold(uint32_t *crc, const unsigned char *p, size_t len);
 
 /* --- big-endian header fields (FMT-45) ---------------------------------------------------- */
 
+/* 1 when a METH_FASTCALL entry point got `want` arguments; else 0 with a TypeError set. */
+static inline int arity_ok(Py_ssize_t nargs, Py_ssize_t want, const char *name) {
+    if (nargs == want) return 1;
+    PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
+    return 0;
+}
+
 static inline int64_t be64(const unsigned char *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = (v << 8) | p[i];

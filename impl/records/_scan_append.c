@@ -85,10 +85,7 @@ static int read_facts(PyObject *item, long long f[8]) {
  * exception set: the caller declines), -1 with an exception. */
 static int fast_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *name,
                      long long *ints, Py_ssize_t first_int) {
-    if (nargs != want) {
-        PyErr_Format(PyExc_TypeError, "%s takes %zd arguments", name, want);
-        return -1;
-    }
+    if (!arity_ok(nargs, want, name)) return -1;
     for (Py_ssize_t i = first_int; i < want; i++) {
         int overflow = 0;
         ints[i - first_int] = PyLong_AsLongLongAndOverflow(args[i], &overflow);

@@ -38,10 +38,7 @@ static Py_ssize_t time_disorder(const unsigned char *buf, Py_ssize_t n) {
 }
 
 PyObject *index_first_disorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "index_first_disorder takes 3 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 3, "index_first_disorder")) return NULL;
     Py_ssize_t entries = PyLong_AsSsize_t(args[1]);
     if (entries == -1 && PyErr_Occurred()) return NULL;
     int time_index = PyObject_IsTrue(args[2]);

@@ -15,10 +15,7 @@ const char producer_rows_doc[] =
     "or carries a producer id (>= 0): the only ones producer state reads (PST-6).";
 
 PyObject *producer_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "producer_rows takes 2 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 2, "producer_rows")) return NULL;
     PyObject *facts = args[1];
     if (!PyList_Check(facts)) Py_RETURN_NONE;
     Py_buffer view;
@@ -70,10 +67,7 @@ static int list_int(PyObject *list, Py_ssize_t i, long long *out) {
 }
 
 PyObject *pack_offset_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "pack_offset_entries takes 3 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 3, "pack_offset_entries")) return NULL;
     PyObject *offsets = args[0], *positions = args[1];
     int overflow = 0;
     long long base = PyLong_AsLongLongAndOverflow(args[2], &overflow);

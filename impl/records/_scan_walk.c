@@ -156,10 +156,7 @@ const char record_walk_doc[] =
     "leaves int64 (the caller then decodes record by record).";
 
 PyObject *record_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "record_walk takes 3 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 3, "record_walk")) return NULL;
     int overflow = 0;
     long long count = PyLong_AsLongLongAndOverflow(args[1], &overflow);
     if (count == -1 && PyErr_Occurred()) return NULL;

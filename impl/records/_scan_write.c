@@ -93,10 +93,7 @@ static PyObject *write_spans(int fd, const char *source, const char *headers,
 }
 
 PyObject *write_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "write_stamped takes 5 arguments");
-        return NULL;
-    }
+    if (!arity_ok(nargs, 5, "write_stamped")) return NULL;
     long fd = PyLong_AsLong(args[0]);
     long long position = PyLong_AsLongLong(args[4]);
     if (PyErr_Occurred()) return NULL;
