@@ -144,17 +144,21 @@ def _rederived_epochs(entries: tuple[EpochEntry, ...], recovered: list[Segment],
     entry below it was written before the flushed batches it describes (EPO-2 is synchronous),
     and a flushed batch whose epoch a lower one replaced since (EPO-3) would otherwise come back
     and make a reload after a clean load differ from it (KL-CRASH-7). Every recovered batch may
-    add an entry, RCV-10's walk, when no entry is left below the recovery point, and when the
+    add an entry, RCV-10's walk, when the checkpointed cache had entries and none is left below
+    the recovery point, and when the
     recovered log ends below it (a crash inside a truncation leaves both checkpoints above the
     data it kept): then the kept entries need not describe the recovered batches, and the cache
     is cut at that end.
     Entries at or above the end are trimmed by the caller.
     """
     end = recovered[-1].next_offset
+    read = entries
     entries = epoch_cache.truncate_from_end(entries, min(recovery_point, end))
     # With no entry left below the recovery point (a log-start advance trimmed them and a crash
-    # undid the advance, GAP-12), every recovered batch may add one, RCV-10's walk.
-    derive_from = recovery_point if recovery_point <= end and entries else None
+    # undid the advance, GAP-12), every recovered batch may add one, RCV-10's walk. An empty
+    # cache is the log's own (entries an assign of a lower epoch removed, EPO-3): a clean load
+    # walks nothing, so neither may this one below the recovery point.
+    derive_from = recovery_point if recovery_point <= end and (entries or not read) else None
     for batch in (b for s in recovered for b in s.batches):
         if derive_from is not None and batch.base_offset < derive_from:
             continue

@@ -502,11 +502,15 @@ class LogLoader:
             # previous load's trims left, and reloads alternate. Entries below the recovery
             # point describe flushed data and stay (a clean load keeps them too), unless the
             # recovered log ends below it (`_rederive_epochs_below_end`).
+            read = self.epoch_cache.epoch_entries()
             self.epoch_cache.truncate_from_end(self.recovery_point_checkpoint)
             before = self.epoch_cache.epoch_entries()
             # With no entry left below the recovery point (a log-start advance trimmed them and
             # a crash undid the advance, GAP-12), every recovered batch may add one (RCV-10).
-            self._epochs_from = self.recovery_point_checkpoint if before else None
+            # An empty cache is the log's own (an assign of a lower epoch removed the higher
+            # entries, EPO-3): a clean load walks nothing, so neither does this one below it.
+            walk_all = bool(read) and not before
+            self._epochs_from = None if walk_all else self.recovery_point_checkpoint
             self._recover_segments_in_order(unflushed)
             self._rederive_epochs_below_end(before, unflushed[0].base_offset)
 

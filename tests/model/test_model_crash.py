@@ -249,6 +249,20 @@ def test_unclean_load__no_entry_below_the_recovery_point__every_recovered_batch_
     assert loaded.epochs == (EpochEntry(0, 0), EpochEntry(1, 2), EpochEntry(2, 4))
 
 
+def test_unclean_load__empty_cache__flushed_batches_add_no_entry() -> None:
+    """An empty checkpointed cache over batches of epoch 3 (an assign of epoch 1 at the LEO
+    removed (3, 0), EPO-3, and a load's trim at the LEO removed (1, 2)): a clean load keeps it
+    empty, and so does an unclean one for the batches below the recovery point, so a crash
+    right after the clean load reloads alike (campaign seed 700353). Batches at or above the
+    recovery point still add theirs. Spec: KL-CRASH-6, KL-CRASH-7"""
+    t = Tracked()
+    t.append(2, epoch=3)
+    empty = Checkpoints(recovery_point=2, epochs=())
+    assert load_unclean(t.state.segments, empty, CONFIG, 0).epochs == ()
+    lower = Checkpoints(recovery_point=1, epochs=())
+    assert load_unclean(t.state.segments, lower, CONFIG, 0).epochs == (EpochEntry(3, 1),)
+
+
 def test_crash_right_after_a_load__recovers_the_same_state() -> None:
     """CRP-12 idempotence, also with LSO = LEO = 10. Spec: KL-CRASH-7"""
     t = Tracked()
