@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from kafkalog.conformance.check.deadline import check_deadline
 from kafkalog.conformance.check.observe import comparable
 from kafkalog.conformance.check.scratch import remove_scratch
 from kafkalog.conformance.check.sut import ModelSut, StepResult, Sut, execute
@@ -305,11 +306,16 @@ class CrashSteps:
                       leftover: str = "none", clues: TornClues | None = None
                       ) -> tuple[Any, ...]:
         """The allowed set from the model's state and from every alternative still possible
-        (an earlier crash may have left states that look alike but differ in what is durable)."""
+        (an earlier crash may have left states that look alike but differ in what is durable).
+        Each state's set is checked against the run's time limit first: in kafka mode one can
+        take tens of seconds (resurrectable layouts x epoch files x snapshot files x both
+        loaders), and a run past its limit stops itself rather than meet the hard limit."""
+        check_deadline(self.deadline)
         outcomes = dict.fromkeys(self.model.crash_outcomes(fault, ops_lost, leftover, clues))
         primary = self.model.snapshot()
         try:
             for alternative in alternatives:
+                check_deadline(self.deadline)
                 self.model.restore(alternative)
                 outcomes.update(dict.fromkeys(
                     self.model.crash_outcomes(fault, ops_lost, leftover, clues)))

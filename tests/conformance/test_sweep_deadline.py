@@ -30,3 +30,21 @@ def test_run_seed__with_in_load_sweeps_past_its_limit__stops_itself_and_reports_
     assert outcome.outcome == "conformed", outcome.signature
     assert outcome.steps_executed < 60  # cut by the limit, not run to the end
     assert elapsed < 60, elapsed  # one crash point past the limit, not a whole sweep
+
+
+def test_run_seed__kafka_mode_allowed_sets_past_its_limit__stop_the_run_between_states(
+) -> None:
+    """Seed 800315 of the main job (`producers_append_time`, kafka mode): one crash step's
+    allowed sets (resurrectable layouts x epoch files x snapshot files x both loaders) took
+    minutes, and the run met the 180 s hard limit. The limit is checked before each state's set:
+    with a 20 s limit the run stops inside that step (before: over four minutes)."""
+    from kafkalog.conformance.crash.kafka_gaps import CAMPAIGN_UNPLANTED
+
+    started = time.monotonic()
+    outcome = run_seed(800315, steps=60, config_family="producers_append_time",
+                       broken="kafka_durability", kafka_version="4.2", crash_weight=2,
+                       leftovers_off=CAMPAIGN_UNPLANTED, crash_sweep=True, time_limit_s=20)
+    elapsed = time.monotonic() - started
+    assert outcome.outcome == "conformed", outcome.signature
+    assert outcome.steps_executed < 60
+    assert elapsed < 120, elapsed
