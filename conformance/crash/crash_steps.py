@@ -185,7 +185,7 @@ class CrashSteps:
 
     def _count(self, point: SweepPoint) -> None:
         self.crashes[point.fault] += 1
-        last = getattr(self.model, "last", None)
+        last = self.model.last
         if point.ops_lost > 0 and last is not None and last[0] == "clean":
             self.inside_passes += 1
         self.crash_images.add(point.image)

@@ -86,7 +86,7 @@ def _add_keys(offset_map: OffsetMap, batch: RecordBatch, first_dirty: int) -> bo
         return _add_pairs(offset_map, zip(walk.keys, walk.offsets, strict=True), first_dirty)
     # The map cannot fill up within this batch: its entries go in at once, the whole batch
     # without a Python loop when every record is keyed and dirty (the common case).
-    if walk.offsets and None not in walk.keys and min(walk.offsets) >= first_dirty:
+    if walk.offsets and None not in walk.keys and walk.offsets[0] >= first_dirty:
         offsets.update(zip(cast(list[bytes], walk.keys), walk.offsets, strict=True))
         offset_map.latest_offset = walk.offsets[-1]
         return True

@@ -246,17 +246,24 @@ class RecordBatch:
 
     # --- deep iteration ---
 
+    def records_section(self) -> bytes | memoryview:
+        """The records after the header, decompressed (a view of the buffer when uncompressed).
+
+        Raises what `decompress` raises for an unknown codec or corrupt compressed bytes.
+        """
+        body = self._buf[RECORD_BATCH_OVERHEAD : self.size_in_bytes]
+        codec = self.compression_type
+        return body if codec is CompressionType.NONE else decompress(codec, body, self.where())
+
     def records(self) -> Iterator[Record]:
         """Every record, decompressing if needed; offsets and timestamps made absolute.
 
         Raises CorruptRecordError (naming this batch) on malformed record bytes.
         """
         where = self.where()
-        codec = self.compression_type
-        body = self._buf[RECORD_BATCH_OVERHEAD : self.size_in_bytes]
         # Deep iteration copies the record section once: indexing bytes is much faster than
         # indexing a memoryview, and every key and value is copied out anyway.
-        data = bytes(body) if codec is CompressionType.NONE else decompress(codec, body, where)
+        data = bytes(self.records_section())
         log_append = (self.max_timestamp if self.timestamp_type is TimestampType.LOG_APPEND_TIME
                       else None)
         base_offset, base_ts = self.base_offset, self.base_timestamp

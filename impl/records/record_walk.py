@@ -20,8 +20,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kafkalog.impl.records import batch_scan
-from kafkalog.impl.records.compression import CompressionType, decompress
-from kafkalog.impl.records.record_batch import RECORD_BATCH_OVERHEAD, RecordBatch
+from kafkalog.impl.records.record_batch import RecordBatch
 from kafkalog.impl.records.varint import decode_varint, decode_varlong, varint_bytes
 from kafkalog.model.errors import CorruptRecordError
 
@@ -152,8 +151,6 @@ ACTIVE = "pure Python" if record_walk is py_record_walk else "C extension"
 def walk_batch(batch: RecordBatch) -> RecordWalk | None:
     """`batch`'s walk, decompressing first as `records()` does (and raising what it raises for
     an unknown codec or corrupt compressed bytes); None where `records()` must decide."""
-    codec = batch.compression_type
-    body = batch.buffer[RECORD_BATCH_OVERHEAD : batch.size_in_bytes]
-    data = body if codec is CompressionType.NONE else decompress(codec, body, batch.where())
+    data = batch.records_section()
     result = record_walk(data, batch.record_count, batch.base_offset)
     return None if result is None else RecordWalk(data, *result)
